@@ -1,0 +1,165 @@
+"""The `dotprompt` command: thin argument parsing over the library; errors become one clear line."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from .errors import DotpromptError
+from .library import PromptLibrary
+from .lint import check_library
+from .loader import prompts_dir
+from .rendered import RenderedPrompt
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+class UsageError(Exception):
+    """Bad command-line input: exit 2 with the message."""
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "command", None):
+        parser.print_help()
+        return EXIT_USAGE
+    try:
+        return int(args.run(args))
+    except UsageError as exc:
+        print(f"dotprompt: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except DotpromptError as exc:
+        print(str(exc), file=sys.stderr)
+        return EXIT_FAILED
+    except BrokenPipeError:  # `dotprompt render x | head`
+        return EXIT_OK
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="dotprompt", description="Render, check and run .prompt files.")
+    sub = parser.add_subparsers(dest="command")
+
+    render = sub.add_parser("render", help="print the messages and settings a prompt would send")
+    render.add_argument("name", help="prompt name, e.g. extract or billing/extract")
+    render.add_argument("--variant")
+    render.add_argument("--input", help="input as JSON, or @file.json")
+    render.add_argument("--context", help="context (auth, state, ...) as JSON, or @file.json")
+    render.add_argument("--dir", help="prompt folder (default: $DOTPROMPT_DIR, [tool.dotprompt], ./prompts)")
+    render.add_argument("--json", action="store_true", help="print the Dotprompt JSON shape")
+    render.set_defaults(run=_render)
+
+    check = sub.add_parser("check", help="lint every prompt file without calling a model")
+    check.add_argument("dir", nargs="?", help="prompt folder (default as for render)")
+    check.add_argument("--format", choices=["text", "github"], default="text")
+    check.add_argument("--strict", action="store_true", help="warnings fail the check too")
+    check.set_defaults(run=_check)
+
+    schema = sub.add_parser("schema", help="print a prompt's output (or input) JSON Schema")
+    schema.add_argument("name")
+    schema.add_argument("--variant")
+    schema.add_argument("--input", action="store_true", help="the input schema instead")
+    schema.add_argument("--dir")
+    schema.set_defaults(run=_schema)
+
+    listing = sub.add_parser("list", help="list the prompts of a folder")
+    listing.add_argument("dir", nargs="?")
+    listing.set_defaults(run=_list)
+    return parser
+
+
+def _library(directory: str | None) -> PromptLibrary:
+    path = prompts_dir(directory)
+    if not path.is_dir():
+        raise UsageError(f"prompt folder {str(path)!r} does not exist (pass --dir, or set DOTPROMPT_DIR)")
+    return PromptLibrary(path)
+
+
+def _json_arg(value: str | None, flag: str) -> Any:
+    if value is None:
+        return None
+    text = value
+    if value.startswith("@"):
+        try:
+            text = Path(value[1:]).read_text(encoding="utf-8")
+        except OSError as exc:
+            raise UsageError(f"{flag}: cannot read {value[1:]!r}: {exc.strerror}") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        source = value[1:] if value.startswith("@") else flag
+        raise UsageError(f"{source}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}") from None
+
+
+def _render(args: argparse.Namespace) -> int:
+    prompt = _library(args.dir).load(args.name, args.variant)
+    rendered = prompt.render(_json_arg(args.input, "--input"), context=_json_arg(args.context, "--context"))
+    if args.json:
+        print(json.dumps(rendered.to_dict(), indent=2, ensure_ascii=False))
+    else:
+        print(readable(rendered))
+    return EXIT_OK
+
+
+def readable(rendered: RenderedPrompt) -> str:
+    lines = []
+    for label, value in (("model", rendered.model), ("config", rendered.config or None),
+                         ("tools", ", ".join(rendered.tools) or None), ("max turns", rendered.max_turns),
+                         ("output format", rendered.output.format)):
+        if value is not None:
+            lines.append(f"{label}: {json.dumps(value) if isinstance(value, dict) else value}")
+    if rendered.output.schema is not None:
+        lines.append(f"output schema: {json.dumps(rendered.output.schema, ensure_ascii=False)}")
+    for message in rendered.messages:
+        tag = f" ({message.metadata['purpose']})" if message.metadata and "purpose" in message.metadata else ""
+        lines.append(f"--- {message.role}{tag} ---")
+        for part in message.content:
+            lines.append(_part_text(part))
+    return "\n".join(lines)
+
+
+def _part_text(part: Any) -> str:
+    if part.text is not None:
+        return part.text.rstrip("\n")
+    if part.media is not None:
+        kind = f" {part.media.content_type}" if part.media.content_type else ""
+        return f"[media{kind}: {part.media.url}]"
+    return f"[{json.dumps(part.to_dict(), ensure_ascii=False)}]"
+
+
+def _check(args: argparse.Namespace) -> int:
+    lib = _library(args.dir)
+    diagnostics = check_library(lib)
+    for diagnostic in diagnostics:
+        print(diagnostic.format(args.format))
+    errors = sum(d.level == "error" for d in diagnostics)
+    warnings = len(diagnostics) - errors
+    count = len(lib.list())
+    if args.format == "text":
+        print(f"checked {count} prompt{'s' if count != 1 else ''}: {errors} error(s), {warnings} warning(s)",
+              file=sys.stderr)
+    return EXIT_FAILED if errors or (args.strict and warnings) else EXIT_OK
+
+
+def _schema(args: argparse.Namespace) -> int:
+    prompt = _library(args.dir).load(args.name, args.variant)
+    section = "input" if args.input else "output"
+    schema = (prompt.metadata.get(section) or {}).get("schema")
+    if schema is None:
+        raise UsageError(f"prompt {args.name!r} declares no {section} schema")
+    print(json.dumps(schema, indent=2, ensure_ascii=False))
+    return EXIT_OK
+
+
+def _list(args: argparse.Namespace) -> int:
+    for info in _library(args.dir).list():
+        print(f"{info.label}\t{info.path}")
+    return EXIT_OK
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,226 @@
+"""PromptLibrary: a folder of `.prompt` files, its partials, schemas and tools, compiled and cached.
+
+File names: `name.prompt`, `name.variant.prompt`, `_partial.prompt`; a subfolder is a namespace
+(`billing/extract.prompt` is `billing/extract`).
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .compiler import CompileContext, CompiledPrompt, compile_prompt, file_stamp, read_text
+from .document import parse_source
+from .errors import DotpromptError, InvalidPromptNameError, PromptNotFoundError
+from .metadata import LibraryDefaults
+from .prompt import Prompt
+from .schemas import SchemaLike, SchemaRegistry
+from .template import FunctionLoader, make_environment, with_line_offset
+from .types import ToolDefinition
+
+PartialResolver = Callable[[str], "str | None"]
+ENGINES = ("jinja2",)
+
+
+@dataclass(frozen=True)
+class PromptInfo:
+    """One prompt file found in the library's folder."""
+
+    name: str
+    variant: str | None
+    path: str
+
+    @property
+    def label(self) -> str:
+        return f"{self.name}.{self.variant}" if self.variant else self.name
+
+
+class PromptLibrary:
+    """Loads, compiles and caches the prompts of one folder (or none: `from_source` only)."""
+
+    def __init__(self, directory: str | os.PathLike[str] | None = None, *, engine: str = "jinja2",
+                 schemas: Mapping[str, SchemaLike] | None = None, partial_resolver: PartialResolver | None = None,
+                 schema_resolver: Callable[[str], Any] | None = None, default_model: str | None = None,
+                 model_configs: Mapping[str, Mapping[str, Any]] | None = None) -> None:
+        if engine not in ENGINES:
+            raise DotpromptError(f"unknown template engine {engine!r}; available: {', '.join(ENGINES)}")
+        self.directory = Path(directory) if directory is not None else None
+        self.engine = engine
+        self._registry = SchemaRegistry(schemas, schema_resolver)
+        self._partial_resolver = partial_resolver
+        self._defaults = LibraryDefaults(default_model, model_configs, self.tool_definition)
+        self._partials: dict[str, str] = {}
+        self._tools: dict[str, Any] = {}
+        self._prompts: dict[tuple[str, str | None], Prompt] = {}
+        self._lock = threading.RLock()
+        self._generation = 0  # bumped by every define_*; compiled prompts from older generations recompile
+        self._env = make_environment(FunctionLoader(self._partial_source))
+
+    def __repr__(self) -> str:
+        return f"PromptLibrary({str(self.directory) if self.directory else None!r}, engine={self.engine!r})"
+
+    # -- definitions -------------------------------------------------------------------------
+
+    def define_partial(self, name: str, source: str) -> None:
+        with self._lock:
+            self._partials[name] = source
+            self._changed()
+
+    def define_schema(self, name: str, schema: SchemaLike) -> None:
+        """Register a named schema (pydantic model or JSON Schema) for Picoschema type names."""
+        with self._lock:
+            self._registry.define(name, schema)
+            self._changed()
+
+    def define_tool(self, tool: Any) -> None:
+        """Register a tool (a ToolDefinition, its dict form, or an object with `.definition`)."""
+        definition = _tool_definition(tool)
+        with self._lock:
+            self._tools[definition.name] = tool
+            self._changed()
+
+    def tool_definition(self, name: str) -> ToolDefinition | None:
+        tool = self._tools.get(name)
+        return _tool_definition(tool) if tool is not None else None
+
+    def _changed(self) -> None:
+        self._generation += 1
+        if self._env.cache is not None:
+            self._env.cache.clear()
+
+    # -- prompts ----------------------------------------------------------------------------
+
+    def list(self) -> list[PromptInfo]:
+        """Every prompt file in the folder, sorted by name then variant (partials excluded)."""
+        found = [info for info in self._scan() if not os.path.basename(info.path).startswith("_")]
+        return sorted(found, key=lambda i: (i.name, i.variant or ""))
+
+    def partials(self) -> list[str]:
+        names = set(self._partials)
+        names.update(info.name for info in self._scan() if os.path.basename(info.path).startswith("_"))
+        return sorted(names)
+
+    def _scan(self) -> list[PromptInfo]:
+        if self.directory is None or not self.directory.is_dir():
+            return []
+        out = []
+        for path in self.directory.rglob("*.prompt"):
+            rel = path.relative_to(self.directory).with_suffix("")
+            stem = rel.name
+            if stem.startswith("_"):
+                out.append(PromptInfo(str(rel.with_name(stem[1:]).as_posix()), None, str(path)))
+                continue
+            base, _, variant = stem.partition(".")
+            out.append(PromptInfo(str(rel.with_name(base).as_posix()), variant or None, str(path)))
+        return out
+
+    def load(self, name: str, variant: str | None = None) -> Prompt:
+        """The prompt `name` (optionally its variant), compiled once and cached."""
+        check_name(name)
+        if variant is not None:
+            check_name(variant)
+        key = (name, variant)
+        with self._lock:
+            prompt = self._prompts.get(key)
+            if prompt is None:
+                prompt = self._prompts[key] = self._load_file(name, variant)
+        return prompt
+
+    def _load_file(self, name: str, variant: str | None) -> Prompt:
+        path = self._prompt_path(name, variant)
+        if path is None:
+            labels = [info.label for info in self.list()]
+            wanted = f"{name}.{variant}" if variant else name
+            where = str(self.directory) if self.directory else "a library with no directory"
+            raise PromptNotFoundError(name, variant, difflib.get_close_matches(wanted, labels, n=3, cutoff=0.5), where)
+        compiled = self._compile(read_text(path), path, name, variant, file_stamp(path))
+        return Prompt(self, name, variant, path, compiled)
+
+    def _prompt_path(self, name: str, variant: str | None) -> str | None:
+        if self.directory is None:
+            return None
+        path = self.directory / (f"{name}.{variant}.prompt" if variant else f"{name}.prompt")
+        return str(path) if path.is_file() else None
+
+    def from_source(self, source: str, name: str | None = None, *, path: str | None = None) -> Prompt:
+        """A prompt compiled from a string (not cached by name)."""
+        compiled = self._compile(source, path, name, None, None)
+        return Prompt(self, name, None, None, compiled, source_text=source)
+
+    def _recompile(self, prompt: Prompt) -> CompiledPrompt:
+        if prompt.path is None:
+            return self._compile(prompt._source_text or "", None, prompt.name, prompt.variant, None)
+        stamp = file_stamp(prompt.path)
+        return self._compile(read_text(prompt.path), prompt.path, prompt.name, prompt.variant, stamp)
+
+    def _compile(self, text: str, path: str | None, name: str | None, variant: str | None,
+                 stamp: Any) -> CompiledPrompt:
+        ctx = CompileContext(self._env, self._registry, self._defaults, self._partial_source, self._generation)
+        return compile_prompt(text, path, name, variant, ctx, stamp)
+
+    # -- partials ---------------------------------------------------------------------------
+
+    def _partial_source(self, name: str) -> tuple[str, str | None, Callable[[], bool]] | None:
+        """(source, filename, uptodate) for jinja's loader, from definitions, files, then the resolver."""
+        if name in self._partials:
+            generation = self._generation
+            return self._partial_body(self._partials[name], None), None, lambda: generation == self._generation
+        path = self._partial_path(name)
+        if path is not None:
+            stamp = file_stamp(path)
+            return self._partial_body(read_text(path), path), path, lambda: _same_stamp(path, stamp)
+        if self._partial_resolver is not None:
+            found = self._partial_resolver(name)
+            if found is not None:
+                return self._partial_body(found, None), None, lambda: True
+        return None
+
+    def _partial_path(self, name: str) -> str | None:
+        if self.directory is None or _unsafe(name):
+            return None
+        head, _, tail = name.rpartition("/")
+        path = self.directory / head / f"_{tail}.prompt"
+        return str(path) if path.is_file() else None
+
+    @staticmethod
+    def _partial_body(text: str, path: str | None) -> str:
+        if not text.strip():
+            return text
+        src = parse_source(text, path)
+        return with_line_offset(src.template, src.body_line)
+
+
+def _same_stamp(path: str, stamp: Any) -> bool:
+    try:
+        return file_stamp(path) == stamp
+    except OSError:
+        return False
+
+
+def _unsafe(name: str) -> bool:
+    return (not name or os.path.isabs(name) or "\\" in name or name.startswith("/")
+            or any(part in ("..", "") for part in name.split("/")))
+
+
+def check_name(name: str) -> None:
+    """Refuse names that are absolute or climb out of the prompt folder."""
+    if not isinstance(name, str) or _unsafe(name):
+        raise InvalidPromptNameError(
+            f"invalid prompt name {name!r}: names are relative paths inside the prompt folder, "
+            "without '..', empty parts or a leading '/'")
+
+
+def _tool_definition(tool: Any) -> ToolDefinition:
+    if isinstance(tool, ToolDefinition):
+        return tool
+    if isinstance(tool, Mapping):
+        return ToolDefinition.model_validate(tool)
+    definition = getattr(tool, "definition", None)
+    if isinstance(definition, ToolDefinition):
+        return definition
+    raise DotpromptError(f"cannot register {tool!r} as a tool: pass a ToolDefinition, a dict or a tool object")

@@ -1,0 +1,104 @@
+"""The one message model of the product. Wire shape is camelCase JSON (Dotprompt/Genkit)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+Role = Literal["system", "user", "model", "tool"]
+_M = TypeVar("_M", bound=BaseModel)
+
+
+def construct(cls: type[_M], **values: Any) -> _M:
+    """Build a model from values that are already valid, without validation.
+
+    pydantic's `model_construct` recomputes every default on each call (tens of µs for a
+    render result); rendering builds several small objects per call, so we copy the defaults
+    from a per-class table instead. Only the given fields count as set.
+    """
+    table = _TABLES.get(cls)
+    if table is None:
+        table = _TABLES[cls] = _defaults_table(cls)
+    defaults, factories = table
+    data = defaults.copy()
+    for name, factory in factories:
+        if name not in values:
+            data[name] = factory()
+    data.update(values)
+    obj = cls.__new__(cls)
+    _set(obj, "__dict__", data)
+    _set(obj, "__pydantic_fields_set__", set(values))
+    _set(obj, "__pydantic_extra__", None)
+    _set(obj, "__pydantic_private__", None)
+    return obj
+
+
+def _defaults_table(cls: type[BaseModel]) -> tuple[dict[str, Any], tuple[tuple[str, Any], ...]]:
+    fields = cls.model_fields
+    defaults = {name: f.default for name, f in fields.items() if f.default_factory is None}
+    factories = tuple((name, f.default_factory) for name, f in fields.items() if f.default_factory is not None)
+    return defaults, factories
+
+
+_TABLES: dict[type, tuple[dict[str, Any], tuple[tuple[str, Any], ...]]] = {}
+_set = object.__setattr__
+
+
+class _Wire(BaseModel):
+    """camelCase on the wire, snake_case in Python; both accepted on input."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.model_dump(by_alias=True, exclude_none=True, mode="json")
+
+
+class Media(_Wire):
+    url: str
+    content_type: str | None = None
+
+
+class ToolRequest(_Wire):
+    name: str
+    ref: str | None = None
+    input: Any = None
+    partial: bool | None = None
+
+
+class ToolResponse(_Wire):
+    name: str
+    ref: str | None = None
+    output: Any = None
+
+
+class Part(_Wire):
+    """Exactly one content field is set (text, media, tool_request, ...); metadata is optional."""
+
+    text: str | None = None
+    media: Media | None = None
+    tool_request: ToolRequest | None = None
+    tool_response: ToolResponse | None = None
+    data: Any = None
+    reasoning: str | None = None
+    custom: dict[str, Any] | None = None
+    metadata: dict[str, Any] | None = None
+
+
+class Message(_Wire):
+    role: Role
+    content: list[Part]
+    metadata: dict[str, Any] | None = None
+
+    @property
+    def text(self) -> str:
+        return "".join(p.text for p in self.content if p.text is not None)
+
+
+class ToolDefinition(_Wire):
+    name: str
+    description: str = ""
+    input_schema: dict[str, Any] = Field(default_factory=dict)
+    output_schema: dict[str, Any] | None = None
+    metadata: dict[str, Any] | None = None

@@ -15,7 +15,7 @@ from .document import PromptSource, parse_source
 from .errors import PromptFileError
 from .metadata import LibraryDefaults, convert_schemas, render_fields
 from .schemas import CompiledSchema, SchemaRegistry, compile_validator
-from .template import included_names, with_line_offset
+from .template import HANDLEBARS_HINT, included_names, looks_like_handlebars, with_line_offset
 
 Stamp = tuple[int, int, int]
 
@@ -98,14 +98,9 @@ def parse_template(env: ImmutableSandboxedEnvironment, source: str, label: str, 
     try:
         return env.parse(source, label, path)
     except TemplateSyntaxError as exc:
+        hint = HANDLEBARS_HINT if looks_like_handlebars(source) else None
         raise PromptFileError(f"template syntax error: {exc.message}", path=path or label, line=exc.lineno,
-                              hint=_syntax_hint(exc.message or "")) from None
-
-
-def _syntax_hint(message: str) -> str | None:
-    if "'#'" in message or "'>'" in message or "'/'" in message:
-        return "this looks like Handlebars syntax; write jinja2 ({% if %}, {% include \"name\" %}) or use the handlebars engine"
-    return None
+                              hint=hint) from None
 
 
 def check_includes(ast: nodes.Template, label: str, path: str | None, ctx: CompileContext,

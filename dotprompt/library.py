@@ -138,7 +138,8 @@ class PromptLibrary:
             wanted = f"{name}.{variant}" if variant else name
             where = str(self.directory) if self.directory else "a library with no directory"
             raise PromptNotFoundError(name, variant, difflib.get_close_matches(wanted, labels, n=3, cutoff=0.5), where)
-        compiled = self._compile(read_text(path), path, name, variant, file_stamp(path))
+        text, stamp = read_stable(path)
+        compiled = self._compile(text, path, name, variant, stamp)
         return Prompt(self, name, variant, path, compiled)
 
     def _prompt_path(self, name: str, variant: str | None) -> str | None:
@@ -155,8 +156,8 @@ class PromptLibrary:
     def _recompile(self, prompt: Prompt) -> CompiledPrompt:
         if prompt.path is None:
             return self._compile(prompt._source_text or "", None, prompt.name, prompt.variant, None)
-        stamp = file_stamp(prompt.path)
-        return self._compile(read_text(prompt.path), prompt.path, prompt.name, prompt.variant, stamp)
+        text, stamp = read_stable(prompt.path)
+        return self._compile(text, prompt.path, prompt.name, prompt.variant, stamp)
 
     def _compile(self, text: str, path: str | None, name: str | None, variant: str | None,
                  stamp: Any) -> CompiledPrompt:
@@ -172,8 +173,8 @@ class PromptLibrary:
             return self._partial_body(self._partials[name], None), None, lambda: generation == self._generation
         path = self._partial_path(name)
         if path is not None:
-            stamp = file_stamp(path)
-            return self._partial_body(read_text(path), path), path, lambda: _same_stamp(path, stamp)
+            text, stamp = read_stable(path)
+            return self._partial_body(text, path), path, lambda: _same_stamp(path, stamp)
         if self._partial_resolver is not None:
             found = self._partial_resolver(name)
             if found is not None:
@@ -193,6 +194,16 @@ class PromptLibrary:
             return text
         src = parse_source(text, path)
         return with_line_offset(src.template, src.body_line)
+
+
+def read_stable(path: str) -> tuple[str, Any]:
+    """The file's text with the stamp it had while read (re-read if it changed underneath us)."""
+    for _ in range(5):
+        before = file_stamp(path)
+        text = read_text(path)
+        if file_stamp(path) == before:
+            break
+    return text, before
 
 
 def _same_stamp(path: str, stamp: Any) -> bool:

@@ -13,11 +13,10 @@ from .document import KNOWN_KEYS, PromptSource, did_you_mean, parse_source
 from .errors import DotpromptError, PromptFileError
 from .library import PromptInfo, PromptLibrary
 from .schemas import CompiledSchema
-from .template import RESERVED_NAMES, with_line_offset
+from .template import HANDLEBARS_HINT, RESERVED_NAMES, looks_like_handlebars, with_line_offset
 
 Level = Literal["error", "warning"]
 FORMATS = ("json", "jsonl", "array", "enum", "text", "media")
-_HANDLEBARS = re.compile(r"{{~?\s*(?:[#/>^!@]|(?:role|history|media|section|json|ifEquals|unlessEquals)\s+[\"'\w@])")
 
 
 @dataclass(frozen=True)
@@ -110,10 +109,9 @@ def _default_problems(src: PromptSource, meta: dict, validator: CompiledSchema |
 
 
 def _handlebars_syntax(lib: PromptLibrary, src: PromptSource) -> list[Diagnostic]:
-    if lib.engine != "jinja2" or not _HANDLEBARS.search(src.template):
+    if lib.engine != "jinja2" or not looks_like_handlebars(src.template):
         return []
-    return [Diagnostic(src.path or "", src.body_line, 1, "warning",
-                       "this template looks like Handlebars; use jinja2 syntax or the handlebars engine")]
+    return [Diagnostic(src.path or "", src.body_line, 1, "warning", HANDLEBARS_HINT)]
 
 
 def _undeclared_variables(lib: PromptLibrary, src: PromptSource, meta: dict) -> list[Diagnostic]:

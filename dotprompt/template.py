@@ -8,6 +8,7 @@ input data can never pose as a marker: it cannot switch roles, insert history or
 from __future__ import annotations
 
 import json
+import re
 import secrets
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
@@ -21,6 +22,13 @@ from .types import Media, Message, Part, construct
 # Names a template sees besides the caller's input; they win over input keys of the same name.
 RESERVED_NAMES = frozenset({"role", "history", "media", "section", "ctx"})
 _ROLES = ("system", "user", "model", "tool")
+_HANDLEBARS = re.compile(r"{{~?\s*(?:[#/>^!@]|(?:role|history|media|section|json|ifEquals|unlessEquals)\s+[\"'\w@])")
+HANDLEBARS_HINT = ("this looks like Handlebars syntax; write jinja2 "
+                   "({{ role(\"system\") }}, {% if x %}, {% include \"name\" %}) or use the handlebars engine")
+
+
+def looks_like_handlebars(source: str) -> bool:
+    return _HANDLEBARS.search(source) is not None
 
 
 class SandboxUndefined(ChainableUndefined):
@@ -37,11 +45,14 @@ class SandboxUndefined(ChainableUndefined):
         return super().__str__()
 
     def __getattr__(self, name: str) -> Any:
-        if name[:2] != "__" and self._blocked():
+        if self._blocked():
             self._fail_with_undefined_error()
         return super().__getattr__(name)
 
-    __getitem__ = __getattr__
+    def __getitem__(self, name: Any) -> Any:
+        if self._blocked():
+            self._fail_with_undefined_error()
+        return super().__getitem__(name)
 
 
 def to_json(value: Any, indent: int | None = None) -> str:

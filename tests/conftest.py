@@ -1,0 +1,56 @@
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from dotprompt import PromptLibrary
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def folder(tmp_path: Path):
+    """A prompt folder; `folder.write("name.prompt", text)` adds a file and returns its path."""
+
+    class Folder:
+        path = tmp_path / "prompts"
+
+        def write(self, name: str, text: str | bytes) -> Path:
+            target = self.path / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if isinstance(text, bytes):
+                target.write_bytes(text)
+            else:
+                target.write_text(text, encoding="utf-8")
+            return target
+
+        def library(self, **kwargs) -> PromptLibrary:
+            return PromptLibrary(self.path, **kwargs)
+
+    Folder.path.mkdir()
+    return Folder()
+
+
+@pytest.fixture
+def example_prompts(tmp_path: Path) -> Path:
+    """A copy of the repository's example prompt library."""
+    target = tmp_path / "prompts"
+    shutil.copytree(ROOT / "prompts", target)
+    return target
+
+
+@pytest.fixture
+def cli_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env.pop("DOTPROMPT_DIR", None)
+    env["PYTHONIOENCODING"] = "utf-8"
+    return env
+
+
+@pytest.fixture
+def dotprompt_cmd() -> list[str]:
+    return [sys.executable, "-m", "dotprompt.cli"]

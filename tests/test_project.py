@@ -1,0 +1,71 @@
+"""Project-level promises: the public API, the README's commands, CI, and the public spec suite."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+import pytest
+from conftest import ROOT
+
+import dotprompt
+
+
+def test_exported_names_are_pinned():
+    assert sorted(dotprompt.__all__) == [
+        "DotpromptError", "InputProblem", "InputSpec", "InputValidationError", "InvalidPromptNameError", "Media",
+        "Message", "OutputSpec", "Part", "PicoschemaError", "Prompt", "PromptFileError", "PromptInfo",
+        "PromptLibrary", "PromptNotFoundError", "RenderError", "RenderedPrompt", "SchemaError", "ToolDefinition",
+        "ToolRequest", "ToolResponse", "__version__", "default_library", "load_prompt",
+    ]
+    for name in dotprompt.__all__:
+        assert hasattr(dotprompt, name)
+
+
+def readme_commands() -> list[str]:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    head = text.split("\n---\n", 1)[0]
+    return [line.strip() for line in head.splitlines() if line.startswith("    ")]
+
+
+def test_readme_opens_with_the_two_setup_commands_and_ci_runs_the_test_one():
+    commands = readme_commands()
+    assert len(commands) == 2
+    run_examples, run_tests = commands
+    assert "dotprompt check" in run_examples and "dotprompt render" in run_examples
+    assert "pytest" in run_tests
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert run_tests in ci.splitlines()
+
+
+def test_readme_example_command_works(tmp_path):
+    # The part after the install step, run with this interpreter's console script.
+    run_examples = readme_commands()[0]
+    steps = run_examples.split(" && ")[2:]
+    bindir = re.escape(".venv/bin/")
+    for step in steps:
+        argv = re.sub(rf"^{bindir}dotprompt", "", step).split()
+        done = subprocess.run([sys.executable, "-m", "dotprompt.cli", *argv], cwd=ROOT, capture_output=True,
+                              text=True, timeout=60)
+        assert done.returncode == 0, step + "\n" + done.stderr
+
+
+def test_examples_scripts_run():
+    scripts = sorted((ROOT / "examples").glob("*.py"))
+    assert scripts, "examples/ holds runnable scripts"
+    for script in scripts:
+        done = subprocess.run([sys.executable, str(script)], cwd=ROOT, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, f"{script.name}:\n{done.stderr}"
+        assert done.stdout.strip()
+
+
+SPEC_RUNNER = ROOT.parent / "shared" / "conformance" / "run_dotprompt_spec.py"
+
+
+@pytest.mark.skipif(not SPEC_RUNNER.exists(), reason="the public Dotprompt spec suite is not beside this checkout")
+def test_public_dotprompt_spec_jinja2_cases_all_pass():
+    done = subprocess.run([sys.executable, str(SPEC_RUNNER), "--engine", "jinja2"], capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-3000:]
+    assert re.search(r"^64 passed, 0 failed$", done.stdout, re.M), done.stdout[-500:]

@@ -120,7 +120,9 @@ def _undeclared_variables(lib: PromptLibrary, src: PromptSource, meta: dict) -> 
         return []
     declared = set(schema["properties"]) | set(meta["input"].get("default") or {})
     ast = lib._env.parse(with_line_offset(src.template, src.body_line))
-    out = []
+    out = [Diagnostic(src.path or "", *src.locate("input", "schema", name), "warning",
+                      f"input field `{name}` is hidden by the template helper of that name; rename the field")
+           for name in sorted(declared & RESERVED_NAMES)]
     for name in sorted(meta_names(ast) - declared - RESERVED_NAMES):
         line = _first_use(src, name)
         hint = did_you_mean(name, declared) or "declare it in input.schema"

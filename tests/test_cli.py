@@ -93,7 +93,7 @@ def test_check_reports_every_problem_with_locations(tmp_path, dotprompt_cmd, cli
     assert f"{prompts}/_broken.prompt:1: error: template syntax error" in out
     assert "partial cycle: loop -> loop" in out
     assert f"{prompts}/default.prompt:5:3: error: input.default $.n: 'x' is not of type 'integer'" in out
-    assert f"{prompts}/shadow.prompt:3:3: warning: input field `role` is hidden by the template helper" in out
+    assert f"{prompts}/shadow.prompt:4:5: warning: input field `role` is hidden by the template helper" in out
     assert "Traceback" not in out + done.stderr
 
 

@@ -9,7 +9,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .errors import DotpromptError
+from .errors import DotpromptError, OutputValidationError
+from .generate.api import run_sync
+from .generate.response import Chunk
 from .library import PromptLibrary
 from .lint import check_library
 from .loader import prompts_dir
@@ -33,6 +35,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as exc:
         print(f"dotprompt: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except OutputValidationError as exc:
+        print(f"{exc}\n--- model reply ---\n{exc.text}", file=sys.stderr)  # never lose what the model said
+        return EXIT_FAILED
     except DotpromptError as exc:
         print(str(exc), file=sys.stderr)
         return EXIT_FAILED
@@ -65,6 +70,16 @@ def _parser() -> argparse.ArgumentParser:
     schema.add_argument("--input", action="store_true", help="the input schema instead")
     schema.add_argument("--dir")
     schema.set_defaults(run=_schema)
+
+    run = sub.add_parser("run", help="run a prompt on a model and print the validated output")
+    run.add_argument("name")
+    run.add_argument("--variant")
+    run.add_argument("--input", help="input as JSON, or @file.json")
+    run.add_argument("--context", help="context (auth, state, ...) as JSON, or @file.json")
+    run.add_argument("--model", help="model name, overriding the prompt's (e.g. echo, openai/gpt-4o-mini)")
+    run.add_argument("--stream", action="store_true", help="print text as it arrives")
+    run.add_argument("--dir")
+    run.set_defaults(run=_run)
 
     listing = sub.add_parser("list", help="list the prompts of a folder")
     listing.add_argument("dir", nargs="?")
@@ -129,6 +144,36 @@ def _part_text(part: Any) -> str:
         kind = f" {part.media.content_type}" if part.media.content_type else ""
         return f"[media{kind}: {part.media.url}]"
     return f"[{json.dumps(part.to_dict(), ensure_ascii=False)}]"
+
+
+def _run(args: argparse.Namespace) -> int:
+    prompt = _library(args.dir).load(args.name, args.variant)
+    inputs = _json_arg(args.input, "--input")
+    context = _json_arg(args.context, "--context")
+    if args.stream:
+        response = run_sync(_stream(prompt, inputs, context, args.model))
+    else:
+        response = prompt(inputs, context=context, model=args.model)
+    output = response.output
+    if isinstance(output, str):
+        print(output)
+    else:
+        print(json.dumps(output, indent=2, ensure_ascii=False, default=lambda o: o.model_dump(mode="json")))
+    for repair in response.output_repairs:
+        print(f"note: the output needed a repair: {repair.detail}", file=sys.stderr)
+    return EXIT_OK
+
+
+async def _stream(prompt: Any, inputs: Any, context: Any, model: str | None) -> Any:
+    final = None
+    async for item in prompt.stream(inputs, context=context, model=model):
+        if isinstance(item, Chunk):
+            if item.role == "model" and item.text:
+                print(item.text, end="", file=sys.stderr, flush=True)
+        else:
+            final = item
+    print(file=sys.stderr)
+    return final
 
 
 def _check(args: argparse.Namespace) -> int:

@@ -1,20 +1,29 @@
 """The one error hierarchy of the package.
 
     DotpromptError
-     ├── PromptFileError        a .prompt file (or partial) is malformed: path, line, column, hint
-     ├── PromptNotFoundError    no prompt by that name; suggests the closest names
-     ├── InvalidPromptNameError a name that would leave the prompt directory
-     ├── InputValidationError   input fails the prompt's input schema; every failing path
-     ├── SchemaError            a schema given in code (not in a file) is not valid
-     └── RenderError            the template failed while rendering (sandbox, recursion, ...)
+     ├── PromptFileError          a .prompt file (or partial) is malformed: path, line, column, hint
+     ├── PromptNotFoundError      no prompt by that name; suggests the closest names
+     ├── InvalidPromptNameError   a name that would leave the prompt directory
+     ├── InputValidationError     input fails the prompt's input schema; every failing path
+     ├── SchemaError              a schema given in code (not in a file) is not valid
+     ├── RenderError              the template failed while rendering (sandbox, recursion, ...)
+     ├── UsageError               the library was called wrongly: unknown model/tool/format, duplicate
+     │                            tool names, max_turns <= 0, an unresolved interrupt on resume
+     └── GenerationError          a run failed; `.response` and `.messages` keep everything produced
+          ├── GenerationResponseError  the loop stopped (status ABORTED: too many tool turns, ...)
+          ├── OutputValidationError    the final output is not JSON or fails its schema
+          ├── ToolExecutionError       a tool raised and the caller asked for tool_errors="raise"
+          └── ModelError               the model call failed: status, provider, request id, retryable
 
-Every message says where the problem is and, where we know it, what to do.
+Every message says where the problem is and, where we know it, what to do. Misuse (UsageError)
+is raised before any model call; run failures carry what the model and tools produced.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 
 class DotpromptError(Exception):
@@ -105,3 +114,63 @@ class RenderError(DotpromptError):
         if line is not None:
             where += f":{line}"
         super().__init__(f"{where}: error: {message}")
+
+
+class UsageError(DotpromptError, ValueError):
+    """The library was called in a way that cannot work; raised before any model call."""
+
+
+class GenerationError(DotpromptError):
+    """A generate run failed. Nothing is lost: `response` is the last model reply (if any) and
+    `messages` the whole conversation so far."""
+
+    def __init__(self, message: str, *, response: Any = None, messages: Sequence[Any] = ()) -> None:
+        super().__init__(message)
+        self.response = response
+        self.messages = list(messages) if messages else list(getattr(response, "messages", []) or [])
+
+
+class GenerationResponseError(GenerationError):
+    """The loop stopped with a status, e.g. ABORTED after `max_turns` tool rounds."""
+
+    def __init__(self, message: str, status: str, *, response: Any = None, messages: Sequence[Any] = ()) -> None:
+        super().__init__(message, response=response, messages=messages)
+        self.status = status
+
+
+class OutputValidationError(GenerationError):
+    """The final output could not be parsed or does not match its schema."""
+
+    def __init__(self, message: str, problems: Sequence[InputProblem], *, text: str, response: Any = None,
+                 messages: Sequence[Any] = ()) -> None:
+        self.problems = list(problems)
+        self.text = text
+        detail = "\n".join(f"  {p.path}: {p.message}" for p in self.problems)
+        super().__init__(f"{message}\n{detail}" if detail else message, response=response, messages=messages)
+
+
+class ToolExecutionError(GenerationError):
+    """A tool raised while the caller asked for `tool_errors="raise"`; the tool's exception is the cause."""
+
+    def __init__(self, tool: str, ref: str | None, error: BaseException, *, messages: Sequence[Any] = ()) -> None:
+        self.tool = tool
+        self.ref = ref
+        label = f"{tool}({ref})" if ref else tool
+        super().__init__(f"tool {label} raised {type(error).__name__}: {error}", messages=messages)
+
+
+class ModelError(GenerationError):
+    """A model call failed. `retryable` marks rate limits, server errors and timeouts."""
+
+    def __init__(self, message: str, *, status: int | None = None, provider: str | None = None,
+                 request_id: str | None = None, retryable: bool = False, retry_after: float | None = None,
+                 response: Any = None, partial: Any = None) -> None:
+        self.status = status
+        self.provider = provider
+        self.request_id = request_id
+        self.retryable = retryable
+        self.retry_after = retry_after
+        self.partial = partial  # what had streamed before the failure
+        where = " ".join(x for x in (provider, f"HTTP {status}" if status else None,
+                                     f"request {request_id}" if request_id else None) if x)
+        super().__init__(f"{where}: {message}" if where else message, response=response)

@@ -56,6 +56,7 @@ class PromptLibrary:
         self._defaults = LibraryDefaults(default_model, model_configs, self.tool_definition)
         self._partials: dict[str, str] = {}
         self._tools: dict[str, Any] = {}
+        self._middleware: dict[str, Any] = {}
         self._prompts: dict[tuple[str, str | None], Prompt] = {}
         self._lock = threading.RLock()
         self._generation = 0  # bumped by every define_*; compiled prompts from older generations recompile
@@ -87,6 +88,25 @@ class PromptLibrary:
     def tool_definition(self, name: str) -> ToolDefinition | None:
         tool = self._tools.get(name)
         return _tool_definition(tool) if tool is not None else None
+
+    def tool(self, name: str) -> Any:
+        """The registered tool object (runnable tools only; a bare definition cannot run)."""
+        found = self._tools.get(name)
+        return found if hasattr(found, "run") else None
+
+    def tool_names(self) -> list[str]:
+        return sorted(self._tools)
+
+    def define_middleware(self, name: str, middleware: Any) -> None:
+        """Register middleware for `use: [name]` in prompt files (an object, or a factory taking keyword args)."""
+        with self._lock:
+            self._middleware[name] = middleware
+
+    def middleware(self, name: str, **kwargs: Any) -> Any:
+        found = self._middleware.get(name)
+        if found is None:
+            return None
+        return found(**kwargs) if isinstance(found, type) or kwargs else found
 
     def _changed(self) -> None:
         self._generation += 1

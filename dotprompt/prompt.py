@@ -12,7 +12,11 @@ from jinja2.exceptions import SecurityError, TemplateError
 from pydantic import BaseModel
 
 from .compiler import CompiledPrompt, file_stamp
-from .errors import DotpromptError, InputValidationError, PromptNotFoundError, RenderError
+from .errors import DotpromptError, InputValidationError, PromptNotFoundError, RenderError, UsageError
+from .generate.api import GenerateStream, generate, generate_stream, run_sync
+from .generate.middleware import BUILT_IN
+from .generate.options import GenerateActionOptions, OutputOptions, Resume
+from .generate.response import ChunkCallback, GenerateResponse
 from .metadata import merge, options_metadata, render_fields
 from .rendered import RenderedPrompt
 from .schemas import CompiledSchema, compile_validator
@@ -105,6 +109,59 @@ class Prompt:
                               line=_template_line(exc, compiled)) from exc
         return to_messages(text, markers, history)
 
+    # -- running ----------------------------------------------------------------------------
+
+    def compile(self, input: Any = None, *, context: Mapping[str, Any] | None = None,
+                history: Sequence[Message | Mapping[str, Any]] | None = None,
+                options: Mapping[str, Any] | None = None) -> GenerateActionOptions:
+        """The rendered prompt as plain, serialisable generate options."""
+        return action_options(self.render(input, context=context, history=history, options=options))
+
+    async def generate(self, input: Any = None, *, context: Mapping[str, Any] | None = None,
+                       history: Sequence[Message | Mapping[str, Any]] | None = None,
+                       options: Mapping[str, Any] | None = None, model: Any = None, tools: Sequence[Any] = (),
+                       use: Sequence[Any] = (), output_type: Any = None, on_chunk: ChunkCallback | None = None,
+                       **overrides: Any) -> GenerateResponse:
+        """Render, then run the model <-> tool loop to a validated result.
+
+        `overrides` replace fields of the compiled options: max_turns, tool_errors, resume,
+        return_tool_requests, messages (e.g. to resume after an interrupt)."""
+        action = self._action(input, context, history, options, overrides)
+        return await generate(action, library=self.library, model=model, tools=tools,
+                              use=[*self._use_objects(), *use], output_type=output_type, on_chunk=on_chunk)
+
+    def __call__(self, input: Any = None, **kwargs: Any) -> GenerateResponse:
+        """Sync form of `generate` (also works inside a running event loop)."""
+        return run_sync(self.generate(input, **kwargs))
+
+    def stream(self, input: Any = None, *, context: Mapping[str, Any] | None = None,
+               history: Sequence[Message | Mapping[str, Any]] | None = None, options: Mapping[str, Any] | None = None,
+               model: Any = None, tools: Sequence[Any] = (), use: Sequence[Any] = (), output_type: Any = None,
+               **overrides: Any) -> GenerateStream:
+        """`async for chunk in prompt.stream(...)`: chunks across all turns, then the final response."""
+        action = self._action(input, context, history, options, overrides)
+        return generate_stream(action, library=self.library, model=model, tools=tools,
+                               use=[*self._use_objects(), *use], output_type=output_type)
+
+    def _action(self, input: Any, context: Any, history: Any, options: Any,
+                overrides: dict[str, Any]) -> GenerateActionOptions:
+        action = self.compile(input, context=context, history=history, options=options)
+        unknown = set(overrides) - set(GenerateActionOptions.model_fields)
+        if unknown:
+            raise UsageError(f"unknown generate option(s): {', '.join(sorted(unknown))}")
+        if "resume" in overrides and isinstance(overrides["resume"], Mapping):
+            overrides["resume"] = Resume.model_validate(overrides["resume"])
+        return action.model_copy(update=overrides)
+
+    def _use_objects(self) -> list[Any]:
+        """`use:` entries written as {name: {arguments}} become configured middleware objects."""
+        out = []
+        for entry in self.compiled.fields.get("use", []):
+            if isinstance(entry, Mapping):
+                for name, arguments in entry.items():
+                    out.append(self.library.middleware(name, **(arguments or {})) or _built_in(name, arguments))
+        return out
+
     def _label(self) -> str:
         if self.name is None:
             return "(from source)"
@@ -112,6 +169,24 @@ class Prompt:
 
     def _where(self) -> str:
         return self.path or f"<prompt {self._label()}>"
+
+
+def _built_in(name: str, arguments: Any) -> Any:
+    if name not in BUILT_IN:
+        raise UsageError(f"unknown middleware {name!r} in `use:`; known: {', '.join(sorted(BUILT_IN))}")
+    return BUILT_IN[name](**(arguments or {}))
+
+
+def action_options(rendered: RenderedPrompt) -> GenerateActionOptions:
+    """RenderedPrompt -> GenerateActionOptions; a schema without a format means `json`."""
+    output = rendered.output
+    return GenerateActionOptions(
+        model=rendered.model, messages=rendered.messages, tools=rendered.tools, tool_choice=rendered.tool_choice,
+        config=rendered.config, max_turns=rendered.max_turns or 5,
+        return_tool_requests=bool(rendered.return_tool_requests),
+        output=OutputOptions(format=output.format or ("json" if output.schema is not None else None),
+                             schema=output.schema, constrained=output.constrained, instructions=output.instructions),
+        use=[u for u in rendered.use if isinstance(u, str)])
 
 
 def _default_of(meta: Mapping[str, Any]) -> dict[str, Any] | None:

@@ -102,3 +102,60 @@ class ToolDefinition(_Wire):
     input_schema: dict[str, Any] = Field(default_factory=dict)
     output_schema: dict[str, Any] | None = None
     metadata: dict[str, Any] | None = None
+
+
+FinishReason = Literal["stop", "length", "blocked", "interrupted", "aborted", "other", "unknown"]
+
+
+class Usage(_Wire):
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    total_tokens: int | None = None
+
+    def __add__(self, other: Usage | None) -> Usage:
+        if other is None:
+            return self
+        return Usage(input_tokens=_add(self.input_tokens, other.input_tokens),
+                     output_tokens=_add(self.output_tokens, other.output_tokens),
+                     total_tokens=_add(self.total_tokens, other.total_tokens))
+
+
+def _add(a: int | None, b: int | None) -> int | None:
+    return None if a is None and b is None else (a or 0) + (b or 0)
+
+
+class OutputConfig(_Wire):
+    """What the request tells the model about the output: format, schema, native constraint."""
+
+    format: str | None = None
+    json_schema: dict[str, Any] | None = Field(default=None, alias="schema")
+    constrained: bool | None = None
+    content_type: str | None = None
+
+
+class GenerateRequest(_Wire):
+    """One model call, built fresh for every turn."""
+
+    messages: list[Message]
+    config: dict[str, Any] = Field(default_factory=dict)
+    tools: list[ToolDefinition] = Field(default_factory=list)
+    tool_choice: Literal["auto", "required", "none"] | None = None
+    output: OutputConfig | None = None
+
+
+class ModelChunk(_Wire):
+    """A piece of a streamed model reply, as a model hands it to the loop."""
+
+    role: Role = "model"
+    content: list[Part]
+
+
+class ModelResponse(_Wire):
+    """What a model returns for one request."""
+
+    message: Message
+    finish_reason: FinishReason = "stop"
+    finish_message: str | None = None
+    usage: Usage | None = None
+    custom: Any = None
+    raw: Any = None

@@ -138,3 +138,29 @@ def test_console_script_is_installed(cli_env):
     assert script is not None
     done = run([script], "--help", env=cli_env)
     assert done.returncode == 0 and "render" in done.stdout
+
+
+def test_run_with_the_echo_model_prints_the_output(tmp_path, dotprompt_cmd, cli_env):
+    (tmp_path / "greet.prompt").write_text(
+        '---\ninput:\n  schema:\n    name: string\n---\n{{ role("system") }}Be kind.\n{{ role("user") }}Hello {{ name }}')
+    done = run(dotprompt_cmd, "run", "greet", "--dir", str(tmp_path), "--model", "echo", "--input", '{"name": "Ann"}',
+               env=cli_env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "system: Be kind.\nuser: Hello Ann\n"
+    streamed = run(dotprompt_cmd, "run", "greet", "--dir", str(tmp_path), "--model", "echo", "--stream",
+                   "--input", '{"name": "Ann"}', env=cli_env)
+    assert streamed.returncode == 0 and streamed.stdout == done.stdout
+    assert "user: Hello Ann" in streamed.stderr
+
+
+def test_run_with_a_schema_the_echo_model_cannot_meet_fails_with_the_reply(dotprompt_cmd, cli_env):
+    done = run(dotprompt_cmd, "run", "extract", "--dir", "prompts", "--model", "echo",
+               "--input", '{"text": "INV-1"}', env=cli_env)
+    assert done.returncode == 1 and "does not match the output schema" in done.stderr
+    assert "--- model reply ---\nsystem: " in done.stderr and "Traceback" not in done.stderr
+
+
+def test_run_unknown_model_is_one_clear_line(dotprompt_cmd, cli_env):
+    done = run(dotprompt_cmd, "run", "extract", "--dir", "prompts", "--model", "nope/x", "--input", '{"text": "a"}',
+               env=cli_env)
+    assert done.returncode == 1 and "unknown model 'nope/x'" in done.stderr and "Traceback" not in done.stderr

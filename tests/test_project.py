@@ -14,10 +14,16 @@ import dotprompt
 
 def test_exported_names_are_pinned():
     assert sorted(dotprompt.__all__) == [
-        "DotpromptError", "InputProblem", "InputSpec", "InputValidationError", "InvalidPromptNameError", "Media",
-        "Message", "OutputSpec", "Part", "PicoschemaError", "Prompt", "PromptFileError", "PromptInfo",
-        "PromptLibrary", "PromptNotFoundError", "RenderError", "RenderedPrompt", "SchemaError", "ToolDefinition",
-        "ToolRequest", "ToolResponse", "__version__", "default_library", "load_prompt",
+        "Attempt", "Chunk", "DotpromptError", "EchoModel", "Format", "GenerateActionOptions", "GenerateOptions",
+        "GenerateRequest", "GenerateResponse", "GenerateStream", "GenerationError", "GenerationResponseError",
+        "InputProblem", "InputSpec", "InputValidationError", "Interrupt", "InvalidPromptNameError", "Media", "Message",
+        "Model", "ModelError", "ModelInfo", "ModelResponse", "OutputSpec", "OutputValidationError", "Part",
+        "PicoschemaError", "Prompt", "PromptFileError", "PromptInfo", "PromptLibrary", "PromptNotFoundError",
+        "RenderError", "RenderedPrompt", "Resume", "SchemaError", "ScriptedModel", "Tool", "ToolDefinition",
+        "ToolExecutionError", "ToolRequest", "ToolResponse", "TurnEnvelope", "Usage", "UsageError", "__version__",
+        "default_library", "define_format", "define_interrupt", "define_model", "define_tool", "fallback", "generate",
+        "generate_middleware", "generate_stream", "generate_sync", "load_prompt", "models", "preview_request", "retry",
+        "tool", "validate_and_retry",
     ]
     for name in dotprompt.__all__:
         assert hasattr(dotprompt, name)

@@ -1,0 +1,138 @@
+"""Render an already-loaded prompt: ours (jinja2) against dotpromptz (Handlebars), same messages.
+
+The prompt has a system and a user message, a 4-item loop and an input schema. Ours validates
+the input on every render; dotpromptz's compiled renderer does not validate input at all.
+Run with bench/.peers/bin/python (it imports dotpromptz).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+from _common import Result, arg_parser, report
+from dotpromptz import DataArgument, Dotprompt
+
+from dotprompt import PromptLibrary
+
+TARGET_RATIO = 0.10
+CALIBRATION_CALLS = 20
+FRONTMATTER = """---
+input:
+  schema:
+    name: string
+    items(array): string
+---
+"""
+OURS_SOURCE = FRONTMATTER + """{{ role("system") }}
+You are a helpful shopping assistant. Answer in one short paragraph.
+{{ role("user") }}
+Hello, I am {{ name }}. My list:
+{% for item in items %}- {{ item }}
+{% endfor %}
+Which of these can I buy in one shop?
+"""
+PEER_SOURCE = FRONTMATTER + """{{role "system"}}
+You are a helpful shopping assistant. Answer in one short paragraph.
+{{role "user"}}
+Hello, I am {{name}}. My list:
+{{#each items}}- {{this}}
+{{/each}}
+Which of these can I buy in one shop?
+"""
+INPUT: dict[str, Any] = {"name": "Ada", "items": ["milk", "eggs", "bread", "coffee"]}
+
+Messages = list[tuple[str, str]]
+
+
+def flatten(messages: Sequence[Any]) -> Messages:
+    """(role, text) pairs, for comparing the two libraries' message models."""
+    out = []
+    for message in messages:
+        role = getattr(message.role, "value", message.role)
+        out.append((str(role), "".join(part.text or "" for part in message.content)))
+    return out
+
+
+Block = Callable[[int], Awaitable[float]]  # runs one render `number` times, returns the seconds taken
+
+
+def sync_block(fn: Callable[[], Any]) -> Block:
+    async def run(number: int) -> float:
+        start = time.perf_counter()
+        for _ in range(number):
+            fn()
+        return time.perf_counter() - start
+    return run
+
+
+def async_block(fn: Callable[[], Awaitable[Any]]) -> Block:
+    async def run(number: int) -> float:
+        start = time.perf_counter()
+        for _ in range(number):
+            await fn()
+        return time.perf_counter() - start
+    return run
+
+
+async def calls_per_round(block: Block, seconds: float) -> int:
+    """How many calls fill `seconds` (timeit's autorange idea), after a warm-up call."""
+    await block(1)
+    per_call = await block(CALIBRATION_CALLS) / CALIBRATION_CALLS
+    return max(1, int(seconds / per_call))
+
+
+async def interleaved_best(blocks: Sequence[Block], rounds: int, seconds: float) -> list[float]:
+    """Best seconds per call of each block; rounds alternate between blocks so noise hits all alike."""
+    numbers = [await calls_per_round(block, seconds) for block in blocks]
+    best = [float("inf")] * len(blocks)
+    for _ in range(rounds):
+        for i, (block, number) in enumerate(zip(blocks, numbers, strict=True)):
+            best[i] = min(best[i], await block(number) / number)
+    return best
+
+
+async def measure(rounds: int, seconds: float) -> tuple[list[float], Messages, Messages]:
+    prompt = PromptLibrary(None).from_source(OURS_SOURCE)
+    renderer = await Dotprompt().compile(PEER_SOURCE)
+
+    def ours() -> Any:
+        return prompt.render(INPUT)
+
+    def peer() -> Awaitable[Any]:
+        return renderer(DataArgument(input=INPUT))
+
+    ours_messages, peer_messages = flatten(ours().messages), flatten((await peer()).messages)
+    best = await interleaved_best([sync_block(ours), async_block(peer)], rounds, seconds)
+    return best, ours_messages, peer_messages
+
+
+def warn_if_different(ours: Messages, peer: Messages) -> None:
+    if ours == peer:
+        print("messages: identical (role and text of every message)")
+        return
+    print("WARNING: the two renders differ")
+    print(f"  ours:       {ours!r}")
+    print(f"  dotpromptz: {peer!r}")
+
+
+def main() -> None:
+    parser = arg_parser(__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=10, help="timed rounds per library, best kept (default 10)")
+    parser.add_argument("--seconds", type=float, default=0.2, help="length of one round (default 0.2)")
+    args = parser.parse_args()
+
+    (ours, peer), ours_messages, peer_messages = asyncio.run(measure(args.rounds, args.seconds))
+    warn_if_different(ours_messages, peer_messages)
+    ratio = ours / peer
+    print(f"ours (jinja2, input validated):     {ours * 1e6:8.1f} µs per render")
+    print(f"dotpromptz (Handlebars, compiled):  {peer * 1e6:8.1f} µs per render")
+    print(f"ratio ours/dotpromptz: {ratio:.3f} ({1 / ratio:.1f}x faster)")
+    figure = f"{ours * 1e6:.1f} µs vs {peer * 1e6:.1f} µs = {ratio:.3f}"
+    report(Result("render ours/dotpromptz", figure, f"<= {TARGET_RATIO:.2f}", ratio <= TARGET_RATIO), args.json)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,32 @@
+"""Output formats: what to tell the model, and how to read its reply, whole or streamed.
+
+Built-ins: `json`, `jsonl`, `array`, `enum`, `text`; more with `define_format`. Streaming parsers
+do work in proportion to each new chunk (`IncrementalJsonParser`), and final parses report every
+repair they made (`ParsedOutput.repairs`) so CI can forbid them.
+"""
+
+from __future__ import annotations
+
+from .builtin_formats import register_builtins
+from .errors import OutputParseError, UnknownFormatError
+from .extract import extract_json
+from .incremental import IncrementalJsonParser
+from .registry import define_format, get_format, list_formats
+from .types import Format, FormatHandler, ParsedOutput, Repair, StreamParser
+
+register_builtins()
+
+__all__ = [
+    "Format",
+    "FormatHandler",
+    "IncrementalJsonParser",
+    "OutputParseError",
+    "ParsedOutput",
+    "Repair",
+    "StreamParser",
+    "UnknownFormatError",
+    "define_format",
+    "extract_json",
+    "get_format",
+    "list_formats",
+]

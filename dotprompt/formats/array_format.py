@@ -1,0 +1,61 @@
+"""The `array` format: a JSON array; streams the items each chunk completes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import SchemaError
+from .errors import OutputParseError
+from .extract import extract_json
+from .incremental import IncrementalJsonParser
+from .schema import fenced, has_type, resolve
+from .types import Format, ParsedOutput
+
+
+def check_array_schema(schema: dict[str, Any] | None) -> None:
+    if schema is not None and not has_type(resolve(schema, schema), "array"):
+        raise SchemaError(
+            f"the 'array' format needs a schema of type 'array' (got type {schema.get('type')!r}); "
+            "wrap the item schema: {'type': 'array', 'items': {...}}"
+        )
+
+
+class ArrayStream:
+    """Each feed returns the items it completed: a list, often empty."""
+
+    def __init__(self) -> None:
+        self._parser = IncrementalJsonParser()
+        self._emitted = 0
+
+    def feed(self, text: str) -> list[Any]:
+        root = self._parser.feed(text)
+        if not isinstance(root, list):  # nothing yet, or an object where an array belongs
+            return []
+        settled = self._parser.settled
+        fresh = root[self._emitted : settled]  # complete items are never mutated again: safe to hand out
+        self._emitted = settled
+        return fresh
+
+
+class ArrayHandler:
+    def __init__(self, schema: dict[str, Any] | None) -> None:
+        check_array_schema(schema)
+        self.schema = schema
+        self.instructions = (
+            f"Output should be a JSON array that conforms to this JSON Schema, with no other text.\n\n{fenced(schema)}\n"
+            if schema else None
+        )
+
+    def parse_text(self, text: str) -> ParsedOutput:
+        parsed = extract_json(text, format_name="array")
+        if not isinstance(parsed.value, list):
+            raise OutputParseError(f"expected a JSON array, found {type(parsed.value).__name__}", text=text, format_name="array")
+        return parsed
+
+    def new_stream(self) -> ArrayStream:
+        return ArrayStream()
+
+
+ARRAY_FORMAT = Format(
+    name="array", content_type="application/json", constrained=True, default_instructions=True, handler=ArrayHandler,
+)

@@ -1,0 +1,48 @@
+"""The `json` format: one JSON value; streams a snapshot of the value so far."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .extract import extract_json
+from .incremental import IncrementalJsonParser
+from .schema import fenced
+from .types import Format, ParsedOutput
+
+
+def json_instructions(schema: dict[str, Any] | None) -> str | None:
+    if not schema:
+        return None
+    return (
+        "Output should be in JSON format: a single JSON value that conforms to this JSON Schema, "
+        f"with no other text.\n\n{fenced(schema)}\n"
+    )
+
+
+class JsonStream:
+    """Snapshots of the value so far; each one is independent of later chunks."""
+
+    def __init__(self) -> None:
+        self._parser = IncrementalJsonParser()
+
+    def feed(self, text: str) -> Any:
+        self._parser.feed(text)
+        # A copy of the open spine only, so a chunk's output never changes under a caller that kept it.
+        return self._parser.snapshot_copy()
+
+
+class JsonHandler:
+    def __init__(self, schema: dict[str, Any] | None) -> None:
+        self.schema = schema
+        self.instructions = json_instructions(schema)
+
+    def parse_text(self, text: str) -> ParsedOutput:
+        return extract_json(text, format_name="json")
+
+    def new_stream(self) -> JsonStream:
+        return JsonStream()
+
+
+JSON_FORMAT = Format(
+    name="json", content_type="application/json", constrained=True, default_instructions=True, handler=JsonHandler,
+)

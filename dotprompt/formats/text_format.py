@@ -1,0 +1,36 @@
+"""The `text` format: the reply as it is."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .types import Format, ParsedOutput
+
+
+class TextStream:
+    """The accumulated text."""
+
+    def __init__(self) -> None:
+        self._text = ""
+
+    def feed(self, text: str) -> str:
+        self._text += text
+        return self._text
+
+
+class TextHandler:
+    instructions: str | None = None
+
+    def __init__(self, schema: dict[str, Any] | None) -> None:
+        self.schema = schema
+
+    def parse_text(self, text: str) -> ParsedOutput:
+        return ParsedOutput(text, [])
+
+    def new_stream(self) -> TextStream:
+        return TextStream()
+
+
+TEXT_FORMAT = Format(
+    name="text", content_type="text/plain", constrained=False, default_instructions=False, handler=TextHandler,
+)

@@ -1,0 +1,63 @@
+"""The shapes every output format shares: the format record, its handler, and parse results."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+
+@dataclass(frozen=True)
+class Repair:
+    """One fix the parser had to make. Reported on the result so CI can forbid repairs.
+
+    `kind` is one of: extracted_from_fence, extracted_from_prose, trailing_comma, comment,
+    single_quotes, unquoted_key, python_literal, control_character, completed_truncated,
+    stripped_quotes, skipped_line. `detail` says what and where (line, column, offset).
+    """
+
+    kind: str
+    detail: str
+
+
+@dataclass
+class ParsedOutput:
+    """A parsed value and every repair it took (empty for clean output)."""
+
+    value: Any
+    repairs: list[Repair] = field(default_factory=list)
+
+
+@runtime_checkable
+class StreamParser(Protocol):
+    """Incremental state for one streamed message."""
+
+    def feed(self, text: str) -> Any:
+        """Append new text; return the output so far (the meaning depends on the format)."""
+        ...
+
+
+@runtime_checkable
+class FormatHandler(Protocol):
+    """A format bound to one output schema."""
+
+    instructions: str | None  # what to tell the model; None: nothing to inject
+
+    def parse_text(self, text: str) -> ParsedOutput:
+        """Parse the final, whole message text."""
+        ...
+
+    def new_stream(self) -> StreamParser:
+        """Fresh incremental state for one message."""
+        ...
+
+
+@dataclass(frozen=True)
+class Format:
+    """A named output format. Built-ins register through `define_format` like user formats."""
+
+    name: str
+    content_type: str | None  # "application/json", "application/jsonl", "text/plain", "text/enum"
+    constrained: bool  # native constrained output may be used with it by default
+    default_instructions: bool  # its instructions are injected unless the caller says otherwise
+    handler: Callable[[dict[str, Any] | None], FormatHandler]  # built from the output JSON Schema

@@ -1,0 +1,1 @@
+"""The generate loop: option layers, turns and exits, middleware, streaming."""

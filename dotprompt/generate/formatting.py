@@ -1,0 +1,119 @@
+"""The output plan of a run: which format, native constrained output or injected instructions,
+where the instructions go, and how the final text and streamed chunks are parsed."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel
+
+from ..errors import InputProblem, OutputValidationError, UsageError
+from ..formats import FormatHandler, OutputParseError, ParsedOutput, UnknownFormatError, get_format
+from ..models.base import ModelInfo
+from ..schemas import CompiledSchema, check_schema, compile_validator
+from ..types import Message, Part, construct
+from .options import OutputOptions
+
+OUTPUT = "output"
+
+
+@dataclass(frozen=True)
+class OutputPlan:
+    format_name: str | None
+    handler: FormatHandler | None
+    schema: dict[str, Any] | None
+    validator: CompiledSchema | None
+    native: bool
+    instructions: str | None
+    content_type: str | None
+
+    def inject(self, messages: list[Message]) -> list[Message]:
+        """Put the instructions into the messages, once: a pending `output` section, else the
+        system message, else the last user message. Idempotent across turns."""
+        if not self.instructions or _has_instructions(messages):
+            return messages
+        part = Part(text=self.instructions, metadata={"purpose": OUTPUT})
+        for i, message in enumerate(messages):
+            for j, existing in enumerate(message.content):
+                if existing.metadata and existing.metadata.get("purpose") == OUTPUT and existing.metadata.get("pending"):
+                    content = [*message.content[:j], part, *message.content[j + 1:]]
+                    return _replace(messages, i, message, content)
+        target = _target(messages)
+        if target is None:
+            return [*messages, Message(role="user", content=[part])]
+        message = messages[target]
+        return _replace(messages, target, message, [*message.content, part])
+
+    def parse(self, text: str, response: Any) -> ParsedOutput:
+        assert self.handler is not None
+        try:
+            return self.handler.parse_text(text)
+        except OutputParseError as exc:
+            raise OutputValidationError(f"the model's reply is not valid {self.format_name} output",
+                                        [InputProblem("$", str(exc))], text=text, response=response,
+                                        messages=response.messages) from None
+
+    def chunk_output(self, parser: Any, text: str, output_type: type[BaseModel] | None) -> Any:
+        snapshot = parser.feed(text) if text else parser.feed("")
+        if output_type is not None and isinstance(snapshot, dict):
+            return partial_instance(output_type, snapshot)
+        return snapshot
+
+
+def partial_instance(output_type: type[BaseModel], data: dict[str, Any]) -> BaseModel:
+    """A not-yet-validated instance: fields that have not arrived are None."""
+    return construct(output_type, **{name: data.get(name) for name in output_type.model_fields})
+
+
+def _has_instructions(messages: list[Message]) -> bool:
+    return any(p.metadata and p.metadata.get("purpose") == OUTPUT and not p.metadata.get("pending")
+               for m in messages for p in m.content)
+
+
+def _target(messages: list[Message]) -> int | None:
+    for i, message in enumerate(messages):
+        if message.role == "system":
+            return i
+    for i in range(len(messages) - 1, -1, -1):
+        if messages[i].role == "user":
+            return i
+    return None
+
+
+def _replace(messages: list[Message], index: int, message: Message, content: list[Part]) -> list[Message]:
+    changed = message.model_copy(update={"content": content})
+    return [*messages[:index], changed, *messages[index + 1:]]
+
+
+def plan_output(output: OutputOptions, info: ModelInfo, has_tools: bool) -> OutputPlan:
+    """Resolve the format before any model call; every misuse is a UsageError here."""
+    schema = output.json_schema
+    name = output.format or ("json" if schema is not None else None)
+    if name is None:
+        return OutputPlan(None, None, None, None, False, None, None)
+    if schema is not None:
+        problem = check_schema(schema)
+        if problem:
+            raise UsageError(f"the output schema is not valid JSON Schema: {problem}")
+    try:
+        fmt = get_format(name)
+        handler = fmt.handler(schema)
+    except UnknownFormatError as exc:
+        raise UsageError(str(exc)) from None
+    except ValueError as exc:
+        raise UsageError(f"output format {name!r}: {exc}") from None
+    native = bool(schema is not None and fmt.constrained and output.constrained is not False and (
+        info.constrained == "all" or (info.constrained == "no-tools" and not has_tools)))
+    return OutputPlan(name, handler, schema, compile_validator(schema) if schema is not None else None, native,
+                      _instructions(output, fmt.default_instructions, handler, native), fmt.content_type)
+
+
+def _instructions(output: OutputOptions, by_default: bool, handler: FormatHandler, native: bool) -> str | None:
+    if output.instructions is False:
+        return None
+    if isinstance(output.instructions, str):
+        return output.instructions
+    if output.instructions is True or (by_default and not native):
+        return handler.instructions
+    return None

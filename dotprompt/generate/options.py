@@ -1,0 +1,117 @@
+"""The option layers: what a person passes (GenerateOptions) -> plain, serialisable action options.
+
+GenerateOptions holds live objects (tool functions, pydantic classes, callbacks, middleware);
+GenerateActionOptions holds only names and JSON (it can be logged, stored, replayed); a
+GenerateRequest is built from it fresh for every turn (loop.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from ..errors import UsageError
+from ..schemas import is_model_class, json_schema_of
+from ..types import Message, Part, ToolRequest, ToolResponse, _Wire
+from .response import ChunkCallback
+
+ToolErrors = Literal["return", "raise"]
+
+
+class OutputOptions(_Wire):
+    format: str | None = None
+    json_schema: dict[str, Any] | None = Field(default=None, alias="schema")
+    constrained: bool | None = None
+    instructions: bool | str | None = None
+    content_type: str | None = None
+
+
+class Resume(_Wire):
+    """Continue after an interrupt: answers for interrupted tool requests, or requests to run again."""
+
+    respond: list[ToolResponse] = Field(default_factory=list)
+    restart: list[ToolRequest] = Field(default_factory=list)
+    metadata: dict[str, Any] | None = None
+
+
+class GenerateActionOptions(_Wire):
+    """Plain, JSON-serialisable options of one generate run."""
+
+    model: str | None = None
+    messages: list[Message] = Field(default_factory=list)
+    tools: list[str] = Field(default_factory=list)
+    tool_choice: Literal["auto", "required", "none"] | None = None
+    config: dict[str, Any] = Field(default_factory=dict)
+    output: OutputOptions = Field(default_factory=OutputOptions)
+    max_turns: int = 5
+    return_tool_requests: bool = False
+    tool_errors: ToolErrors = "return"
+    resume: Resume | None = None
+    use: list[str] = Field(default_factory=list)
+
+
+@dataclass
+class GenerateOptions:
+    """What a person passes to `generate()`: live objects allowed."""
+
+    model: Any = None  # a name or a Model object
+    prompt: str | Sequence[Part | dict[str, Any]] | None = None
+    system: str | Sequence[Part | dict[str, Any]] | None = None
+    messages: Sequence[Message | dict[str, Any]] = ()
+    tools: Sequence[Any] = ()  # Tool objects or names
+    tool_choice: Literal["auto", "required", "none"] | None = None
+    config: dict[str, Any] | None = None
+    output_schema: Any = None  # a pydantic class or JSON Schema
+    output_format: str | None = None
+    output_constrained: bool | None = None
+    output_instructions: bool | str | None = None
+    max_turns: int | None = None
+    return_tool_requests: bool = False
+    tool_errors: ToolErrors = "return"
+    resume: Resume | dict[str, Any] | None = None
+    use: Sequence[Any] = ()  # middleware objects, callables or registered names
+    on_chunk: ChunkCallback | None = None
+    extra_tools: list[Any] = field(default_factory=list)
+
+
+def output_type_of(schema: Any) -> type[BaseModel] | None:
+    return schema if is_model_class(schema) else None
+
+
+def to_action_options(opts: GenerateOptions) -> GenerateActionOptions:
+    """Live options -> plain options: tool names, JSON Schema, one messages list."""
+    if opts.max_turns is not None and opts.max_turns <= 0:
+        raise UsageError(f"max_turns must be at least 1, got {opts.max_turns}")
+    schema = json_schema_of(opts.output_schema) if opts.output_schema is not None else None
+    output = OutputOptions(format=opts.output_format or ("json" if schema is not None else None), schema=schema,
+                           constrained=opts.output_constrained, instructions=opts.output_instructions)
+    resume = Resume.model_validate(opts.resume) if isinstance(opts.resume, dict) else opts.resume
+    return GenerateActionOptions(
+        model=opts.model if isinstance(opts.model, str) or opts.model is None else getattr(opts.model, "name", None),
+        messages=messages_from(opts.system, opts.messages, opts.prompt),
+        tools=[t if isinstance(t, str) else t.name for t in opts.tools],
+        tool_choice=opts.tool_choice, config=dict(opts.config or {}), output=output,
+        max_turns=opts.max_turns if opts.max_turns is not None else 5,
+        return_tool_requests=opts.return_tool_requests, tool_errors=opts.tool_errors, resume=resume,
+        use=[u for u in opts.use if isinstance(u, str)],
+    )
+
+
+def messages_from(system: Any, history: Sequence[Message | dict[str, Any]], prompt: Any) -> list[Message]:
+    """system + history + prompt, in that order, as one list."""
+    out: list[Message] = []
+    if system:
+        out.append(Message(role="system", content=_parts(system)))
+    out.extend(m if isinstance(m, Message) else Message.model_validate(m) for m in history)
+    if prompt:
+        out.append(Message(role="user", content=_parts(prompt)))
+    return out
+
+
+def _parts(value: Any) -> list[Part]:
+    if isinstance(value, str):
+        return [Part(text=value)]
+    return [p if isinstance(p, Part) else Part(text=p) if isinstance(p, str) else Part.model_validate(p) for p in value]

@@ -10,8 +10,6 @@ from pathlib import Path
 from typing import Any
 
 from .errors import DotpromptError, OutputValidationError
-from .generate.api import run_sync
-from .generate.response import Chunk
 from .library import PromptLibrary
 from .lint import check_library
 from .loader import prompts_dir
@@ -147,6 +145,8 @@ def _part_text(part: Any) -> str:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from .generation.api import run_sync
+
     prompt = _library(args.dir).load(args.name, args.variant)
     inputs = _json_arg(args.input, "--input")
     context = _json_arg(args.context, "--context")
@@ -165,6 +165,8 @@ def _run(args: argparse.Namespace) -> int:
 
 
 async def _stream(prompt: Any, inputs: Any, context: Any, model: str | None) -> Any:
+    from .generation.response import Chunk
+
     final = None
     async for item in prompt.stream(inputs, context=context, model=model):
         if isinstance(item, Chunk):

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from jinja2 import Template, TemplateSyntaxError, nodes
+from jinja2.compiler import CodeGenerator
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 from pydantic import ValidationError
 
@@ -29,6 +30,7 @@ class CompiledPrompt:
     fields: dict[str, Any]  # RenderedPrompt keyword arguments for a render without options
     stamp: Stamp | None
     generation: int
+    variables: frozenset[str]  # names the template reads from its data (for the linter)
 
 
 @dataclass
@@ -40,6 +42,7 @@ class CompileContext:
     defaults: LibraryDefaults
     partial_source: Callable[[str], tuple[str, str | None, Any] | None]
     generation: int
+    partial_asts: dict[tuple[str, str | None], nodes.Template]
 
 
 def file_stamp(path: str) -> Stamp:
@@ -69,14 +72,14 @@ def compile_prompt(text: str, path: str | None, name: str | None, variant: str |
         meta["name"] = name
     if variant and "variant" not in meta:
         meta["variant"] = variant
-    template = _compile_template(src, name, ctx)
+    template, variables = _compile_template(src, name, ctx)
     schema = (meta.get("input") or {}).get("schema")
-    validator = compile_validator(schema) if isinstance(schema, dict) else None
+    validator = compile_validator(schema, checked=True) if isinstance(schema, dict) else None
     try:
         fields = render_fields(meta, ctx.defaults)
     except ValidationError as exc:
         raise src.error(f"invalid toolDefs: {_first_error(exc)}", "toolDefs") from None
-    return CompiledPrompt(src, meta, template, validator, fields, stamp, ctx.generation)
+    return CompiledPrompt(src, meta, template, validator, fields, stamp, ctx.generation, variables)
 
 
 def _first_error(exc: ValidationError) -> str:
@@ -85,13 +88,34 @@ def _first_error(exc: ValidationError) -> str:
     return f"{where}: {error['msg']}"
 
 
-def _compile_template(src: PromptSource, name: str | None, ctx: CompileContext) -> Template:
+class _RecordingCodeGenerator(CodeGenerator):
+    """jinja's code generator, also noting the names the template reads from its data.
+
+    `jinja2.meta.find_undeclared_variables` finds them by running the code generator a second
+    time; recording them while compiling gives the linter the same set for free.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.variables: set[str] = set()
+
+    def enter_frame(self, frame: Any) -> None:
+        super().enter_frame(frame)
+        for action, param in frame.symbols.loads.values():
+            if action == "resolve" and param not in self.environment.globals:
+                self.variables.add(param)
+
+
+def _compile_template(src: PromptSource, name: str | None, ctx: CompileContext) -> tuple[Template, frozenset[str]]:
     label = src.path or f"<prompt {name or 'from source'}>"
     ast = parse_template(ctx.env, with_line_offset(src.template, src.body_line), label, src.path)
     check_includes(ast, label, src.path, ctx, chain=())
-    code = ctx.env.compile(ast, label, src.path or label)
+    generator = _RecordingCodeGenerator(ctx.env, label, src.path or label)
+    generator.visit(ast)
+    code = compile(generator.stream.getvalue(), src.path or label, "exec")
     # A plain dict of globals, not jinja's ChainMap: each render copies it, and copying a dict is cheaper.
-    return ctx.env.template_class.from_code(ctx.env, code, dict(ctx.env.globals), None)
+    template = ctx.env.template_class.from_code(ctx.env, code, dict(ctx.env.globals), None)
+    return template, frozenset(generator.variables)
 
 
 def parse_template(env: ImmutableSandboxedEnvironment, source: str, label: str, path: str | None) -> nodes.Template:
@@ -116,5 +140,13 @@ def check_includes(ast: nodes.Template, label: str, path: str | None, ctx: Compi
             raise PromptFileError(f"partial {partial!r} not found", path=path or label, line=line,
                                   hint=f"create _{os.path.basename(partial)}.prompt or define_partial({partial!r}, ...)")
         source, filename, _ = found
-        inner = parse_template(ctx.env, source, filename or partial, filename)
-        check_includes(inner, filename or partial, filename, ctx, (*chain, partial))
+        check_includes(_partial_ast(ctx, source, partial, filename), filename or partial, filename, ctx, (*chain, partial))
+
+
+def _partial_ast(ctx: CompileContext, source: str, name: str, filename: str | None) -> nodes.Template:
+    # A shared partial is included by many prompts; parse each distinct source once.
+    key = (source, filename)
+    ast = ctx.partial_asts.get(key)
+    if ast is None:
+        ast = ctx.partial_asts[key] = parse_template(ctx.env, source, filename or name, filename)
+    return ast

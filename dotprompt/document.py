@@ -37,6 +37,8 @@ INPUT_KEYS = ("schema", "default")
 OUTPUT_KEYS = ("format", "schema", "constrained", "instructions")
 TOOL_CHOICES = ("auto", "required", "none")
 
+# libyaml's loader when present: 5-10x faster, same results for the safe subset.
+_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _FRONTMATTER = re.compile(r"\A((?:(?:#[^\n]*|[ \t]*)\n)*)---[ \t]*\n(.*?\n)?---[ \t]*(?:\n|\Z)", re.S)
 
 
@@ -58,7 +60,7 @@ class PromptSource:
         """File line and column of a frontmatter key path, e.g. ("output", "schema", "name")."""
         if not self.yaml_text:
             return None, None
-        node = yaml.compose(self.yaml_text)
+        node = yaml.compose(self.yaml_text, Loader=_LOADER)
         found = node
         for key in keys:
             child = _child_node(found, key)
@@ -109,7 +111,7 @@ def parse_source(source: str, path: str | None = None) -> PromptSource:
 
 def _load_yaml(text: str, path: str | None, first_line: int) -> dict[str, Any]:
     try:
-        data = yaml.safe_load(text) if text.strip() else None
+        data = yaml.load(text, Loader=_LOADER) if text.strip() else None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = first_line + mark.line if mark else first_line

@@ -57,6 +57,7 @@ class PromptLibrary:
         self._partials: dict[str, str] = {}
         self._tools: dict[str, Any] = {}
         self._middleware: dict[str, Any] = {}
+        self._partial_asts: dict[Any, Any] = {}
         self._prompts: dict[tuple[str, str | None], Prompt] = {}
         self._lock = threading.RLock()
         self._generation = 0  # bumped by every define_*; compiled prompts from older generations recompile
@@ -181,7 +182,8 @@ class PromptLibrary:
 
     def _compile(self, text: str, path: str | None, name: str | None, variant: str | None,
                  stamp: Any) -> CompiledPrompt:
-        ctx = CompileContext(self._env, self._registry, self._defaults, self._partial_source, self._generation)
+        ctx = CompileContext(self._env, self._registry, self._defaults, self._partial_source, self._generation,
+                             self._partial_asts)
         return compile_prompt(text, path, name, variant, ctx, stamp)
 
     # -- partials ---------------------------------------------------------------------------

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import concurrent.futures
+import multiprocessing
+import os
 import re
 from dataclasses import dataclass
 from typing import Literal
-
-from jinja2 import meta
 
 from .compiler import parse_template, read_text
 from .document import KNOWN_KEYS, PromptSource, did_you_mean, parse_source
@@ -41,13 +42,41 @@ def _from_error(exc: PromptFileError, fallback: str) -> Diagnostic:
     return Diagnostic(exc.path or fallback, exc.line, exc.column, "error", message)
 
 
-def check_library(lib: PromptLibrary) -> list[Diagnostic]:
-    found: list[Diagnostic] = []
-    for info in lib.list():
-        found += check_prompt(lib, info)
+PARALLEL_FROM = 64  # below this many prompts, starting worker processes costs more than it saves
+
+
+def check_library(lib: PromptLibrary, *, jobs: int | None = None) -> list[Diagnostic]:
+    """Every problem in the folder, in file order. Large folders are checked in parallel processes."""
+    infos = lib.list()
+    jobs = jobs if jobs is not None else (os.cpu_count() or 1)
+    if jobs > 1 and len(infos) >= PARALLEL_FROM and _rebuildable(lib):
+        found = _check_in_parallel(lib, infos, jobs)
+    else:
+        found = [d for info in infos for d in check_prompt(lib, info)]
     for path in _partial_files(lib):
         found += check_partial(lib, path)
     return found
+
+
+def _rebuildable(lib: PromptLibrary) -> bool:
+    """A worker can rebuild this library from its folder alone (nothing was defined in code)."""
+    return (lib.directory is not None and not lib._partials and not lib._registry.names()
+            and lib._partial_resolver is None and not lib._tools)
+
+
+def _check_in_parallel(lib: PromptLibrary, infos: list[PromptInfo], jobs: int) -> list[Diagnostic]:
+    slices = [infos[i::jobs] for i in range(jobs)]
+    # fork, where the platform has it: workers start with everything already imported.
+    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else None
+    with concurrent.futures.ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context(method)) as pool:
+        results = pool.map(_check_slice, [str(lib.directory)] * jobs, [lib.engine] * jobs, slices)
+        by_path = {d_path: ds for chunk in results for d_path, ds in chunk}
+    return [d for info in infos for d in by_path.get(info.path, [])]
+
+
+def _check_slice(directory: str, engine: str, infos: list[PromptInfo]) -> list[tuple[str, list[Diagnostic]]]:
+    lib = PromptLibrary(directory, engine=engine)
+    return [(info.path, check_prompt(lib, info)) for info in infos]
 
 
 def _partial_files(lib: PromptLibrary) -> list[str]:
@@ -67,7 +96,7 @@ def check_prompt(lib: PromptLibrary, info: PromptInfo) -> list[Diagnostic]:
     src = compiled.source
     found = _unknown_keys(src) + _format_problems(src)
     found += _default_problems(src, compiled.meta, compiled.validator)
-    found += _handlebars_syntax(lib, src) + _undeclared_variables(lib, src, compiled.meta)
+    found += _handlebars_syntax(lib, src) + _undeclared_variables(src, compiled.meta, compiled.variables)
     return found
 
 
@@ -102,10 +131,12 @@ def _default_problems(src: PromptSource, meta: dict, validator: CompiledSchema |
     default = (meta.get("input") or {}).get("default")
     if not default or validator is None:
         return []
-    line, column = src.locate("input", "default")
     # Defaults may leave required fields to the caller; every other mismatch is an error.
-    return [Diagnostic(src.path or "", line, column, "error", f"input.default {p.path}: {p.message}")
-            for p in validator.problems(default) if "is a required property" not in p.message]
+    problems = [p for p in validator.problems(default) if "is a required property" not in p.message]
+    if not problems:
+        return []
+    line, column = src.locate("input", "default")
+    return [Diagnostic(src.path or "", line, column, "error", f"input.default {p.path}: {p.message}") for p in problems]
 
 
 def _handlebars_syntax(lib: PromptLibrary, src: PromptSource) -> list[Diagnostic]:
@@ -114,25 +145,20 @@ def _handlebars_syntax(lib: PromptLibrary, src: PromptSource) -> list[Diagnostic
     return [Diagnostic(src.path or "", src.body_line, 1, "warning", HANDLEBARS_HINT)]
 
 
-def _undeclared_variables(lib: PromptLibrary, src: PromptSource, meta: dict) -> list[Diagnostic]:
+def _undeclared_variables(src: PromptSource, meta: dict, variables: frozenset[str]) -> list[Diagnostic]:
     schema = (meta.get("input") or {}).get("schema")
     if not isinstance(schema, dict) or "properties" not in schema:
         return []
     declared = set(schema["properties"]) | set(meta["input"].get("default") or {})
-    ast = lib._env.parse(with_line_offset(src.template, src.body_line))
     out = [Diagnostic(src.path or "", *src.locate("input", "schema", name), "warning",
                       f"input field `{name}` is hidden by the template helper of that name; rename the field")
            for name in sorted(declared & RESERVED_NAMES)]
-    for name in sorted(meta_names(ast) - declared - RESERVED_NAMES):
+    for name in sorted(variables - declared - RESERVED_NAMES):
         line = _first_use(src, name)
         hint = did_you_mean(name, declared) or "declare it in input.schema"
         out.append(Diagnostic(src.path or "", line, None, "warning",
                               f"template variable `{name}` is not declared in input.schema ({hint})"))
     return out
-
-
-def meta_names(ast: object) -> set[str]:
-    return set(meta.find_undeclared_variables(ast))  # type: ignore[arg-type]
 
 
 def _first_use(src: PromptSource, name: str) -> int | None:

@@ -11,7 +11,7 @@ from typing import Any
 
 from .document import PromptSource, read_keys
 from .errors import PromptFileError, SchemaError
-from .picoschema import PicoschemaError, to_json_schema
+from .picoschema import PicoschemaError, convert
 from .rendered import InputSpec, OutputSpec
 from .schemas import SchemaRegistry, check_schema, json_schema_of
 from .types import ToolDefinition, construct
@@ -38,13 +38,14 @@ def convert_schemas(meta: dict[str, Any], registry: SchemaRegistry, src: PromptS
 
 def _convert(schema: Any, section: str, registry: SchemaRegistry, src: PromptSource | None) -> Any:
     try:
-        converted = to_json_schema(json_schema_of(schema), registry.resolve, registry.names)
+        converted, handwritten = convert(json_schema_of(schema), registry.resolve, registry.names)
     except PicoschemaError as exc:
         raise _located(src, f"{exc.message} in {section}.schema{_dotted(exc.path)}",
                        (section, "schema", *exc.path), exc.hint) from None
-    problem = check_schema(converted)
-    if problem:
-        raise _located(src, f"{section}.schema is not valid JSON Schema: {problem}", (section, "schema"), None)
+    for fragment in handwritten:
+        problem = check_schema(fragment)
+        if problem:
+            raise _located(src, f"{section}.schema is not valid JSON Schema: {problem}", (section, "schema"), None)
     return converted
 
 

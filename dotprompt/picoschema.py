@@ -30,13 +30,24 @@ class PicoschemaError(ValueError):
 
 def to_json_schema(schema: Any, resolve: SchemaResolver, known: Callable[[], list[str]] = list) -> Any:
     """Convert a Picoschema value (or pass a JSON Schema through)."""
-    return _Converter(resolve, known).value(schema, ())
+    return convert(schema, resolve, known)[0]
+
+
+def convert(schema: Any, resolve: SchemaResolver, known: Callable[[], list[str]] = list) -> tuple[Any, list[Any]]:
+    """The JSON Schema, and the JSON Schema fragments that were written by hand (passed through).
+
+    Everything else is built here from checked pieces and is valid by construction, so a caller
+    only needs to validate the hand-written fragments against the meta-schema (the slow part).
+    """
+    converter = _Converter(resolve, known)
+    return converter.value(schema, ()), converter.passthrough
 
 
 class _Converter:
     def __init__(self, resolve: SchemaResolver, known: Callable[[], list[str]]) -> None:
         self.resolve = resolve
         self.known = known
+        self.passthrough: list[Any] = []
 
     def value(self, schema: Any, path: tuple[str, ...]) -> Any:
         if schema is None:
@@ -46,9 +57,12 @@ class _Converter:
         if not isinstance(schema, Mapping):
             raise PicoschemaError(f"a schema must be a type name or a mapping, got {_describe(schema)}", path)
         if schema.get("type") in _JSON_SCHEMA_TYPES:
+            self.passthrough.append(schema)
             return dict(schema)
         if isinstance(schema.get("properties"), Mapping):
-            return {**schema, "type": "object"}
+            out = {**schema, "type": "object"}
+            self.passthrough.append(out)
+            return out
         return self.object(schema, path)
 
     def type_name(self, text: str, path: tuple[str, ...]) -> dict[str, Any]:

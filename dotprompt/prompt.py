@@ -13,10 +13,6 @@ from pydantic import BaseModel
 
 from .compiler import CompiledPrompt, file_stamp
 from .errors import DotpromptError, InputValidationError, PromptNotFoundError, RenderError, UsageError
-from .generate.api import GenerateStream, generate, generate_stream, run_sync
-from .generate.middleware import BUILT_IN
-from .generate.options import GenerateActionOptions, OutputOptions, Resume
-from .generate.response import ChunkCallback, GenerateResponse
 from .metadata import merge, options_metadata, render_fields
 from .rendered import RenderedPrompt
 from .schemas import CompiledSchema, compile_validator
@@ -24,6 +20,9 @@ from .template import Markers, to_messages
 from .types import Message, construct
 
 if TYPE_CHECKING:
+    from .generation.api import GenerateStream
+    from .generation.options import GenerateActionOptions
+    from .generation.response import ChunkCallback, GenerateResponse
     from .library import PromptLibrary
 
 
@@ -126,12 +125,16 @@ class Prompt:
 
         `overrides` replace fields of the compiled options: max_turns, tool_errors, resume,
         return_tool_requests, messages (e.g. to resume after an interrupt)."""
+        from .generation.api import generate
+
         action = self._action(input, context, history, options, overrides)
         return await generate(action, library=self.library, model=model, tools=tools,
                               use=[*self._use_objects(), *use], output_type=output_type, on_chunk=on_chunk)
 
     def __call__(self, input: Any = None, **kwargs: Any) -> GenerateResponse:
         """Sync form of `generate` (also works inside a running event loop)."""
+        from .generation.api import run_sync
+
         return run_sync(self.generate(input, **kwargs))
 
     def stream(self, input: Any = None, *, context: Mapping[str, Any] | None = None,
@@ -139,12 +142,16 @@ class Prompt:
                model: Any = None, tools: Sequence[Any] = (), use: Sequence[Any] = (), output_type: Any = None,
                **overrides: Any) -> GenerateStream:
         """`async for chunk in prompt.stream(...)`: chunks across all turns, then the final response."""
+        from .generation.api import generate_stream
+
         action = self._action(input, context, history, options, overrides)
         return generate_stream(action, library=self.library, model=model, tools=tools,
                                use=[*self._use_objects(), *use], output_type=output_type)
 
     def _action(self, input: Any, context: Any, history: Any, options: Any,
                 overrides: dict[str, Any]) -> GenerateActionOptions:
+        from .generation.options import GenerateActionOptions, Resume
+
         action = self.compile(input, context=context, history=history, options=options)
         unknown = set(overrides) - set(GenerateActionOptions.model_fields)
         if unknown:
@@ -172,6 +179,8 @@ class Prompt:
 
 
 def _built_in(name: str, arguments: Any) -> Any:
+    from .generation.middleware import BUILT_IN
+
     if name not in BUILT_IN:
         raise UsageError(f"unknown middleware {name!r} in `use:`; known: {', '.join(sorted(BUILT_IN))}")
     return BUILT_IN[name](**(arguments or {}))
@@ -179,6 +188,8 @@ def _built_in(name: str, arguments: Any) -> Any:
 
 def action_options(rendered: RenderedPrompt) -> GenerateActionOptions:
     """RenderedPrompt -> GenerateActionOptions; a schema without a format means `json`."""
+    from .generation.options import GenerateActionOptions, OutputOptions
+
     output = rendered.output
     return GenerateActionOptions(
         model=rendered.model, messages=rendered.messages, tools=rendered.tools, tool_choice=rendered.tool_choice,

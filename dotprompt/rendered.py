@@ -13,7 +13,7 @@ ToolChoice = Literal["auto", "required", "none"]
 
 
 class _Spec(BaseModel):
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid", defer_build=True)
 
 
 class OutputSpec(_Spec):
@@ -39,7 +39,7 @@ class InputSpec(_Spec):
 class RenderedPrompt(BaseModel):
     """Messages plus the merged metadata. Build with `Prompt.render`."""
 
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, defer_build=True)
 
     messages: list[Message]
     name: str | None = None

@@ -2,17 +2,28 @@
 
 from __future__ import annotations
 
+import functools
+import json
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jsonschema
-from jsonschema.protocols import Validator
 from pydantic import BaseModel
 
 from .errors import InputProblem, SchemaError
 from .fastcheck import compile_check
 
+if TYPE_CHECKING:
+    from jsonschema.protocols import Validator
+
 SchemaLike = Any  # a pydantic model class, a JSON Schema mapping, or a Picoschema value
+_DRAFT_2020 = ("https://json-schema.org/draft/2020-12/schema", "https://json-schema.org/draft/2020-12/schema#")
+
+
+def _validator_class(schema: Any) -> Any:
+    # jsonschema is imported on first need: prompts whose schemas the fast check covers never load it.
+    import jsonschema
+
+    return jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
 
 
 def is_model_class(value: Any) -> bool:
@@ -29,15 +40,23 @@ def json_schema_of(value: SchemaLike) -> Any:
 class CompiledSchema:
     """A JSON Schema checked once: a fast yes/no path, jsonschema for everything else and for messages."""
 
-    __slots__ = ("_fast", "schema", "validator")
+    __slots__ = ("_fast", "_validator", "schema")
 
-    def __init__(self, schema: Mapping[str, Any]) -> None:
-        cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
-        cls.check_schema(schema)
+    def __init__(self, schema: Mapping[str, Any], *, checked: bool = False) -> None:
+        if not checked:
+            _validator_class(schema).check_schema(schema)
         self.schema = schema
-        self.validator: Validator = cls(schema, format_checker=cls.FORMAT_CHECKER)
-        draft_2020 = cls is jsonschema.Draft202012Validator
+        self._validator: Validator | None = None
+        draft_2020 = not isinstance(schema, Mapping) or schema.get("$schema", _DRAFT_2020[0]) in _DRAFT_2020
         self._fast = compile_check(schema) if draft_2020 else None
+
+    @property
+    def validator(self) -> Validator:
+        """jsonschema's validator, built when first needed (error messages, keywords outside the fast subset)."""
+        if self._validator is None:
+            cls = _validator_class(self.schema)
+            self._validator = cls(self.schema, format_checker=cls.FORMAT_CHECKER)
+        return self._validator
 
     def is_valid(self, instance: Any) -> bool:
         if self._fast is not None:
@@ -53,17 +72,33 @@ class CompiledSchema:
         return sorted(found, key=lambda p: p.path)
 
 
-def compile_validator(schema: Mapping[str, Any]) -> CompiledSchema:
-    return CompiledSchema(schema)
+def compile_validator(schema: Mapping[str, Any], *, checked: bool = False) -> CompiledSchema:
+    """`checked=True` when the schema is already known to be valid (built from Picoschema, or checked)."""
+    return CompiledSchema(schema, checked=checked)
 
 
 def check_schema(schema: Any) -> str | None:
     """None when `schema` is valid JSON Schema, else the first reason it is not."""
     if not isinstance(schema, (Mapping, bool)):
         return f"a JSON Schema must be a mapping, got {type(schema).__name__}"
-    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
     try:
-        cls.check_schema(schema)
+        key = json.dumps(schema, sort_keys=True)
+    except (TypeError, ValueError):
+        return _check_schema(schema)
+    return _check_cached(key)
+
+
+@functools.lru_cache(maxsize=1024)
+def _check_cached(key: str) -> str | None:
+    # Meta-schema validation costs milliseconds; the same schema is checked once per process.
+    return _check_schema(json.loads(key))
+
+
+def _check_schema(schema: Any) -> str | None:
+    import jsonschema
+
+    try:
+        _validator_class(schema).check_schema(schema)
     except jsonschema.SchemaError as exc:
         where = "/".join(str(p) for p in exc.absolute_path) or "(root)"
         return f"{exc.message} at {where}"

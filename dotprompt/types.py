@@ -49,7 +49,7 @@ _set = object.__setattr__
 class _Wire(BaseModel):
     """camelCase on the wire, snake_case in Python; both accepted on input."""
 
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid", defer_build=True)
 
     def to_dict(self) -> dict[str, Any]:
         return self.model_dump(by_alias=True, exclude_none=True, mode="json")

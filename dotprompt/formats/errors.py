@@ -32,10 +32,16 @@ class UnknownFormatError(UsageError, KeyError):
     def __init__(self, name: str, known: Sequence[str]) -> None:
         self.name = name
         self.known = sorted(known)
-        close = difflib.get_close_matches(name, self.known, n=1, cutoff=0.5)
-        hint = f"did you mean {close[0]!r}? " if close else ""
+        hint = f"did you mean {close!r}? " if (close := closest(name, self.known)) else ""
         self.message = f"unknown output format {name!r}: {hint}known formats: {', '.join(self.known)}"
         super().__init__(self.message)
 
     def __str__(self) -> str:  # KeyError would print the message inside quotes
         return self.message
+
+
+def closest(name: str, known: Sequence[str]) -> str | None:
+    """The known name nearest to `name`, ignoring case (`JSONL` -> `jsonl`), or None."""
+    by_lower = {k.lower(): k for k in known}
+    match = difflib.get_close_matches(name.lower(), list(by_lower), n=1, cutoff=0.5)
+    return by_lower[match[0]] if match else None

@@ -60,7 +60,13 @@ def define_provider(prefix: str, factory: ModelFactory) -> None:
         _providers[prefix] = factory
 
 
+def _load_built_ins() -> None:
+    # Built-in models register themselves on import, through define_model like any other.
+    from . import testing  # noqa: F401
+
+
 def list_models() -> list[str]:
+    _load_built_ins()
     return sorted(_models) + sorted(f"{p}/..." for p in _providers)
 
 
@@ -70,6 +76,7 @@ def resolve_model(model: str | Model | None) -> Model:
                          "default_model")
     if not isinstance(model, str):
         return model
+    _load_built_ins()
     found = _models.get(model)
     if found is not None:
         return found

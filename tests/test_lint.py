@@ -7,7 +7,8 @@ from dotprompt.lint import PARALLEL_FROM, check_library
 
 def test_parallel_check_reports_exactly_what_the_serial_check_does(folder):
     for i in range(PARALLEL_FROM + 6):
-        body = "---\ninput:\n  schema:\n    a: string\n---\n{{ a }} {{ b%d }}" % i if i % 7 == 0 else "plain %d" % i
+        declared = "---\ninput:\n  schema:\n    a: string\n---\n{{ a }} {{ b" + str(i) + " }}"
+        body = declared if i % 7 == 0 else f"plain {i}"
         folder.write(f"ns{i % 3}/p{i:03}.prompt", body)
     folder.write("broken.prompt", "---\nmaxTurns: zero\n---\nx")
     folder.write("_part.prompt", "{% if %}")

@@ -75,3 +75,9 @@ def test_public_dotprompt_spec_jinja2_cases_all_pass():
                           text=True, timeout=300)
     assert done.returncode == 0, done.stdout[-3000:]
     assert re.search(r"^64 passed, 0 failed$", done.stdout, re.M), done.stdout[-500:]
+
+
+def test_the_code_is_ruff_clean():
+    done = subprocess.run([sys.executable, "-m", "ruff", "check", "."], cwd=ROOT, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stdout[-3000:]

@@ -47,6 +47,19 @@ _providers: dict[str, ModelFactory] = {}
 _lock = threading.Lock()
 
 
+def default_model_name() -> str:
+    """The model to use when none is named anywhere: $DOTPROMPT_MODEL, else the local model if it is set up."""
+    import os
+
+    from .local import default_local_model
+
+    chosen = os.environ.get("DOTPROMPT_MODEL") or default_local_model()
+    if chosen:
+        return chosen
+    raise UsageError("no model given and none configured: set `model:` in the prompt file, pass --model / model=..., "
+                     "set DOTPROMPT_MODEL, or run `dotprompt local setup` to use a small local model offline")
+
+
 def define_model(model: Model, name: str | None = None) -> Model:
     """Register a model under its name (or `name`); a later definition replaces an earlier one."""
     with _lock:
@@ -61,8 +74,8 @@ def define_provider(prefix: str, factory: ModelFactory) -> None:
 
 
 def _load_built_ins() -> None:
-    # Built-in models register themselves on import, through define_model like any other.
-    from . import testing  # noqa: F401
+    # Built-in models and providers register themselves on import, through the public calls.
+    from . import providers, testing  # noqa: F401
 
 
 def list_models() -> list[str]:
@@ -72,8 +85,7 @@ def list_models() -> list[str]:
 
 def resolve_model(model: str | Model | None) -> Model:
     if model is None:
-        raise UsageError("no model given: set `model:` in the prompt file, pass model=..., or give the library a "
-                         "default_model")
+        model = default_model_name()
     if not isinstance(model, str):
         return model
     _load_built_ins()

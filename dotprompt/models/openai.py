@@ -1,0 +1,219 @@
+"""OpenAI Chat Completions, and every server that speaks it (Ollama, vLLM, llama.cpp's llama-server).
+
+`to_body` maps our request to the wire once; `from_completion` maps a reply back; the streaming
+path accumulates deltas into the same shape and reuses `from_completion`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+
+from ..errors import ModelError
+from ..types import GenerateRequest, Message, ModelChunk, ModelResponse, Part, ToolRequest, Usage
+from .base import ModelInfo, OnChunk
+from .config import ProviderConfig, provider_config
+from .http import HttpClient, sse_events, sse_json
+
+# Our config names (Genkit's spelling) -> Chat Completions fields; anything else passes through as is.
+CONFIG_KEYS = {"maxOutputTokens": "max_tokens", "topP": "top_p", "stopSequences": "stop",
+               "frequencyPenalty": "frequency_penalty", "presencePenalty": "presence_penalty", "topK": "top_k"}
+FINISH = {"stop": "stop", "length": "length", "tool_calls": "stop", "function_call": "stop", "content_filter": "blocked"}
+OPENAI_INFO = ModelInfo(label="OpenAI-compatible", constrained="all", media=True)
+
+
+class OpenAIModel:
+    """A Chat Completions model: `openai/gpt-4o-mini`, `ollama/llama3.2`, or any compatible server."""
+
+    def __init__(self, name: str, *, model_id: str | None = None, config: ProviderConfig | None = None,
+                 info: ModelInfo = OPENAI_INFO, transport: httpx.AsyncBaseTransport | None = None) -> None:
+        provider, _, rest = name.partition("/")
+        self.name = name
+        self.model_id = model_id or rest or name
+        self.config = config or provider_config(provider)
+        self.info = info
+        self.http = HttpClient(self.config, transport=transport)
+
+    def headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.config.api_key}"} if self.config.api_key else {}
+
+    async def generate(self, request: GenerateRequest, on_chunk: OnChunk | None = None) -> ModelResponse:
+        body = to_body(request, self.model_id, stream=on_chunk is not None)
+        if on_chunk is None:
+            data, _ = await self.http.post_json("/chat/completions", body, self.headers())
+            return from_completion(data, self.config.provider)
+        return await self._stream(body, on_chunk)
+
+    async def _stream(self, body: dict[str, Any], on_chunk: OnChunk) -> ModelResponse:
+        state = _StreamState()
+        async with self.http.stream("/chat/completions", body, self.headers()) as response:
+            try:
+                async for event in sse_events(response):
+                    if event.data.strip() == "[DONE]":
+                        break
+                    state.add(sse_json(event, self.config.provider, partial=state.snapshot()), on_chunk)
+            except httpx.HTTPError as exc:
+                raise ModelError(f"the stream broke after {state.chars} characters: {type(exc).__name__}: {exc}",
+                                 provider=self.config.provider, retryable=True, partial=state.snapshot()) from exc
+        return from_completion(state.snapshot(), self.config.provider)
+
+
+# -- request ---------------------------------------------------------------------------------------
+
+def to_body(request: GenerateRequest, model_id: str, *, stream: bool = False) -> dict[str, Any]:
+    body: dict[str, Any] = {"model": model_id, "messages": to_messages(request.messages)}
+    for key, value in request.config.items():
+        body[CONFIG_KEYS.get(key, key)] = value
+    if request.tools:
+        body["tools"] = [{"type": "function", "function": {"name": t.name, "description": t.description,
+                                                            "parameters": t.input_schema or {"type": "object"}}}
+                         for t in request.tools]
+        if request.tool_choice:
+            body["tool_choice"] = request.tool_choice
+    output = request.output
+    if output is not None and output.constrained and output.json_schema is not None:
+        body["response_format"] = {"type": "json_schema", "json_schema": {"name": "output", "schema": output.json_schema}}
+    if stream:
+        body["stream"] = True
+        body["stream_options"] = {"include_usage": True}
+    return body
+
+
+def to_messages(messages: list[Message]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    pending_ids: dict[str, list[str]] = {}  # tool name -> ids of calls without a ref, in order
+    for index, message in enumerate(messages):
+        if message.role == "tool":
+            out.extend(_tool_results(message, pending_ids))
+        elif message.role == "model":
+            out.append(_assistant(message, index, pending_ids))
+        else:
+            out.append({"role": message.role, "content": _content(message)})
+    return out
+
+
+def _content(message: Message) -> str | list[dict[str, Any]]:
+    if all(p.text is not None for p in message.content):
+        return "".join(p.text or "" for p in message.content)
+    parts: list[dict[str, Any]] = []
+    for part in message.content:
+        if part.text is not None:
+            parts.append({"type": "text", "text": part.text})
+        elif part.media is not None:
+            parts.append({"type": "image_url", "image_url": {"url": part.media.url}})
+        elif part.data is not None:
+            parts.append({"type": "text", "text": json.dumps(part.data, ensure_ascii=False)})
+    return parts
+
+
+def _assistant(message: Message, index: int, pending_ids: dict[str, list[str]]) -> dict[str, Any]:
+    text = "".join(p.text for p in message.content if p.text is not None)
+    calls = []
+    for position, part in enumerate(message.content):
+        request = part.tool_request
+        if request is None:
+            continue
+        call_id = request.ref or f"call_{index}_{position}"
+        if request.ref is None:
+            pending_ids.setdefault(request.name, []).append(call_id)
+        arguments = request.input if isinstance(request.input, str) else json.dumps(request.input or {}, ensure_ascii=False)
+        calls.append({"id": call_id, "type": "function", "function": {"name": request.name, "arguments": arguments}})
+    out: dict[str, Any] = {"role": "assistant", "content": text or None}
+    if calls:
+        out["tool_calls"] = calls
+    return out
+
+
+def _tool_results(message: Message, pending_ids: dict[str, list[str]]) -> list[dict[str, Any]]:
+    out = []
+    for part in message.content:
+        response = part.tool_response
+        if response is None:
+            continue
+        waiting = pending_ids.get(response.name) or []
+        call_id = response.ref or (waiting.pop(0) if waiting else response.name)
+        out.append({"role": "tool", "tool_call_id": call_id, "content": json.dumps(response.output, ensure_ascii=False)})
+    return out
+
+
+# -- response --------------------------------------------------------------------------------------
+
+def from_completion(data: Mapping[str, Any], provider: str) -> ModelResponse:
+    try:
+        choice = data["choices"][0]
+    except (KeyError, IndexError, TypeError):
+        raise ModelError(f"the reply has no choices: {json.dumps(data)[:500]}", provider=provider) from None
+    message = choice.get("message") or {}
+    parts: list[Part] = []
+    if message.get("content"):
+        parts.append(Part(text=message["content"]))
+    for call in message.get("tool_calls") or []:
+        parts.append(_tool_part(call))
+    return ModelResponse(message=Message(role="model", content=parts),
+                         finish_reason=FINISH.get(choice.get("finish_reason") or "", "other"),  # type: ignore[arg-type]
+                         finish_message=choice.get("finish_reason"), usage=_usage(data.get("usage")), raw=data)
+
+
+def _tool_part(call: Mapping[str, Any]) -> Part:
+    function = call.get("function") or {}
+    raw = function.get("arguments") or ""
+    try:
+        arguments = json.loads(raw) if raw.strip() else {}
+    except ValueError:
+        # Never turn bad arguments into {}: keep the raw text, and say so on the part.
+        return Part(tool_request=ToolRequest(name=function.get("name", ""), ref=call.get("id"), input=raw),
+                    metadata={"invalidArguments": "the model's tool-call arguments are not valid JSON"})
+    return Part(tool_request=ToolRequest(name=function.get("name", ""), ref=call.get("id"), input=arguments))
+
+
+def _usage(usage: Mapping[str, Any] | None) -> Usage | None:
+    if not usage:
+        return None
+    return Usage(input_tokens=usage.get("prompt_tokens"), output_tokens=usage.get("completion_tokens"),
+                 total_tokens=usage.get("total_tokens"))
+
+
+@dataclass
+class _StreamState:
+    """Deltas accumulated into one completion-shaped dict; tool-call fragments kept per index."""
+
+    text: list[str] = field(default_factory=list)
+    calls: dict[int, dict[str, Any]] = field(default_factory=dict)
+    finish: str | None = None
+    usage: Mapping[str, Any] | None = None
+    chars: int = 0
+
+    def add(self, data: Mapping[str, Any], on_chunk: OnChunk) -> None:
+        if data.get("usage"):
+            self.usage = data["usage"]
+        for choice in data.get("choices") or []:
+            delta = choice.get("delta") or {}
+            if choice.get("finish_reason"):
+                self.finish = choice["finish_reason"]
+            if delta.get("content"):
+                self.text.append(delta["content"])
+                self.chars += len(delta["content"])
+                on_chunk(ModelChunk(content=[Part(text=delta["content"])]))
+            for fragment in delta.get("tool_calls") or []:
+                on_chunk(ModelChunk(content=[self._call_fragment(fragment)]))
+
+    def _call_fragment(self, fragment: Mapping[str, Any]) -> Part:
+        call = self.calls.setdefault(fragment.get("index", len(self.calls)), {"id": None, "name": "", "arguments": ""})
+        call["id"] = fragment.get("id") or call["id"]
+        function = fragment.get("function") or {}
+        call["name"] += function.get("name") or ""
+        call["arguments"] += function.get("arguments") or ""
+        self.chars += len(function.get("arguments") or "")
+        return Part(tool_request=ToolRequest(name=call["name"], ref=call["id"], input=call["arguments"], partial=True))
+
+    def snapshot(self) -> dict[str, Any]:
+        calls = [{"id": c["id"], "type": "function", "function": {"name": c["name"], "arguments": c["arguments"]}}
+                 for _, c in sorted(self.calls.items())]
+        message: dict[str, Any] = {"role": "assistant", "content": "".join(self.text) or None}
+        if calls:
+            message["tool_calls"] = calls
+        return {"choices": [{"message": message, "finish_reason": self.finish}], "usage": self.usage}

@@ -27,6 +27,7 @@ Input handling, chosen so that the parser never raises:
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any, Final
 
 # Parser states. Plain ints: they index the handler table in the hot loop.
@@ -61,6 +62,12 @@ _WORDS: Final[dict[str, Any]] = {
 _INVALID: Final = object()
 
 
+def _run_end(pattern: re.Pattern[str], text: str, pos: int) -> int:
+    """Where a run of `pattern` (which may match empty) starting at `pos` ends."""
+    match = pattern.match(text, pos)
+    return match.end() if match else pos
+
+
 def _atom_value(token: str) -> Any:
     """The value of a complete number or word, the way json.loads reads it; `_INVALID` otherwise."""
     match = _NUMBER.fullmatch(token)
@@ -91,10 +98,6 @@ class IncrementalJsonParser:
         self._string_slot: Any = None
         self._dirty = False  # the open string grew since it was last published
         self._complete = False
-        self._handlers = (
-            self._seek, self._value, self._object_key, self._colon, self._after, self._string,
-            self._atom, self._bare_key, self._line_comment, self._block_comment, self._done,
-        )
 
     # -- public -------------------------------------------------------------------------------
 
@@ -103,10 +106,10 @@ class IncrementalJsonParser:
         if self._carry:
             text = self._carry + text
             self._carry = ""
-        handlers = self._handlers
+        handlers = _HANDLERS
         pos, end = 0, len(text)
         while pos < end:
-            pos = handlers[self._state](text, pos)
+            pos = handlers[self._state](self, text, pos)
         if self._dirty:
             self._publish_string()
         return self._root
@@ -188,7 +191,7 @@ class IncrementalJsonParser:
         return match.end()
 
     def _value(self, text: str, pos: int) -> int:
-        pos = _WS.match(text, pos).end()
+        pos = _run_end(_WS, text, pos)
         if pos == len(text):
             return pos
         char = text[pos]
@@ -198,7 +201,7 @@ class IncrementalJsonParser:
             self._open(char)
         elif char == "]" or char == "}":  # `[]`, a trailing comma, or `{"a": }` (the key is dropped)
             self._close(char)
-        elif _ATOM_RUN.match(text, pos).end() > pos:
+        elif _run_end(_ATOM_RUN, text, pos) > pos:
             self._parts = []
             self._state = _ATOM
             return pos
@@ -207,7 +210,7 @@ class IncrementalJsonParser:
         return pos + 1
 
     def _object_key(self, text: str, pos: int) -> int:
-        pos = _WS.match(text, pos).end()
+        pos = _run_end(_WS, text, pos)
         if pos == len(text):
             return pos
         char = text[pos]
@@ -215,7 +218,7 @@ class IncrementalJsonParser:
             self._begin_string(char, key=True)
         elif char == "}" or char == "]":
             self._close(char)
-        elif _KEY_RUN.match(text, pos).end() > pos:
+        elif _run_end(_KEY_RUN, text, pos) > pos:
             self._parts = []
             self._state = _BARE_KEY
             return pos
@@ -224,7 +227,7 @@ class IncrementalJsonParser:
         return pos + 1
 
     def _colon(self, text: str, pos: int) -> int:
-        pos = _WS.match(text, pos).end()
+        pos = _run_end(_WS, text, pos)
         if pos == len(text):
             return pos
         char = text[pos]
@@ -237,7 +240,7 @@ class IncrementalJsonParser:
         return pos + 1
 
     def _after(self, text: str, pos: int) -> int:
-        pos = _WS.match(text, pos).end()
+        pos = _run_end(_WS, text, pos)
         if pos == len(text):
             return pos
         char = text[pos]
@@ -368,7 +371,7 @@ class IncrementalJsonParser:
     # -- atoms and bare keys ---------------------------------------------------------------------
 
     def _atom(self, text: str, pos: int) -> int:
-        end = _ATOM_RUN.match(text, pos).end()
+        end = _run_end(_ATOM_RUN, text, pos)
         if end > pos:
             self._parts.append(text[pos:end])
         if end == len(text):
@@ -381,7 +384,7 @@ class IncrementalJsonParser:
         return end
 
     def _bare_key(self, text: str, pos: int) -> int:
-        end = _KEY_RUN.match(text, pos).end()
+        end = _run_end(_KEY_RUN, text, pos)
         if end > pos:
             self._parts.append(text[pos:end])
         if end == len(text):
@@ -390,3 +393,13 @@ class IncrementalJsonParser:
         self._parts = []
         self._state = _COLON
         return end
+
+
+# Indexed by state. Plain functions, not bound methods kept on the instance: no reference cycle,
+# so a parser is freed as soon as its stream is (JSONL makes one per line).
+_HANDLERS: Final[tuple[Callable[[IncrementalJsonParser, str, int], int], ...]] = (
+    IncrementalJsonParser._seek, IncrementalJsonParser._value, IncrementalJsonParser._object_key,
+    IncrementalJsonParser._colon, IncrementalJsonParser._after, IncrementalJsonParser._string,
+    IncrementalJsonParser._atom, IncrementalJsonParser._bare_key, IncrementalJsonParser._line_comment,
+    IncrementalJsonParser._block_comment, IncrementalJsonParser._done,
+)

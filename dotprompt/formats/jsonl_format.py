@@ -41,7 +41,8 @@ def item_schema(schema: dict[str, Any] | None) -> dict[str, Any] | None:
 
 class JsonlStream:
     """Each feed returns the objects it completed: a list, often empty. An object is complete at
-    its closing brace; the newline is not needed."""
+    its closing brace; the newline is not needed. A line whose object never closes yields nothing
+    here; the final `parse_text` completes it and reports the repair."""
 
     def __init__(self) -> None:
         self._mode = _UNDECIDED

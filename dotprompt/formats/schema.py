@@ -29,7 +29,7 @@ def has_type(node: Any, name: str) -> bool:
 
 def with_definitions(root: dict[str, Any], node: dict[str, Any]) -> dict[str, Any]:
     """`node` carrying the root's `$defs`/`definitions`, so a sub-schema shown alone keeps its refs."""
-    extra = {key: root[key] for key in ("$defs", "definitions") if key in root and key not in node}
+    extra: dict[str, Any] = {key: root[key] for key in ("$defs", "definitions") if key in root and key not in node}
     return {**node, **extra}
 
 

@@ -1,0 +1,262 @@
+"""Prompt test files (`extract.test.yaml` beside `extract.prompt`): cases and their expectations.
+
+    prompt: extract          # optional for a sidecar file: taken from the file name
+    model: local/smollm2     # optional default for every case
+    cases:
+      - name: simple invoice
+        input: {text: "..."}
+        expect:
+          output_subset: {currency: EUR}
+          paths:
+            - {path: $.line_items, length: 2}
+            - {path: $.total, gte: 40, lte: 50}
+          no_repairs: true
+
+A malformed file is a TestFileError naming the file and line, like a malformed prompt.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ..document import did_you_mean
+from ..errors import PromptFileError
+from .paths import PathError, parse_path
+
+CASE_KEYS = ("name", "input", "context", "history", "model", "config", "expect", "variant")
+FILE_KEYS = ("prompt", "variant", "model", "config", "cases", "tests")
+EXPECT_KEYS = ("output", "output_subset", "paths", "text_contains", "tool_called", "max_turns_used", "no_repairs",
+               "latency_ms", "max_tokens")
+PATH_OPS = ("equals", "contains", "matches", "length", "gte", "lte", "type", "one_of")
+JSON_TYPES = ("object", "array", "string", "number", "integer", "boolean", "null")
+_UNSET = object()
+
+
+class TestFileError(PromptFileError):
+    """A test file that cannot be read; names the file, the line and the case."""
+    __test__ = False  # not a pytest test class
+
+
+
+@dataclass(frozen=True)
+class PathCheck:
+    path: str
+    op: str
+    value: Any
+    line: int | None
+
+
+@dataclass(frozen=True)
+class ToolCheck:
+    name: str
+    input: Mapping[str, Any] | None
+    line: int | None
+
+
+@dataclass
+class Expectations:
+    output: Any = _UNSET
+    output_subset: Any = _UNSET
+    paths: list[PathCheck] = field(default_factory=list)
+    text_contains: list[str] = field(default_factory=list)
+    tool_called: list[ToolCheck] = field(default_factory=list)
+    max_turns_used: int | None = None
+    no_repairs: bool = False
+    latency_ms: float | None = None
+    max_tokens: int | None = None
+
+    def has_output(self) -> bool:
+        return self.output is not _UNSET
+
+    def has_subset(self) -> bool:
+        return self.output_subset is not _UNSET
+
+
+@dataclass
+class TestCase:
+    __test__ = False  # not a pytest test class
+    name: str
+    prompt: str
+    variant: str | None
+    input: Any
+    file: str
+    line: int
+    context: Mapping[str, Any] | None = None
+    history: list[Any] | None = None
+    model: str | None = None
+    config: Mapping[str, Any] | None = None
+    expect: Expectations = field(default_factory=Expectations)
+
+    @property
+    def id(self) -> str:
+        return f"{Path(self.file).name}::{self.name}"
+
+
+def sidecar_prompt(path: Path, prompts_dir: Path | None) -> tuple[str | None, str | None]:
+    """`prompts/billing/extract.fast.test.yaml` -> ("billing/extract", "fast")."""
+    stem = path.name[: -len(".test.yaml")] if path.name.endswith(".test.yaml") else None
+    if stem is None:
+        return None, None
+    base, _, variant = stem.partition(".")
+    try:
+        folder = path.parent.resolve().relative_to(prompts_dir.resolve()) if prompts_dir else Path()
+    except ValueError:
+        folder = Path()
+    name = (folder / base).as_posix()
+    return (name[2:] if name.startswith("./") else name), (variant or None)
+
+
+def load_test_file(path: str | Path, prompts_dir: Path | None = None) -> list[TestCase]:
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise TestFileError("test file is not UTF-8 text", path=str(path), line=1) from None
+    try:
+        node = yaml.compose(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark
+        raise TestFileError(f"invalid YAML: {exc.problem}", path=str(path), line=mark.line + 1 if mark else None,
+                            column=mark.column + 1 if mark else None) from None
+    return _Reader(path, node, prompts_dir).cases(data)
+
+
+class _Reader:
+    def __init__(self, path: Path, node: Any, prompts_dir: Path | None) -> None:
+        self.path = path
+        self.root = node
+        self.prompts_dir = prompts_dir
+
+    def error(self, message: str, node: Any, hint: str | None = None) -> TestFileError:
+        mark = getattr(node, "start_mark", None)
+        return TestFileError(message, path=str(self.path), line=mark.line + 1 if mark else None,
+                             column=mark.column + 1 if mark else None, hint=hint)
+
+    def cases(self, data: Any) -> list[TestCase]:
+        if data is None:
+            return []
+        defaults: Mapping[str, Any] = {}
+        cases_node, raw_cases = self.root, data
+        if isinstance(data, Mapping):
+            self.check_keys(data, self.root, FILE_KEYS, "test file")
+            defaults = data
+            key = "cases" if "cases" in data else "tests"
+            raw_cases, cases_node = data.get(key) or [], _child(self.root, key)
+        if not isinstance(raw_cases, list):
+            raise self.error("`cases` must be a list of test cases", cases_node)
+        prompt, variant = self.prompt_of(defaults)
+        seen: set[str] = set()
+        out = []
+        for index, raw in enumerate(raw_cases):
+            case_node = cases_node.value[index] if isinstance(cases_node, yaml.SequenceNode) else cases_node
+            case = self.case(raw, case_node, index, prompt, variant, defaults)
+            if case.name in seen:
+                raise self.error(f"two cases are named {case.name!r}; case names must be unique", case_node)
+            seen.add(case.name)
+            out.append(case)
+        return out
+
+    def prompt_of(self, defaults: Mapping[str, Any]) -> tuple[str, str | None]:
+        side_name, side_variant = sidecar_prompt(self.path, self.prompts_dir)
+        name = defaults.get("prompt") or side_name
+        if not name:
+            raise self.error("the test file does not say which prompt it tests", self.root,
+                             "add `prompt: NAME`, or name the file NAME.test.yaml beside NAME.prompt")
+        return str(name), defaults.get("variant") or side_variant
+
+    def case(self, raw: Any, node: Any, index: int, prompt: str, variant: str | None,
+             defaults: Mapping[str, Any]) -> TestCase:
+        if not isinstance(raw, Mapping):
+            raise self.error(f"case #{index + 1} must be a mapping with `name`, `input` and `expect`", node)
+        self.check_keys(raw, node, CASE_KEYS, "test case")
+        name = str(raw.get("name") or f"case {index + 1}")
+        line = node.start_mark.line + 1 if hasattr(node, "start_mark") else 1
+        expect = self.expectations(raw.get("expect") or {}, _child(node, "expect"), name)
+        return TestCase(name=name, prompt=prompt, variant=raw.get("variant", variant), input=raw.get("input"),
+                        file=str(self.path), line=line, context=raw.get("context"), history=raw.get("history"),
+                        model=raw.get("model") or defaults.get("model"),
+                        config={**(defaults.get("config") or {}), **(raw.get("config") or {})} or None, expect=expect)
+
+    def check_keys(self, raw: Mapping[str, Any], node: Any, allowed: tuple[str, ...], what: str) -> None:
+        for key in raw:
+            if key not in allowed:
+                raise self.error(f"unknown key `{key}` in {what}", _key_node(node, key),
+                                 did_you_mean(str(key), allowed) or f"known keys: {', '.join(allowed)}")
+
+    def expectations(self, raw: Any, node: Any, case: str) -> Expectations:
+        if not isinstance(raw, Mapping):
+            raise self.error(f"case {case!r}: `expect` must be a mapping", node)
+        for key in raw:
+            if key not in EXPECT_KEYS:
+                raise self.error(f"case {case!r}: unknown assertion `{key}`", _key_node(node, key),
+                                 did_you_mean(str(key), EXPECT_KEYS) or f"known assertions: {', '.join(EXPECT_KEYS)}")
+        out = Expectations(max_turns_used=raw.get("max_turns_used"), no_repairs=bool(raw.get("no_repairs", False)),
+                           latency_ms=raw.get("latency_ms"), max_tokens=raw.get("max_tokens"))
+        if "output" in raw:
+            out.output = raw["output"]
+        if "output_subset" in raw:
+            out.output_subset = raw["output_subset"]
+        texts = raw.get("text_contains", [])
+        out.text_contains = [texts] if isinstance(texts, str) else list(texts)
+        out.paths = [self.path_check(item, n, case) for item, n in _items(raw.get("paths", []), _child(node, "paths"))]
+        out.tool_called = [self.tool_check(item, n, case) for item, n in
+                           _items(raw.get("tool_called", []), _child(node, "tool_called"))]
+        return out
+
+    def path_check(self, raw: Any, node: Any, case: str) -> PathCheck:
+        if not isinstance(raw, Mapping) or "path" not in raw:
+            raise self.error(f"case {case!r}: each `paths` entry needs `path` and one check", node)
+        ops = [k for k in raw if k != "path"]
+        if len(ops) != 1 or ops[0] not in PATH_OPS:
+            wrong = next((k for k in ops if k not in PATH_OPS), None)
+            hint = did_you_mean(str(wrong), PATH_OPS) if wrong else None
+            raise self.error(f"case {case!r}: a `paths` entry takes exactly one of {', '.join(PATH_OPS)}", node, hint)
+        try:
+            parse_path(str(raw["path"]))
+        except PathError as exc:
+            raise self.error(f"case {case!r}: {exc}", node) from None
+        op, value = ops[0], raw[ops[0]]
+        if op == "type" and value not in JSON_TYPES:
+            raise self.error(f"case {case!r}: unknown type {value!r}", node, did_you_mean(str(value), JSON_TYPES))
+        if op == "matches":
+            try:
+                re.compile(str(value))
+            except re.error as exc:
+                raise self.error(f"case {case!r}: bad regular expression {value!r}: {exc}", node) from None
+        return PathCheck(str(raw["path"]), op, value, node.start_mark.line + 1 if hasattr(node, "start_mark") else None)
+
+    def tool_check(self, raw: Any, node: Any, case: str) -> ToolCheck:
+        if isinstance(raw, str):
+            return ToolCheck(raw, None, None)
+        if not isinstance(raw, Mapping) or "name" not in raw:
+            raise self.error(f"case {case!r}: `tool_called` takes a tool name or {{name, input}}", node)
+        return ToolCheck(str(raw["name"]), raw.get("input"), node.start_mark.line + 1 if hasattr(node, "start_mark") else None)
+
+
+def _child(node: Any, key: str) -> Any:
+    if isinstance(node, yaml.MappingNode):
+        for key_node, value_node in node.value:
+            if key_node.value == key:
+                return value_node
+    return node
+
+
+def _key_node(node: Any, key: str) -> Any:
+    if isinstance(node, yaml.MappingNode):
+        for key_node, _ in node.value:
+            if key_node.value == key:
+                return key_node
+    return node
+
+
+def _items(raw: Any, node: Any) -> list[tuple[Any, Any]]:
+    values = raw if isinstance(raw, list) else [raw]
+    nodes = node.value if isinstance(node, yaml.SequenceNode) else [node] * len(values)
+    return list(zip(values, nodes, strict=False))

@@ -1,0 +1,105 @@
+"""`dotprompt test`: find test files, run their cases, report, and exit 0 / 1 (a case failed) / 2 (file errors)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import PromptFileError
+from ..library import PromptLibrary
+from .cases import TestCase, load_test_file
+from .recording import Mode
+from .report import print_summary, write_json, write_junit
+from .runner import CaseResult, TestRun
+
+
+@dataclass
+class TestOptions:
+    __test__ = False  # not a pytest test class
+    paths: Sequence[str]
+    prompts_dir: Path
+    mode: Mode
+    keyword: str | None = None
+    model: str | None = None
+    repeat: int = 1
+    min_pass_rate: float = 1.0
+    concurrency: int = 4
+    junit: Path | None = None
+    json: Path | None = None
+
+
+def default_mode() -> Mode:
+    """Replay in CI (never touch the network there), else replay what exists and record what is missing."""
+    return "replay" if os.environ.get("CI") else "auto"
+
+
+def find_test_files(paths: Sequence[str], prompts_dir: Path) -> list[Path]:
+    found: list[Path] = []
+    for raw in paths or [str(prompts_dir)]:
+        path = Path(raw)
+        if path.is_dir():
+            found += sorted(p for p in path.rglob("*.test.yaml") if "__recordings__" not in p.parts)
+        elif path.is_file():
+            found.append(path)
+        else:
+            raise FileNotFoundError(f"no such test file or folder: {raw}")
+    return found
+
+
+def collect(files: Sequence[Path], prompts_dir: Path, keyword: str | None) -> tuple[list[TestCase], list[PromptFileError]]:
+    cases: list[TestCase] = []
+    errors: list[PromptFileError] = []
+    for file in files:
+        try:
+            cases += load_test_file(file, prompts_dir)
+        except PromptFileError as exc:
+            errors.append(exc)
+    if keyword:
+        cases = [c for c in cases if keyword.lower() in c.id.lower()]
+    return cases, errors
+
+
+def run_tests(options: TestOptions, out: object = sys.stdout) -> int:
+    try:
+        files = find_test_files(options.paths, options.prompts_dir)
+    except FileNotFoundError as exc:
+        print(f"dotprompt: error: {exc}", file=sys.stderr)
+        return 2
+    cases, errors = collect(files, options.prompts_dir, options.keyword)
+    for error in errors:
+        print(str(error), file=sys.stderr)
+    fancy = sys.stdout.isatty() and not os.environ.get("CI")
+    run = TestRun(PromptLibrary(options.prompts_dir), options.mode, options.model, options.concurrency)
+    summaries = _execute(run, cases, options, fancy)
+    run.save()
+    print_summary(summaries, out, fancy=fancy, repeated=options.repeat > 1)  # type: ignore[arg-type]
+    if options.junit:
+        write_junit(summaries, options.junit)
+    if options.json:
+        write_json(summaries, options.json)
+    if errors:
+        return 2
+    return 0 if all(s.passed for s in summaries) else 1
+
+
+def _execute(run: TestRun, cases: list[TestCase], options: TestOptions, fancy: bool) -> list:
+    coro_args = {"repeat": options.repeat, "min_pass_rate": options.min_pass_rate}
+    if not fancy:
+        run.on_result = _log_line
+        return asyncio.run(run.run(cases, **coro_args))
+    from rich.progress import Progress
+
+    runs = options.repeat if options.mode != "replay" else 1
+    with Progress(transient=True) as progress:
+        task = progress.add_task(f"{len(cases)} cases", total=len(cases) * runs)
+        run.on_result = lambda result: progress.advance(task)
+        return asyncio.run(run.run(cases, **coro_args))
+
+
+def _log_line(result: CaseResult) -> None:
+    verdict = "PASS" if result.passed else "FAIL"
+    print(f"{verdict} {result.case.id} ({result.turns} calls, {result.latency_ms:.0f} ms)", flush=True)

@@ -1,0 +1,95 @@
+"""pytest plugin: `*.test.yaml` prompt test files become test items, replayed from recordings by default.
+
+Registered through the `pytest11` entry point, so a project's plain `pytest` also gates its prompts.
+`--dotprompt-mode record|replay|auto|live` (or $DOTPROMPT_TEST_MODE) changes the mode.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ..errors import PromptFileError
+from ..library import PromptLibrary
+from ..loader import prompts_dir
+from .cases import TestCase, load_test_file
+from .runner import CaseResult, TestRun
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("dotprompt")
+    group.addoption("--dotprompt-mode", choices=["record", "replay", "auto", "live"], default=None,
+                    help="how prompt test cases reach the model (default: replay)")
+
+
+def pytest_collect_file(parent: pytest.Collector, file_path: Path) -> pytest.Collector | None:
+    if file_path.name.endswith(".test.yaml") and "__recordings__" not in file_path.parts:
+        return PromptTestFile.from_parent(parent, path=file_path)
+    return None
+
+
+def _prompts_root(path: Path) -> Path:
+    """The prompt folder the file belongs to: the configured one if it holds the file, else the file's folder."""
+    configured = prompts_dir().resolve()
+    return configured if configured in path.resolve().parents else path.parent
+
+
+class PromptTestFile(pytest.File):
+    def collect(self) -> Iterator[pytest.Item]:
+        root = _prompts_root(self.path)
+        try:
+            cases = load_test_file(self.path, root)
+        except PromptFileError as exc:
+            raise self.CollectError(str(exc)) from None
+        runner = _runner(self.config, root)
+        for case in cases:
+            yield PromptTestItem.from_parent(self, name=case.name, case=case, runner=runner)
+
+
+_RUNNERS: dict[Path, TestRun] = {}
+
+
+def _runner(config: pytest.Config, root: Path) -> TestRun:
+    mode = config.getoption("--dotprompt-mode") or os.environ.get("DOTPROMPT_TEST_MODE") or "replay"
+    if root not in _RUNNERS:
+        _RUNNERS[root] = TestRun(PromptLibrary(root), mode)  # type: ignore[arg-type]
+    return _RUNNERS[root]
+
+
+class CaseFailedError(Exception):
+    def __init__(self, result: CaseResult) -> None:
+        super().__init__("\n".join(result.failures))
+        self.result = result
+
+
+class PromptTestItem(pytest.Item):
+    def __init__(self, *, case: TestCase, runner: TestRun, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.case = case
+        self.runner = runner
+
+    def runtest(self) -> None:
+        result = asyncio.run(self.runner.run_case(self.case))
+        self.runner.save()
+        if not result.passed:
+            raise CaseFailedError(result)
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        if isinstance(excinfo.value, CaseFailedError):
+            lines = [f"{self.case.file}:{self.case.line}: case {self.case.name!r} failed:"]
+            return "\n".join(lines + [f"  - {f}" for f in excinfo.value.result.failures])
+        return super().repr_failure(excinfo)  # type: ignore[arg-type]
+
+    def reportinfo(self) -> tuple[Path, int, str]:
+        return self.path, self.case.line - 1, f"{self.path.name}::{self.case.name}"
+
+
+@pytest.fixture
+def prompt_library() -> PromptLibrary:
+    """The project's prompt library (./prompts, $DOTPROMPT_DIR or [tool.dotprompt] prompts_dir)."""
+    return PromptLibrary(prompts_dir())

@@ -1,0 +1,207 @@
+"""Recordings: every model call made while testing, keyed by a hash of the exact request.
+
+One JSON-lines file per prompt (`prompts/__recordings__/extract.jsonl`), one call per line, sorted
+by case and call so a diff shows what changed. Only what a real model returned is ever written
+(`"source": "recorded"`); a reply written by hand must say `"source": "fixture"`. Requests and
+replies are our own message model, never HTTP: no header, and so no key, can reach a file.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import re
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from ..errors import DotpromptError
+from ..models.base import Model, ModelInfo, OnChunk
+from ..types import GenerateRequest, ModelChunk, ModelResponse
+
+Mode = Literal["record", "replay", "auto", "live"]
+_CASE_FIELD = re.compile(r'"case"\s*:\s*"((?:[^"\\]|\\.)*)"')
+
+
+class RecordingMissingError(DotpromptError):
+    """Replay found no recording for a request; says which case and how to re-record."""
+
+
+def request_key(model: str, request: GenerateRequest) -> str:
+    canonical = json.dumps({"model": model, "request": request.to_dict()}, sort_keys=True, ensure_ascii=False,
+                           separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()[:24]
+
+
+@dataclass
+class Entry:
+    key: str
+    case: str
+    call: int
+    model: str
+    info: dict[str, Any]
+    request: dict[str, Any]
+    response: dict[str, Any]
+    latency_ms: float
+    chunks: list[dict[str, Any]] | None = None
+    source: str = "recorded"
+
+    def line(self) -> str:
+        return json.dumps(dataclasses.asdict(self), ensure_ascii=False, sort_keys=True)
+
+
+@dataclass
+class CorruptLine:
+    line: int
+    message: str
+    case: str | None
+
+
+@dataclass
+class RecordingStore:
+    """The recordings of one prompt: loaded once, saved once at the end of a run if anything changed."""
+
+    path: Path
+    entries: dict[str, Entry] = field(default_factory=dict)
+    corrupt: list[CorruptLine] = field(default_factory=list)
+    changed: bool = False
+
+    @classmethod
+    def load(cls, path: Path) -> RecordingStore:
+        store = cls(path)
+        if not path.exists():
+            return store
+        for number, text in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+            if text.strip():
+                store._read_line(number, text)
+        return store
+
+    def _read_line(self, number: int, text: str) -> None:
+        try:
+            entry = Entry(**json.loads(text))
+        except (ValueError, TypeError) as exc:
+            # Find the case even in a broken line, so the error lands on the case it belongs to.
+            found = _CASE_FIELD.search(text)
+            self.corrupt.append(CorruptLine(number, f"corrupt recording line: {exc}", found[1] if found else None))
+            return
+        self.entries[entry.key] = entry
+
+    def for_case(self, case: str) -> list[Entry]:
+        return sorted((e for e in self.entries.values() if e.case == case), key=lambda e: e.call)
+
+    def info_for(self, model: str) -> ModelInfo | None:
+        for entry in self.entries.values():
+            if entry.model == model:
+                return ModelInfo(**entry.info)
+        return None
+
+    def add(self, entry: Entry) -> None:
+        # Re-recording a case replaces its earlier calls, so stale lines do not pile up.
+        if entry.call == 0:
+            for key in [k for k, e in self.entries.items() if e.case == entry.case]:
+                del self.entries[key]
+        self.entries[entry.key] = entry
+        self.changed = True
+
+    def save(self) -> None:
+        if not self.changed:
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        ordered = sorted(self.entries.values(), key=lambda e: (e.case, e.call, e.key))
+        handle, temporary = tempfile.mkstemp(dir=self.path.parent, prefix=".recording-", suffix=".tmp")
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            out.writelines(entry.line() + "\n" for entry in ordered)
+        os.replace(temporary, self.path)
+        self.changed = False
+
+
+@dataclass
+class CallStats:
+    calls: int = 0
+    latency_ms: float = 0.0
+    tokens: int = 0
+    replayed: int = 0
+    fixtures: int = 0
+
+
+class RecordingModel:
+    """Stands in for the case's model: replays recorded calls, or calls the real model and records."""
+
+    def __init__(self, name: str, store: RecordingStore, mode: Mode, case: str, real: Callable[[], Model]) -> None:
+        self.name = name
+        self.store = store
+        self.mode = mode
+        self.case = case
+        self._real_factory = real
+        self._real: Model | None = None
+        self.stats = CallStats()
+        recorded = store.info_for(name) if mode != "record" else None
+        self.info = recorded or (ModelInfo() if mode == "replay" else self.real.info)
+
+    @property
+    def real(self) -> Model:
+        if self._real is None:
+            self._real = self._real_factory()
+        return self._real
+
+    async def generate(self, request: GenerateRequest, on_chunk: OnChunk | None = None) -> ModelResponse:
+        key = request_key(self.name, request)
+        entry = self.store.entries.get(key) if self.mode in ("replay", "auto") else None
+        call = self.stats.calls
+        self.stats.calls += 1
+        if entry is not None:
+            return self._replay(entry, on_chunk)
+        if self.mode == "replay":
+            raise RecordingMissingError(self._missing_message(call, request))
+        return await self._record(key, call, request, on_chunk)
+
+    def _replay(self, entry: Entry, on_chunk: OnChunk | None) -> ModelResponse:
+        response = ModelResponse.model_validate(entry.response)
+        self._count(response, entry.latency_ms)
+        self.stats.replayed += 1
+        self.stats.fixtures += entry.source != "recorded"
+        if on_chunk is not None:
+            for chunk in entry.chunks or [{"role": "model", "content": entry.response["message"]["content"]}]:
+                on_chunk(ModelChunk.model_validate(chunk))
+        return response
+
+    async def _record(self, key: str, call: int, request: GenerateRequest, on_chunk: OnChunk | None) -> ModelResponse:
+        chunks: list[dict[str, Any]] = []
+
+        def collect(chunk: ModelChunk) -> None:
+            chunks.append(chunk.to_dict())
+            if on_chunk is not None:
+                on_chunk(chunk)
+
+        started = time.perf_counter()
+        response = await self.real.generate(request, collect if on_chunk is not None else None)
+        latency = round((time.perf_counter() - started) * 1000, 1)
+        self._count(response, latency)
+        if self.mode != "live":
+            self.store.add(Entry(key, self.case, call, self.name, dataclasses.asdict(self.real.info), request.to_dict(),
+                                 response.to_dict(), latency, chunks or None))
+        return response
+
+    def _count(self, response: ModelResponse, latency_ms: float) -> None:
+        self.stats.latency_ms += latency_ms
+        if response.usage is not None and response.usage.total_tokens:
+            self.stats.tokens += response.usage.total_tokens
+
+    def _missing_message(self, call: int, request: GenerateRequest) -> str:
+        recorded = self.store.for_case(self.case)
+        base = f"no recording for case {self.case!r}, model call {call + 1} ({self.store.path})"
+        if call < len(recorded):
+            fields = _differing_fields(recorded[call].request, request.to_dict())
+            what = f" ({', '.join(fields)} differ)" if fields else ""
+            base = (f"the recording of case {self.case!r}, model call {call + 1}, no longer matches its request{what} "
+                    f"({self.store.path})")
+        return base + ": re-record with `dotprompt test --record`"
+
+
+def _differing_fields(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
+    return sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))

@@ -1,0 +1,92 @@
+"""Reporting test runs: a summary table, JUnit XML for CI systems, and JSON."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TextIO
+
+from .runner import CaseSummary
+
+COLUMNS = ("case", "result", "turns", "repairs", "tokens", "latency")
+
+
+def rows(summaries: Sequence[CaseSummary], repeated: bool) -> list[tuple[str, ...]]:
+    out = []
+    for s in summaries:
+        r = s.last
+        verdict = "pass" if s.passed else "FAIL"
+        if repeated:
+            verdict += f" ({s.pass_rate:.0%} of {len(s.runs)})"
+        source = " (replayed)" if r.replayed else ""
+        out.append((s.case.id, verdict, str(r.turns), str(r.repairs), str(r.tokens), f"{r.latency_ms:.0f} ms{source}"))
+    return out
+
+
+def print_summary(summaries: Sequence[CaseSummary], out: TextIO, *, fancy: bool, repeated: bool = False) -> None:
+    table = rows(summaries, repeated)
+    if fancy:
+        _rich_table(table, out)
+    else:
+        widths = [max(len(c), *(len(row[i]) for row in table)) for i, c in enumerate(COLUMNS)] if table else []
+        for row in [COLUMNS, *table]:
+            print("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip(), file=out)
+    for s in summaries:
+        if not s.passed:
+            print(f"\n{s.case.file}:{s.case.line}: {s.case.name}: FAILED", file=out)
+            for failure in dict.fromkeys(f for run in s.runs for f in run.failures):
+                print(f"  - {failure}", file=out)
+    failed = sum(not s.passed for s in summaries)
+    print(f"\n{len(summaries) - failed} passed, {failed} failed", file=out)
+
+
+def _rich_table(table: list[tuple[str, ...]], out: TextIO) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    view = Table(*COLUMNS)
+    for row in table:
+        style = None if row[1].startswith("pass") else "red"
+        view.add_row(*row, style=style)
+    Console(file=out).print(view)
+
+
+def write_junit(summaries: Sequence[CaseSummary], path: Path) -> None:
+    """JUnit XML in the common (Jenkins/GitLab/GitHub) shape: testsuites > testsuite per file > testcase."""
+    root = ET.Element("testsuites", name="dotprompt")
+    by_file: dict[str, list[CaseSummary]] = {}
+    for s in summaries:
+        by_file.setdefault(s.case.file, []).append(s)
+    total = failures = 0
+    total_time = 0.0
+    for file, group in by_file.items():
+        suite = ET.SubElement(root, "testsuite", name=file, tests=str(len(group)),
+                              failures=str(sum(not s.passed for s in group)), errors="0", skipped="0",
+                              time=f"{sum(s.last.latency_ms for s in group) / 1000:.3f}")
+        for s in group:
+            case = ET.SubElement(suite, "testcase", classname=Path(file).name.removesuffix(".test.yaml"),
+                                 name=s.case.name, file=file, line=str(s.case.line),
+                                 time=f"{s.last.latency_ms / 1000:.3f}")
+            if not s.passed:
+                reasons = list(dict.fromkeys(f for run in s.runs for f in run.failures))
+                failure = ET.SubElement(case, "failure", message=reasons[0] if reasons else "failed", type="AssertionError")
+                failure.text = "\n".join(reasons)
+        total += len(group)
+        failures += sum(not s.passed for s in group)
+        total_time += sum(s.last.latency_ms for s in group) / 1000
+    root.set("tests", str(total))
+    root.set("failures", str(failures))
+    root.set("errors", "0")
+    root.set("time", f"{total_time:.3f}")
+    ET.ElementTree(root).write(path, encoding="utf-8", xml_declaration=True)
+
+
+def write_json(summaries: Sequence[CaseSummary], path: Path) -> None:
+    data = [{"file": s.case.file, "line": s.case.line, "case": s.case.name, "prompt": s.case.prompt,
+             "passed": s.passed, "pass_rate": s.pass_rate, "runs": len(s.runs),
+             "failures": list(dict.fromkeys(f for r in s.runs for f in r.failures)),
+             "turns": s.last.turns, "repairs": s.last.repairs, "tokens": s.last.tokens,
+             "latency_ms": s.last.latency_ms, "replayed": s.last.replayed} for s in summaries]
+    path.write_text(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8")

@@ -1,0 +1,136 @@
+"""Running prompt test cases: replayed or live, concurrently (bounded), each failure on its case."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import DotpromptError, OutputValidationError
+from ..library import PromptLibrary
+from ..models.base import resolve_model
+from .cases import TestCase
+from .expect import Observed, check
+from .recording import Mode, RecordingMissingError, RecordingModel, RecordingStore
+
+DEFAULT_TEST_MODEL = "local/smollm2"  # the embedded default the example recordings were made with
+
+
+@dataclass
+class CaseResult:
+    case: TestCase
+    passed: bool
+    failures: list[str]
+    turns: int = 0
+    repairs: int = 0
+    tokens: int = 0
+    latency_ms: float = 0.0
+    replayed: bool = False
+    output: Any = None
+
+
+@dataclass
+class CaseSummary:
+    """A case over all its runs (`--repeat`): passes when the pass rate reaches the threshold."""
+
+    case: TestCase
+    runs: list[CaseResult]
+    min_pass_rate: float = 1.0
+
+    @property
+    def pass_rate(self) -> float:
+        return sum(r.passed for r in self.runs) / len(self.runs)
+
+    @property
+    def passed(self) -> bool:
+        return self.pass_rate >= self.min_pass_rate
+
+    @property
+    def last(self) -> CaseResult:
+        return self.runs[-1]
+
+
+@dataclass
+class TestRun:
+    __test__ = False  # not a pytest test class
+    library: PromptLibrary
+    mode: Mode = "replay"
+    model: str | None = None
+    concurrency: int = 4
+    on_result: Callable[[CaseResult], Any] | None = None
+    stores: dict[Path, RecordingStore] = field(default_factory=dict)
+
+    async def run(self, cases: Sequence[TestCase], *, repeat: int = 1, min_pass_rate: float = 1.0) -> list[CaseSummary]:
+        limit = asyncio.Semaphore(max(1, self.concurrency))
+        runs = repeat if self.mode in ("live", "auto", "record") else 1  # a replay gives the same answer every time
+
+        async def one(case: TestCase) -> CaseResult:
+            async with limit:
+                result = await self.run_case(case)
+            if self.on_result is not None:
+                self.on_result(result)
+            return result
+
+        results = await asyncio.gather(*(one(case) for case in cases for _ in range(runs)))
+        by_case: dict[int, list[CaseResult]] = {}
+        for result in results:
+            by_case.setdefault(id(result.case), []).append(result)
+        return [CaseSummary(case, by_case[id(case)], min_pass_rate) for case in cases]
+
+    def save(self) -> None:
+        for store in self.stores.values():
+            store.save()
+
+    def store_for(self, case: TestCase) -> RecordingStore:
+        name = os.path.basename(case.prompt) + (f".{case.variant}" if case.variant else "")
+        path = Path(case.file).parent / "__recordings__" / f"{name}.jsonl"
+        if path not in self.stores:
+            self.stores[path] = RecordingStore.load(path)
+        return self.stores[path]
+
+    async def run_case(self, case: TestCase) -> CaseResult:
+        store = self.store_for(case)
+        corrupt = [f"{store.path}:{c.line}: {c.message}" for c in store.corrupt if c.case in (case.name, None)]
+        try:
+            prompt = self.library.load(case.prompt, case.variant)
+            name = self._model_name(case, prompt.metadata.get("model"))
+            recorder = RecordingModel(name, store, self.mode, case.name, lambda: resolve_model(name))
+        except DotpromptError as exc:
+            return CaseResult(case, False, [*corrupt, str(exc)])
+        started = time.perf_counter()
+        try:
+            response = await prompt.generate(case.input, context=case.context, history=case.history,
+                                             options={"config": case.config} if case.config else None, model=recorder)
+        except OutputValidationError as exc:
+            reasons = [f"output does not match the output schema at {p.path}: {p.message}" for p in exc.problems]
+            return self._result(case, False, [*corrupt, *reasons], recorder, exc.text)
+        except RecordingMissingError as exc:
+            return self._result(case, False, [*corrupt, str(exc)], recorder)
+        except DotpromptError as exc:
+            return self._result(case, False, [*corrupt, f"{type(exc).__name__}: {exc}"], recorder)
+        seen = Observed(output=response.output, text=response.text, tool_calls=_tool_calls(response.messages),
+                        turns=recorder.stats.calls, repairs=[getattr(r, "detail", str(r)) for r in response.output_repairs],
+                        latency_ms=recorder.stats.latency_ms or (time.perf_counter() - started) * 1000,
+                        tokens=recorder.stats.tokens)
+        failures = [*corrupt, *check(case.expect, seen, timed=True)]
+        result = self._result(case, not failures, failures, recorder, response.output)
+        result.repairs = len(seen.repairs)
+        return result
+
+    def _model_name(self, case: TestCase, prompt_model: str | None) -> str:
+        default = self.library._defaults.model or os.environ.get("DOTPROMPT_MODEL") or DEFAULT_TEST_MODEL
+        return self.model or case.model or prompt_model or default
+
+    @staticmethod
+    def _result(case: TestCase, passed: bool, failures: list[str], recorder: RecordingModel, output: Any = None) -> CaseResult:
+        stats = recorder.stats
+        return CaseResult(case, passed, failures, turns=stats.calls, tokens=stats.tokens, latency_ms=stats.latency_ms,
+                          replayed=stats.replayed == stats.calls and stats.calls > 0, output=output)
+
+
+def _tool_calls(messages: Sequence[Any]) -> list[tuple[str, Any]]:
+    return [(p.tool_request.name, p.tool_request.input) for m in messages for p in m.content if p.tool_request is not None]

@@ -82,7 +82,7 @@ def test_record_then_replay_offline(project):
     model = scripted(REPLY, REPLY)
     results = run(project, "record")
     assert all(s.passed for s in results.values()), [s.last.failures for s in results.values()]
-    path, lines = recordings(project)
+    _path, lines = recordings(project)
     assert [(e["case"], e["call"], e["source"]) for e in lines] == [("second", 0, "recorded"), ("simple", 0, "recorded")]
     assert lines[1]["response"]["message"]["content"][0]["text"] == REPLY
     assert model.calls == 2
@@ -130,7 +130,7 @@ def test_failed_assertions_say_which_and_why(project):
 def test_corrupt_recording_line_fails_its_case_and_the_others_run(project):
     scripted(REPLY, REPLY)
     run(project, "record")
-    path, lines = recordings(project)
+    path, _lines = recordings(project)
     text = path.read_text().splitlines()
     text[1] = text[1][:40]  # the "simple" line, cut short
     path.write_text("\n".join(text) + "\n")

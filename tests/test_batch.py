@@ -1,0 +1,56 @@
+"""Batch runs over a JSON-lines input file: per-row errors, nothing lost, resumable."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+
+from dotprompt import ScriptedModel
+from dotprompt.batch import BatchInputError, read_rows, run_batch
+from dotprompt.models import define_model
+
+PROMPT = "---\nmodel: scripted-batch\ninput:\n  schema:\n    n: integer\noutput:\n  schema:\n    double: integer\n---\n{{ n }}"
+
+
+def reply_for(request):
+    n = int(request.messages[0].content[0].text)
+    return "not json at all" if n == 3 else json.dumps({"double": n * 2})
+
+
+def test_batch_writes_every_row_and_resumes(folder, tmp_path):
+    folder.write("double.prompt", PROMPT)
+    model = define_model(ScriptedModel(reply_for, name="scripted-batch"))
+    inputs = tmp_path / "in.jsonl"
+    inputs.write_text("\n".join(json.dumps({"n": n}) for n in range(1, 6)) + "\n\n")
+    output = tmp_path / "out.jsonl"
+    prompt = folder.library().load("double")
+    report = asyncio.run(run_batch(prompt, read_rows(inputs), output, concurrency=3))
+    assert (report.total, report.succeeded, report.failed, report.skipped) == (5, 4, 1, 0)
+    records = {r["row"]: r for r in map(json.loads, output.read_text().splitlines())}
+    assert sorted(records) == [1, 2, 3, 4, 5]
+    assert records[2]["output"] == {"double": 4} and records[2]["input"] == {"n": 2}
+    assert records[3]["error"]["type"] == "OutputValidationError" and records[3]["error"]["reply"] == "not json at all"
+    calls = model.calls
+    again = asyncio.run(run_batch(prompt, read_rows(inputs), output, concurrency=3))
+    assert (again.skipped, again.failed, again.succeeded) == (4, 1, 0) and model.calls == calls + 1
+
+
+def test_changed_input_row_runs_again(folder, tmp_path):
+    folder.write("double.prompt", PROMPT)
+    define_model(ScriptedModel(reply_for, name="scripted-batch"))
+    inputs, output = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
+    prompt = folder.library().load("double")
+    inputs.write_text('{"n": 1}\n')
+    asyncio.run(run_batch(prompt, read_rows(inputs), output))
+    inputs.write_text('{"n": 7}\n')
+    report = asyncio.run(run_batch(prompt, read_rows(inputs), output))
+    assert report.skipped == 0 and report.succeeded == 1
+
+
+def test_bad_input_line_names_file_and_line(tmp_path):
+    path = tmp_path / "in.jsonl"
+    path.write_text('{"n": 1}\n{"n": \n')
+    with pytest.raises(BatchInputError, match=r"in.jsonl:2: not a JSON value"):
+        read_rows(path)

@@ -7,7 +7,8 @@ import multiprocessing
 import os
 import re
 from dataclasses import dataclass
-from typing import Literal
+from pathlib import Path
+from typing import Any, Literal
 
 from .compiler import parse_template, read_text
 from .document import KNOWN_KEYS, PromptSource, did_you_mean, parse_source
@@ -55,6 +56,8 @@ def check_library(lib: PromptLibrary, *, jobs: int | None = None) -> list[Diagno
         found = [d for info in infos for d in check_prompt(lib, info)]
     for path in _partial_files(lib):
         found += check_partial(lib, path)
+    for path in _test_files(lib):
+        found += check_test_file(lib, path)
     return found
 
 
@@ -77,6 +80,50 @@ def _check_in_parallel(lib: PromptLibrary, infos: list[PromptInfo], jobs: int) -
 def _check_slice(directory: str, engine: str, infos: list[PromptInfo]) -> list[tuple[str, list[Diagnostic]]]:
     lib = PromptLibrary(directory, engine=engine)
     return [(info.path, check_prompt(lib, info)) for info in infos]
+
+
+def _test_files(lib: PromptLibrary) -> list[Path]:
+    if lib.directory is None:
+        return []
+    return sorted(p for p in lib.directory.rglob("*.test.yaml") if "__recordings__" not in p.parts)
+
+
+def check_test_file(lib: PromptLibrary, path: Path) -> list[Diagnostic]:
+    """A test file parses; each case's input fits the prompt's input schema; each path can exist in its output."""
+    from .testing.cases import load_test_file
+
+    try:
+        cases = load_test_file(path, lib.directory)
+    except PromptFileError as exc:
+        return [_from_error(exc, str(path))]
+    found: list[Diagnostic] = []
+    for case in cases:
+        found += _check_case(lib, case)
+    return found
+
+
+def _check_case(lib: PromptLibrary, case: Any) -> list[Diagnostic]:
+    from .testing.paths import parse_path, schema_problem
+
+    def problem(message: str, line: int | None = None) -> Diagnostic:
+        return Diagnostic(case.file, line or case.line, None, "error", f"case {case.name!r}: {message}")
+
+    try:
+        compiled = lib.load(case.prompt, case.variant).compiled
+    except DotpromptError as exc:
+        return [problem(str(exc).splitlines()[0])]
+    out = []
+    if compiled.validator is not None:
+        data = {**(compiled.meta.get("input", {}).get("default") or {}), **(case.input or {})} \
+            if isinstance(case.input, (dict, type(None))) else case.input
+        out += [problem(f"input {p.path}: {p.message}") for p in compiled.validator.problems(data)]
+    schema = (compiled.meta.get("output") or {}).get("schema")
+    if schema is not None:
+        for check in case.expect.paths:
+            reason = schema_problem(schema, parse_path(check.path))
+            if reason:
+                out.append(problem(f"path {check.path} cannot exist in the output schema: {reason}", check.line))
+    return out
 
 
 def _partial_files(lib: PromptLibrary) -> list[str]:

@@ -26,3 +26,26 @@ def test_library_with_definitions_in_code_is_checked_in_process(folder):
     lib = folder.library()
     lib.define_partial("shared", "defined in code")
     assert check_library(lib, jobs=2) == []
+
+
+def test_check_reads_test_files_against_the_prompts_schemas(folder):
+    folder.write("inv.prompt", "---\ninput:\n  schema:\n    text: string\n    lang?: string\n  default:\n    lang: en\n"
+                 "output:\n  schema:\n    total: number\n    items(array):\n      sku: string\n---\n{{ text }} {{ lang }}")
+    folder.write("inv.test.yaml", "cases:\n  - name: good\n    input: {text: a}\n    expect:\n      paths:\n"
+                 "        - {path: '$.items[0].sku', equals: x}\n"
+                 "  - name: bad input\n    input: {txt: a}\n"
+                 "  - name: bad path\n    input: {text: a}\n    expect:\n      paths:\n"
+                 "        - {path: $.totl, gte: 1}\n        - {path: '$.total[0]', gte: 1}\n")
+    folder.write("ghost.test.yaml", "cases:\n  - name: orphan\n")
+    folder.write("broken.test.yaml", "cases:\n  - name: x\n    expect: {outptu: 1}\n")
+    found = [d.format() for d in check_library(folder.library(), jobs=1)]
+    path = folder.path
+    assert f"{path}/inv.test.yaml:7: error: case 'bad input': input $: 'text' is a required property" in found
+    assert any(f.startswith(f"{path}/inv.test.yaml:7: error: case 'bad input': input $: Additional properties") for f in found)
+    assert f"{path}/inv.test.yaml:13: error: case 'bad path': path $.totl cannot exist in the output schema: " \
+           "no field 'totl' (the schema has total, items)" in found
+    assert f"{path}/inv.test.yaml:14: error: case 'bad path': path $.total[0] cannot exist in the output schema: " \
+           "[0] asked of a value of type number" in found
+    assert any(f.startswith(f"{path}/ghost.test.yaml:2: error: case 'orphan': prompt 'ghost' not found") for f in found)
+    assert any(f.startswith(f"{path}/broken.test.yaml:3:") and "unknown assertion `outptu`" in f for f in found)
+    assert not any("'good'" in f for f in found)

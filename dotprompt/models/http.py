@@ -10,8 +10,9 @@ from __future__ import annotations
 import asyncio
 import email.utils
 import json
+import re
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -83,7 +84,7 @@ class HttpClient:
         status = response.status_code
         return ModelError(provider_message(response), status=status, provider=self.config.provider,
                           request_id=request_id(response), retryable=status in RETRYABLE,
-                          retry_after=retry_after(response.headers))
+                          retry_after=retry_after(response.headers) or body_retry_delay(response))
 
     def _transport_error(self, exc: httpx.HTTPError, path: str) -> ModelError:
         url = f"{self.config.base_url}{path}"
@@ -118,12 +119,14 @@ async def sse_events(response: httpx.Response) -> AsyncIterator[SSEEvent]:
         yield SSEEvent(event or "message", "\n".join(data))
 
 
-def sse_json(event: SSEEvent, provider: str, partial: Any = None) -> Any:
+def sse_json(event: SSEEvent, provider: str, partial: Callable[[], Any] = lambda: None,
+             request: str | None = None) -> Any:
+    """The event's JSON; a malformed event is a ModelError keeping what had arrived (`partial()`, built only then)."""
     try:
         return json.loads(event.data)
     except ValueError:
         raise ModelError(f"malformed stream event (not JSON): {event.data[:300]!r}", provider=provider,
-                         partial=partial) from None
+                         request_id=request, partial=partial()) from None
 
 
 def provider_message(response: httpx.Response) -> str:
@@ -142,6 +145,19 @@ def request_id(response: httpx.Response) -> str | None:
     for header in ("x-request-id", "request-id", "x-goog-request-id", "openai-request-id"):
         if header in response.headers:
             return response.headers[header]
+    return None
+
+
+def body_retry_delay(response: httpx.Response) -> float | None:
+    """Google APIs state how long to wait in the body (google.rpc.RetryInfo `"17s"`), not in Retry-After."""
+    try:
+        details = response.json()["error"]["details"]
+    except (ValueError, KeyError, TypeError):
+        return None
+    for detail in details if isinstance(details, list) else []:
+        if isinstance(detail, dict) and str(detail.get("@type", "")).endswith("RetryInfo"):
+            match = re.fullmatch(r"(\d+(?:\.\d+)?)s", str(detail.get("retryDelay", "")))
+            return float(match.group(1)) if match else None
     return None
 
 

@@ -55,10 +55,13 @@ class OpenAIModel:
                 async for event in sse_events(response):
                     if event.data.strip() == "[DONE]":
                         break
-                    state.add(sse_json(event, self.config.provider, partial=state.snapshot()), on_chunk)
+                    state.add(sse_json(event, self.config.provider, partial=state.snapshot), on_chunk)
             except httpx.HTTPError as exc:
                 raise ModelError(f"the stream broke after {state.chars} characters: {type(exc).__name__}: {exc}",
                                  provider=self.config.provider, retryable=True, partial=state.snapshot()) from exc
+        if state.finish is None:  # never hand on a reply that was silently cut short
+            raise ModelError(f"the stream ended without a finish reason after {state.chars} characters",
+                             provider=self.config.provider, retryable=True, partial=state.snapshot())
         return from_completion(state.snapshot(), self.config.provider)
 
 

@@ -1,0 +1,334 @@
+"""Anthropic Messages API (`POST /messages`).
+
+`to_body` maps our request to the wire once; `from_message` maps a reply back; the streaming path
+accumulates events into the same Message shape and reuses `from_message`.
+
+This API version has no native JSON-schema output, so the model is declared `constrained="none"`
+and the generate loop puts the format instructions into the system prompt instead.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+
+from ..errors import ModelError
+from ..types import GenerateRequest, Media, Message, ModelChunk, ModelResponse, Part, ToolRequest, Usage
+from .base import ModelInfo, OnChunk
+from .config import ProviderConfig, provider_config
+from .http import HttpClient, request_id, sse_events, sse_json
+from .media import parse_data_url
+
+ANTHROPIC_VERSION = "2023-06-01"
+DEFAULT_MAX_TOKENS = 4096  # the API refuses a request without max_tokens
+# Our config names (Genkit's spelling) -> Messages API fields; anything else passes through as is.
+CONFIG_KEYS = {"maxOutputTokens": "max_tokens", "topP": "top_p", "topK": "top_k", "stopSequences": "stop_sequences"}
+FINISH = {"end_turn": "stop", "stop_sequence": "stop", "tool_use": "stop", "max_tokens": "length",
+          "model_context_window_exceeded": "length", "refusal": "blocked", "pause_turn": "other"}
+TOOL_CHOICE = {"auto": {"type": "auto"}, "required": {"type": "any"}, "none": {"type": "none"}}
+# `error` events inside an HTTP 200 stream carry no status; these types are the ones worth retrying.
+RETRYABLE_STREAM_ERRORS = frozenset({"overloaded_error", "api_error", "rate_limit_error", "timeout_error"})
+INVALID_ARGUMENTS = {"invalidArguments": "the model's tool-call arguments are not valid JSON"}
+ANTHROPIC_INFO = ModelInfo(label="Anthropic", constrained="none", media=True)
+
+
+class AnthropicModel:
+    """A Claude model through the Messages API: `anthropic/claude-sonnet-4-5`, ..."""
+
+    def __init__(self, name: str, *, model_id: str | None = None, config: ProviderConfig | None = None,
+                 info: ModelInfo = ANTHROPIC_INFO, transport: httpx.AsyncBaseTransport | None = None) -> None:
+        self.name = name
+        self.model_id = model_id or name.partition("/")[2] or name
+        self.config = config or provider_config("anthropic")
+        self.info = info
+        self.http = HttpClient(self.config, transport=transport)
+
+    def headers(self) -> dict[str, str]:
+        headers = {"anthropic-version": ANTHROPIC_VERSION}
+        if self.config.api_key:
+            headers["x-api-key"] = self.config.api_key
+        return headers
+
+    async def generate(self, request: GenerateRequest, on_chunk: OnChunk | None = None) -> ModelResponse:
+        body = to_body(request, self.model_id, stream=on_chunk is not None)
+        if on_chunk is None:
+            data, _ = await self.http.post_json("/messages", body, self.headers())
+            return from_message(data, self.config.provider)
+        return await self._stream(body, on_chunk)
+
+    async def _stream(self, body: dict[str, Any], on_chunk: OnChunk) -> ModelResponse:
+        state = _StreamState(self.config.provider)
+        async with self.http.stream("/messages", body, self.headers()) as response:
+            state.request_id = request_id(response)
+            try:
+                async for event in sse_events(response):
+                    state.add(state.parse(event), on_chunk)
+                    if state.done:
+                        break
+            except httpx.HTTPError as exc:
+                raise state.fail(f"the stream broke after {state.chars} characters: {type(exc).__name__}: {exc}",
+                                 retryable=True) from exc
+        if not state.done:
+            raise state.fail("the stream ended before message_stop (the reply is incomplete)", retryable=True)
+        return from_message(state.snapshot(), self.config.provider)
+
+
+# -- request ---------------------------------------------------------------------------------------
+
+def to_body(request: GenerateRequest, model_id: str, *, stream: bool = False) -> dict[str, Any]:
+    body: dict[str, Any] = {"model": model_id, "max_tokens": DEFAULT_MAX_TOKENS}
+    system = _system(request.messages)
+    if system:
+        body["system"] = system
+    body["messages"] = to_messages(request.messages)
+    for key, value in request.config.items():
+        body[CONFIG_KEYS.get(key, key)] = value
+    if request.tools:
+        body["tools"] = [_tool(t.name, t.description, t.input_schema) for t in request.tools]
+        if request.tool_choice:
+            body["tool_choice"] = TOOL_CHOICE[request.tool_choice]
+    if stream:
+        body["stream"] = True
+    return body
+
+
+def _tool(name: str, description: str, schema: dict[str, Any]) -> dict[str, Any]:
+    tool: dict[str, Any] = {"name": name, "input_schema": schema or {"type": "object"}}
+    if description:
+        tool["description"] = description
+    return tool
+
+
+def _system(messages: list[Message]) -> list[dict[str, Any]]:
+    # One text block per part: the output instructions arrive as their own part and must not be
+    # glued onto the end of the author's last sentence.
+    return [{"type": "text", "text": p.text} for m in messages if m.role == "system" for p in m.content if p.text]
+
+
+def to_messages(messages: list[Message]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    pending_ids: dict[str, list[str]] = {}  # tool name -> ids of calls without a ref, in order
+    for index, message in enumerate(messages):
+        if message.role == "system":
+            continue
+        blocks = [b for position, part in enumerate(message.content)
+                  if (b := _block(part, index, position, pending_ids)) is not None]
+        if blocks:
+            _append(out, "assistant" if message.role == "model" else "user", blocks)
+    return out
+
+
+def _append(out: list[dict[str, Any]], role: str, blocks: list[dict[str, Any]]) -> None:
+    """Turns must alternate user/assistant: a tool message followed by a user message is one turn."""
+    if not out or out[-1]["role"] != role:
+        out.append({"role": role, "content": blocks})
+        return
+    merged = out[-1]["content"] + blocks
+    # The API wants tool_result blocks before any other content of the user turn.
+    out[-1]["content"] = sorted(merged, key=lambda b: b["type"] != "tool_result") if role == "user" else merged
+
+
+def _block(part: Part, index: int, position: int, pending_ids: dict[str, list[str]]) -> dict[str, Any] | None:
+    if part.text:  # the API rejects empty text blocks
+        return {"type": "text", "text": part.text}
+    if part.media is not None:
+        return _media(part.media)
+    if part.tool_request is not None:
+        return _tool_use(part.tool_request, f"toolu_{index}_{position}", pending_ids)
+    if part.tool_response is not None:
+        response = part.tool_response
+        waiting = pending_ids.get(response.name) or []
+        block = {"type": "tool_result", "tool_use_id": response.ref or (waiting.pop(0) if waiting else response.name),
+                 "content": json.dumps(response.output, ensure_ascii=False)}
+        if (part.metadata or {}).get("toolError"):
+            block["is_error"] = True
+        return block
+    if part.data is not None:
+        return {"type": "text", "text": json.dumps(part.data, ensure_ascii=False)}
+    return _echoed(part)
+
+
+def _tool_use(request: ToolRequest, synthesized: str, pending_ids: dict[str, list[str]]) -> dict[str, Any]:
+    if request.ref is None:
+        pending_ids.setdefault(request.name, []).append(synthesized)
+    return {"type": "tool_use", "id": request.ref or synthesized, "name": request.name, "input": tool_input(request.input)}
+
+
+def tool_input(value: Any) -> dict[str, Any]:
+    """tool_use.input must be an object: invalid arguments kept raw go back wrapped, never as {}."""
+    if isinstance(value, dict):
+        return value
+    return {} if value is None else {"rawInput": value}
+
+
+def _echoed(part: Part) -> dict[str, Any] | None:
+    # With extended thinking on, the API requires earlier thinking blocks back, signature intact;
+    # unsigned reasoning (from another provider, say) would be refused, so it is left out.
+    signature = (part.metadata or {}).get("signature")
+    if part.reasoning is not None and signature:
+        return {"type": "thinking", "thinking": part.reasoning, "signature": signature}
+    if part.custom and isinstance(part.custom.get("anthropic"), dict):
+        return part.custom["anthropic"]  # redacted thinking, server tool blocks: returned verbatim
+    return None
+
+
+def _media(media: Media) -> dict[str, Any]:
+    if media.url.startswith("data:"):
+        mime, data = parse_data_url(media.url)
+        content_type = media.content_type or mime
+        source: dict[str, Any] = {"type": "base64", "media_type": content_type, "data": data}
+    else:
+        content_type = media.content_type or ""
+        source = {"type": "url", "url": media.url}
+    return {"type": "document" if content_type == "application/pdf" else "image", "source": source}
+
+
+# -- response --------------------------------------------------------------------------------------
+
+def from_message(data: Mapping[str, Any], provider: str) -> ModelResponse:
+    content = data.get("content") if isinstance(data, Mapping) else None
+    if not isinstance(content, list):
+        raise ModelError(f"the reply has no content: {json.dumps(data)[:500]}", provider=provider)
+    stop = data.get("stop_reason")
+    return ModelResponse(message=Message(role="model", content=[_part(b) for b in content]),
+                         finish_reason=FINISH.get(stop, "other") if stop else "unknown",  # type: ignore[arg-type]
+                         finish_message=stop, usage=_usage(data.get("usage")), raw=data)
+
+
+def _part(block: Mapping[str, Any]) -> Part:
+    kind = block.get("type")
+    if kind == "text":
+        return Part(text=block.get("text", ""))
+    if kind == "tool_use":
+        return _tool_part(block)
+    if kind == "thinking":
+        return Part(reasoning=block.get("thinking", ""),
+                    metadata={"signature": block["signature"]} if block.get("signature") else None)
+    return Part(custom={"anthropic": dict(block)})  # kept whole so it can be sent back
+
+
+def _tool_part(block: Mapping[str, Any]) -> Part:
+    name, ref, value = block.get("name", ""), block.get("id"), block.get("input")
+    if isinstance(value, str):  # streamed input arrives as JSON text
+        try:
+            value = json.loads(value) if value.strip() else {}
+        except ValueError:
+            # Never turn bad arguments into {}: keep the raw text, and say so on the part.
+            return Part(tool_request=ToolRequest(name=name, ref=ref, input=value), metadata=dict(INVALID_ARGUMENTS))
+    return Part(tool_request=ToolRequest(name=name, ref=ref, input=value))
+
+
+def _usage(usage: Mapping[str, Any] | None) -> Usage | None:
+    if not usage:
+        return None
+    # input_tokens counts only the uncached part of the prompt; cache reads and writes are prompt tokens too.
+    counts = [usage.get(k) for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")]
+    inputs = sum(c for c in counts if c) if any(c is not None for c in counts) else None
+    outputs = usage.get("output_tokens")
+    total = inputs + outputs if inputs is not None and outputs is not None else None
+    return Usage(input_tokens=inputs, output_tokens=outputs, total_tokens=total)
+
+
+# -- streaming -------------------------------------------------------------------------------------
+
+@dataclass
+class _StreamState:
+    """Events accumulated into one Message-shaped dict; content blocks kept per index."""
+
+    provider: str
+    request_id: str | None = None
+    message: dict[str, Any] = field(default_factory=dict)
+    blocks: dict[int, dict[str, Any]] = field(default_factory=dict)
+    usage: dict[str, Any] = field(default_factory=dict)
+    done: bool = False
+    chars: int = 0
+
+    def parse(self, event: Any) -> Any:
+        return sse_json(event, self.provider, partial=self.snapshot, request=self.request_id)
+
+    def add(self, data: Mapping[str, Any], on_chunk: OnChunk) -> None:
+        handler = _HANDLERS.get(data.get("type", "") if isinstance(data, Mapping) else "")
+        if handler is not None:  # ping and event types added after this was written are ignored
+            handler(self, data, on_chunk)
+
+    def _start(self, data: Mapping[str, Any], on_chunk: OnChunk) -> None:
+        self.message = dict(data.get("message") or {})
+        self.usage.update(self.message.get("usage") or {})
+
+    def _block_start(self, data: Mapping[str, Any], on_chunk: OnChunk) -> None:
+        block = self.blocks[data.get("index", len(self.blocks))] = dict(data.get("content_block") or {})
+        if "input" in block:
+            block["input"] = ""  # tool_use, server_tool_use: the start carries `{}`, the input follows as JSON text
+        if block.get("type") == "tool_use":
+            on_chunk(ModelChunk(content=[self._partial_call(block)]))
+        elif block.get("type") == "text" and block.get("text"):
+            on_chunk(ModelChunk(content=[Part(text=block["text"])]))
+
+    def _block_delta(self, data: Mapping[str, Any], on_chunk: OnChunk) -> None:
+        block = self.blocks.setdefault(data.get("index", 0), {"type": "text", "text": ""})
+        delta = data.get("delta") or {}
+        kind = delta.get("type")
+        if kind == "text_delta":
+            self._grow(block, "text", delta.get("text", ""))
+            on_chunk(ModelChunk(content=[Part(text=delta.get("text", ""))]))
+        elif kind == "input_json_delta":
+            self._grow(block, "input", delta.get("partial_json", ""))
+            if block.get("type") == "tool_use":  # server tools run at Anthropic: nothing for the loop to run
+                on_chunk(ModelChunk(content=[self._partial_call(block)]))
+        elif kind == "thinking_delta":
+            self._grow(block, "thinking", delta.get("thinking", ""))
+            on_chunk(ModelChunk(content=[Part(reasoning=delta.get("thinking", ""))]))
+        elif kind == "signature_delta":
+            block["signature"] = block.get("signature", "") + delta.get("signature", "")
+
+    def _grow(self, block: dict[str, Any], key: str, text: str) -> None:
+        block[key] = (block.get(key) or "") + text
+        self.chars += len(text)
+
+    def _message_delta(self, data: Mapping[str, Any], on_chunk: OnChunk) -> None:
+        self.message.update({k: v for k, v in (data.get("delta") or {}).items() if v is not None})
+        self.usage.update(data.get("usage") or {})  # output_tokens here is the running total, not an increment
+
+    def _stop(self, data: Mapping[str, Any], on_chunk: OnChunk) -> None:
+        self.done = True
+
+    def _error(self, data: Mapping[str, Any], on_chunk: OnChunk) -> None:
+        error = data.get("error") or {}
+        kind = error.get("type", "error")
+        raise self.fail(f"{error.get('message') or kind} ({kind})", retryable=kind in RETRYABLE_STREAM_ERRORS)
+
+    @staticmethod
+    def _partial_call(block: Mapping[str, Any]) -> Part:
+        return Part(tool_request=ToolRequest(name=block.get("name", ""), ref=block.get("id"), input=block.get("input", ""),
+                                             partial=True))
+
+    def fail(self, message: str, *, retryable: bool = False) -> ModelError:
+        return ModelError(message, provider=self.provider, request_id=self.request_id, retryable=retryable,
+                          partial=self.snapshot())
+
+    def snapshot(self) -> dict[str, Any]:
+        content = [_settled(block) for _, block in sorted(self.blocks.items())]
+        return {**self.message, "type": "message", "role": "assistant", "content": content, "usage": dict(self.usage)}
+
+
+def _settled(block: Mapping[str, Any]) -> dict[str, Any]:
+    """A streamed block as the non-streaming reply would hold it. tool_use input stays JSON text so
+    `_tool_part` can keep invalid arguments raw; server tool blocks go back verbatim, so theirs is parsed."""
+    raw = block.get("input")
+    if block.get("type") == "tool_use" or not isinstance(raw, str):
+        return dict(block)
+    try:
+        return {**block, "input": json.loads(raw) if raw.strip() else {}}
+    except ValueError:
+        return dict(block)
+
+
+_HANDLERS: dict[str, Callable[[_StreamState, Mapping[str, Any], OnChunk], None]] = {
+    "message_start": _StreamState._start, "content_block_start": _StreamState._block_start,
+    "content_block_delta": _StreamState._block_delta, "message_delta": _StreamState._message_delta,
+    "message_stop": _StreamState._stop, "error": _StreamState._error,
+}

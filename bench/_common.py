@@ -17,12 +17,17 @@ PEERS_BIN = BENCH_DIR / ".peers" / "bin"
 
 @dataclass(frozen=True)
 class Result:
-    """One benchmark's headline figure against its target."""
+    """One benchmark's headline figure against its target. An informational figure has no target to miss."""
 
     name: str
     figure: str
     target: str
     passed: bool
+    informational: bool = False
+
+    @property
+    def verdict(self) -> str:
+        return "info" if self.informational else "PASS" if self.passed else "MISS"
 
 
 def arg_parser(description: str) -> argparse.ArgumentParser:
@@ -32,10 +37,17 @@ def arg_parser(description: str) -> argparse.ArgumentParser:
 
 
 def report(result: Result, json_path: Path | None) -> None:
-    verdict = "PASS" if result.passed else "MISS"
-    print(f"{result.name}: {result.figure} (target {result.target}) -> {verdict}")
+    print(f"{result.name}: {result.figure} (target {result.target}) -> {result.verdict}")
     if json_path is not None:
         json_path.write_text(json.dumps(asdict(result)), encoding="utf-8")
+
+
+def report_all(results: Sequence[Result], json_path: Path | None) -> None:
+    """Several results of one benchmark; the --json file then holds a list of them."""
+    for result in results:
+        print(f"{result.name}: {result.figure} (target {result.target}) -> {result.verdict}")
+    if json_path is not None:
+        json_path.write_text(json.dumps([asdict(r) for r in results]), encoding="utf-8")
 
 
 def wall_seconds(argv: Sequence[str], cwd: Path | None = None) -> float:

@@ -10,7 +10,7 @@ trap 'rm -rf "$RESULTS"' EXIT
 echo "== setup: bench/.peers"
 bash bench/setup_peers.sh
 
-BENCHES=(render import check)
+BENCHES=(render import check stream loop)
 failed=0
 for bench in "${BENCHES[@]}"; do
     echo

@@ -11,12 +11,17 @@ from _common import Result
 
 
 def load(paths: list[Path]) -> list[Result]:
-    return [Result(**json.loads(path.read_text(encoding="utf-8"))) for path in paths]
+    """Each file holds one result (report) or a list of them (report_all)."""
+    results = []
+    for path in paths:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        results += [Result(**item) for item in (data if isinstance(data, list) else [data])]
+    return results
 
 
 def table(results: list[Result]) -> str:
     rows = [("benchmark", "measured", "target", "verdict")]
-    rows += [(r.name, r.figure, r.target, "PASS" if r.passed else "MISS") for r in results]
+    rows += [(r.name, r.figure, r.target, r.verdict) for r in results]
     widths = [max(len(row[i]) for row in rows) for i in range(4)]
     lines = ["  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip() for row in rows]
     lines.insert(1, "  ".join("-" * width for width in widths))
@@ -30,7 +35,7 @@ def main() -> None:
     args = parser.parse_args()
     results = load(args.results)
     print(table(results))
-    if args.strict and not all(r.passed for r in results):
+    if args.strict and not all(r.passed or r.informational for r in results):
         sys.exit(1)
 
 

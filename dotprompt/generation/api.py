@@ -122,17 +122,18 @@ class GenerateStream:
         task = asyncio.ensure_future(self._run(queue.put_nowait))
         try:
             while True:
+                while not queue.empty():  # take what is already there without waiting
+                    yield queue.get_nowait()
+                if task.done():
+                    self.response = task.result()
+                    yield self.response
+                    return
                 getter = asyncio.ensure_future(queue.get())
                 done, _ = await asyncio.wait({getter, task}, return_when=asyncio.FIRST_COMPLETED)
                 if getter in done:
                     yield getter.result()
-                    continue
-                getter.cancel()
-                while not queue.empty():
-                    yield queue.get_nowait()
-                self.response = task.result()
-                yield self.response
-                return
+                else:
+                    getter.cancel()
         finally:
             if not task.done():
                 task.cancel()

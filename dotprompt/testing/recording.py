@@ -140,6 +140,7 @@ class RecordingModel:
         self._real_factory = real
         self._real: Model | None = None
         self.stats = CallStats()
+        self.stale: list[str] = []  # replayed calls whose recording no longer matches the request
         recorded = store.info_for(name) if mode != "record" else None
         self.info = recorded or (ModelInfo() if mode == "replay" else self.real.info)
 
@@ -157,8 +158,18 @@ class RecordingModel:
         if entry is not None:
             return self._replay(entry, on_chunk)
         if self.mode == "replay":
-            raise RecordingMissingError(self._missing_message(call, request))
+            stale = self._stale_entry(call)
+            if stale is None:
+                raise RecordingMissingError(self._missing_message(call, request))
+            # Still replay it, so the case also shows what the old reply means for the changed prompt
+            # (e.g. which path of a changed schema it no longer satisfies); the mismatch itself fails the case.
+            self.stale.append(self._missing_message(call, request))
+            return self._replay(stale, on_chunk)
         return await self._record(key, call, request, on_chunk)
+
+    def _stale_entry(self, call: int) -> Entry | None:
+        recorded = self.store.for_case(self.case)
+        return recorded[call] if call < len(recorded) else None
 
     def _replay(self, entry: Entry, on_chunk: OnChunk | None) -> ModelResponse:
         response = ModelResponse.model_validate(entry.response)

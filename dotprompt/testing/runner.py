@@ -107,16 +107,16 @@ class TestRun:
                                              options={"config": case.config} if case.config else None, model=recorder)
         except OutputValidationError as exc:
             reasons = [f"output does not match the output schema at {p.path}: {p.message}" for p in exc.problems]
-            return self._result(case, False, [*corrupt, *reasons], recorder, exc.text)
+            return self._result(case, False, [*corrupt, *recorder.stale, *reasons], recorder, exc.text)
         except RecordingMissingError as exc:
             return self._result(case, False, [*corrupt, str(exc)], recorder)
         except DotpromptError as exc:
-            return self._result(case, False, [*corrupt, f"{type(exc).__name__}: {exc}"], recorder)
+            return self._result(case, False, [*corrupt, *recorder.stale, f"{type(exc).__name__}: {exc}"], recorder)
         seen = Observed(output=response.output, text=response.text, tool_calls=_tool_calls(response.messages),
                         turns=recorder.stats.calls, repairs=[getattr(r, "detail", str(r)) for r in response.output_repairs],
                         latency_ms=recorder.stats.latency_ms or (time.perf_counter() - started) * 1000,
                         tokens=recorder.stats.tokens)
-        failures = [*corrupt, *check(case.expect, seen, timed=True)]
+        failures = [*corrupt, *recorder.stale, *check(case.expect, seen, timed=True)]
         result = self._result(case, not failures, failures, recorder, response.output)
         result.repairs = len(seen.repairs)
         return result

@@ -12,7 +12,7 @@ from typing import Any
 from .errors import DotpromptError, OutputValidationError
 from .library import PromptLibrary
 from .lint import check_library
-from .loader import prompts_dir
+from .loader import project_library, prompts_dir
 from .rendered import RenderedPrompt
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -110,7 +110,7 @@ def _library(directory: str | None) -> PromptLibrary:
     path = prompts_dir(directory)
     if not path.is_dir():
         raise UsageError(f"prompt folder {str(path)!r} does not exist (pass --dir, or set DOTPROMPT_DIR)")
-    return PromptLibrary(path)
+    return project_library(path)
 
 
 def _json_arg(value: str | None, flag: str) -> Any:

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 import os
 import sys
 import threading
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
+from .errors import UsageError
 from .library import PromptLibrary
 from .prompt import Prompt
 
@@ -51,8 +55,40 @@ def default_library(directory: str | os.PathLike[str] | None = None) -> PromptLi
     path = prompts_dir(directory).resolve()
     with _lock:
         if path not in _libraries:
-            _libraries[path] = PromptLibrary(path)
+            _libraries[path] = project_library(path)
         return _libraries[path]
+
+
+def project_library(directory: str | os.PathLike[str]) -> PromptLibrary:
+    """A library for `directory` set up from `[tool.dotprompt]`: `default_model`, and `tools` — modules
+    (dotted names, or .py paths relative to pyproject.toml) whose Tool objects are registered."""
+    settings, root = project_settings()
+    lib = PromptLibrary(directory, default_model=settings.get("default_model"))
+    for entry in settings.get("tools", []):
+        for found in _tools_in(_import(str(entry), root)):
+            lib.define_tool(found)
+    return lib
+
+
+def _import(entry: str, root: Path | None) -> ModuleType:
+    if entry.endswith(".py"):
+        path = (root or Path.cwd()) / entry
+        spec = importlib.util.spec_from_file_location(f"dotprompt_tools_{path.stem}", path)
+        if spec is None or spec.loader is None or not path.is_file():
+            raise UsageError(f"[tool.dotprompt] tools: cannot load {entry!r} (no such file {path})")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+    try:
+        return importlib.import_module(entry)
+    except ImportError as exc:
+        raise UsageError(f"[tool.dotprompt] tools: cannot import {entry!r}: {exc}") from None
+
+
+def _tools_in(module: ModuleType) -> list[Any]:
+    from .tools import Tool
+
+    return [value for value in vars(module).values() if isinstance(value, Tool)]
 
 
 def load_prompt(name: str, variant: str | None = None, directory: str | os.PathLike[str] | None = None) -> Prompt:

@@ -269,3 +269,29 @@ def test_unknown_engine_is_refused():
 
     with pytest.raises(DotpromptError):
         PromptLibrary(None, engine="mustache")
+
+
+def test_project_settings_register_tools_and_default_model(tmp_path, monkeypatch):
+    from dotprompt.loader import project_library
+
+    (tmp_path / "pyproject.toml").write_text('[tool.dotprompt]\ndefault_model = "echo"\ntools = ["lib/my_tools.py"]\n')
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "my_tools.py").write_text(
+        "from dotprompt import tool\n\n@tool\ndef shout(text: str) -> str:\n    '''Upper-case text.'''\n    return text.upper()\n")
+    (tmp_path / "prompts").mkdir()
+    (tmp_path / "prompts" / "p.prompt").write_text("---\ntools: [shout]\n---\nhi")
+    monkeypatch.chdir(tmp_path)
+    lib = project_library(tmp_path / "prompts")
+    rendered = lib.load("p").render()
+    assert rendered.model == "echo" and rendered.tool_defs[0].description == "Upper-case text."
+    assert lib.load("p")().text == "user: hi"
+
+
+def test_project_settings_naming_a_missing_tools_file(tmp_path, monkeypatch):
+    from dotprompt import UsageError
+    from dotprompt.loader import project_library
+
+    (tmp_path / "pyproject.toml").write_text('[tool.dotprompt]\ntools = ["nope.py"]\n')
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(UsageError, match="cannot load 'nope.py'"):
+        project_library(tmp_path)

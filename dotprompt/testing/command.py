@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import PromptFileError
-from ..library import PromptLibrary
+from ..loader import project_library
 from .cases import TestCase, load_test_file
 from .recording import Mode
 from .report import print_summary, write_json, write_junit
@@ -74,7 +74,7 @@ def run_tests(options: TestOptions, out: object = sys.stdout) -> int:
     for error in errors:
         print(str(error), file=sys.stderr)
     fancy = sys.stdout.isatty() and not os.environ.get("CI")
-    run = TestRun(PromptLibrary(options.prompts_dir), options.mode, options.model, options.concurrency)
+    run = TestRun(project_library(options.prompts_dir), options.mode, options.model, options.concurrency)
     summaries = _execute(run, cases, options, fancy)
     run.save()
     print_summary(summaries, out, fancy=fancy, repeated=options.repeat > 1)  # type: ignore[arg-type]

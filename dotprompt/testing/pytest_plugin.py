@@ -16,7 +16,7 @@ import pytest
 
 from ..errors import PromptFileError
 from ..library import PromptLibrary
-from ..loader import prompts_dir
+from ..loader import project_library, prompts_dir
 from .cases import TestCase, load_test_file
 from .runner import CaseResult, TestRun
 
@@ -57,7 +57,7 @@ _RUNNERS: dict[Path, TestRun] = {}
 def _runner(config: pytest.Config, root: Path) -> TestRun:
     mode = config.getoption("--dotprompt-mode") or os.environ.get("DOTPROMPT_TEST_MODE") or "replay"
     if root not in _RUNNERS:
-        _RUNNERS[root] = TestRun(PromptLibrary(root), mode)  # type: ignore[arg-type]
+        _RUNNERS[root] = TestRun(project_library(root), mode)  # type: ignore[arg-type]
     return _RUNNERS[root]
 
 
@@ -92,4 +92,4 @@ class PromptTestItem(pytest.Item):
 @pytest.fixture
 def prompt_library() -> PromptLibrary:
     """The project's prompt library (./prompts, $DOTPROMPT_DIR or [tool.dotprompt] prompts_dir)."""
-    return PromptLibrary(prompts_dir())
+    return project_library(prompts_dir())

@@ -277,7 +277,8 @@ def test_project_settings_register_tools_and_default_model(tmp_path, monkeypatch
     (tmp_path / "pyproject.toml").write_text('[tool.dotprompt]\ndefault_model = "echo"\ntools = ["lib/my_tools.py"]\n')
     (tmp_path / "lib").mkdir()
     (tmp_path / "lib" / "my_tools.py").write_text(
-        "from dotprompt import tool\n\n@tool\ndef shout(text: str) -> str:\n    '''Upper-case text.'''\n    return text.upper()\n")
+        "from dotprompt import tool\n\n@tool\ndef shout(text: str) -> str:\n"
+        "    '''Upper-case text.'''\n    return text.upper()\n")
     (tmp_path / "prompts").mkdir()
     (tmp_path / "prompts" / "p.prompt").write_text("---\ntools: [shout]\n---\nhi")
     monkeypatch.chdir(tmp_path)
@@ -293,5 +294,5 @@ def test_project_settings_naming_a_missing_tools_file(tmp_path, monkeypatch):
 
     (tmp_path / "pyproject.toml").write_text('[tool.dotprompt]\ntools = ["nope.py"]\n')
     monkeypatch.chdir(tmp_path)
-    with pytest.raises(UsageError, match="cannot load 'nope.py'"):
+    with pytest.raises(UsageError, match=r"cannot load 'nope\.py'"):
         project_library(tmp_path)

@@ -240,20 +240,21 @@ class _Reader:
         return ToolCheck(str(raw["name"]), raw.get("input"), node.start_mark.line + 1 if hasattr(node, "start_mark") else None)
 
 
-def _child(node: Any, key: str) -> Any:
+def _entry(node: Any, key: str) -> tuple[Any, Any]:
+    """The (key node, value node) of `key` in a mapping node; the node itself twice when absent (for locations)."""
     if isinstance(node, yaml.MappingNode):
         for key_node, value_node in node.value:
             if key_node.value == key:
-                return value_node
-    return node
+                return key_node, value_node
+    return node, node
+
+
+def _child(node: Any, key: str) -> Any:
+    return _entry(node, key)[1]
 
 
 def _key_node(node: Any, key: str) -> Any:
-    if isinstance(node, yaml.MappingNode):
-        for key_node, _ in node.value:
-            if key_node.value == key:
-                return key_node
-    return node
+    return _entry(node, key)[0]
 
 
 def _items(raw: Any, node: Any) -> list[tuple[Any, Any]]:

@@ -4,17 +4,16 @@ from __future__ import annotations
 
 import asyncio
 import json
-from pathlib import Path
 
 import httpx
 import pytest
+from mock_server import FIXTURES, Server, fixture
 
 from dotprompt import GenerateRequest, Message, ModelError, generate, tool
 from dotprompt.models.base import resolve_model
 from dotprompt.models.config import ProviderConfig
 from dotprompt.models.gemini import GeminiModel, gemini_schema
 
-FIXTURES = Path(__file__).parent / "fixtures"
 KEY = "test-key"
 BASE = "https://generativelanguage.test/v1beta"
 
@@ -33,29 +32,6 @@ def now() -> str:
 
 ADD_PARAMETERS = {"type": "OBJECT", "properties": {"a": {"type": "INTEGER"}, "b": {"type": "INTEGER"}},
                   "propertyOrdering": ["a", "b"], "required": ["a", "b"]}
-
-
-class Server:
-    """Serves scripted replies (fixture names, dicts or responses) and records every request."""
-
-    def __init__(self, *replies):
-        self.replies = list(replies)
-        self.requests: list[httpx.Request] = []
-
-    def __call__(self, request: httpx.Request) -> httpx.Response:
-        self.requests.append(request)
-        reply = self.replies.pop(0)
-        if isinstance(reply, str):
-            return fixture(reply)
-        return reply if isinstance(reply, httpx.Response) else httpx.Response(200, json=reply)
-
-    def body(self, index: int) -> dict:
-        return json.loads(self.requests[index].content)
-
-
-def fixture(name: str, status: int = 200, headers: dict | None = None) -> httpx.Response:
-    kind = "text/event-stream" if name.endswith(".sse") else "application/json"
-    return httpx.Response(status, content=(FIXTURES / name).read_bytes(), headers={"content-type": kind, **(headers or {})})
 
 
 def reply(*parts: dict, finish: str = "STOP") -> dict:

@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import json
-from pathlib import Path
 
 import httpx
 import pytest
+from mock_server import FIXTURES, Server
 
 from dotprompt import ModelError, UsageError, generate, tool
 from dotprompt.models.config import ProviderConfig, provider_config
 from dotprompt.models.openai import OpenAIModel
 
-FIXTURES = Path(__file__).parent / "fixtures"
 KEY = "sk-test-not-a-real-key"
 
 
@@ -26,22 +25,6 @@ def add(a: int, b: int) -> int:
 def completion(message: dict, finish: str = "stop", usage: dict | None = None) -> dict:
     return {"id": "x", "object": "chat.completion", "choices": [{"index": 0, "message": message, "finish_reason": finish}],
             "usage": usage or {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5}}
-
-
-class Server:
-    """Serves scripted replies and records every request."""
-
-    def __init__(self, *replies):
-        self.replies = list(replies)
-        self.requests: list[httpx.Request] = []
-
-    def __call__(self, request: httpx.Request) -> httpx.Response:
-        self.requests.append(request)
-        reply = self.replies.pop(0)
-        return reply if isinstance(reply, httpx.Response) else httpx.Response(200, json=reply)
-
-    def body(self, index: int) -> dict:
-        return json.loads(self.requests[index].content)
 
 
 def model_for(server: Server, name: str = "openai/gpt-test") -> OpenAIModel:

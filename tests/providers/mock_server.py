@@ -1,0 +1,33 @@
+"""A scripted provider endpoint for httpx.MockTransport, shared by the provider tests."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import httpx
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+class Server:
+    """Serves scripted replies (fixture names, dicts or responses) and records every request."""
+
+    def __init__(self, *replies):
+        self.replies = list(replies)
+        self.requests: list[httpx.Request] = []
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        self.requests.append(request)
+        reply = self.replies.pop(0)
+        if isinstance(reply, str):
+            return fixture(reply)
+        return reply if isinstance(reply, httpx.Response) else httpx.Response(200, json=reply)
+
+    def body(self, index: int) -> dict:
+        return json.loads(self.requests[index].content)
+
+
+def fixture(name: str, status: int = 200, headers: dict | None = None) -> httpx.Response:
+    kind = "text/event-stream" if name.endswith(".sse") else "application/json"
+    return httpx.Response(status, content=(FIXTURES / name).read_bytes(), headers={"content-type": kind, **(headers or {})})

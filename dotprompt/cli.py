@@ -280,8 +280,12 @@ def _local_setup(args: argparse.Namespace) -> int:
     from .models.local_setup import ConsoleProgress, clock, setup
 
     started = time.monotonic()
-    with ConsoleProgress(sys.stderr) as progress:
-        paths = setup(progress=progress)
+    try:
+        with ConsoleProgress(sys.stderr) as progress:
+            paths = setup(progress=progress)
+    except KeyboardInterrupt:
+        print("dotprompt: setup interrupted; run `dotprompt local setup` again to finish it", file=sys.stderr)
+        return 130
     print(f"local model ready in {clock(time.monotonic() - started)}: {paths.root} (use it as model: local/smollm2)")
     return EXIT_OK
 

@@ -9,6 +9,7 @@
      ├── RenderError              the template failed while rendering (sandbox, recursion, ...)
      ├── UsageError               the library was called wrongly: unknown model/tool/format, duplicate
      │                            tool names, max_turns <= 0, an unresolved interrupt on resume
+     ├── LocalSetupError          `dotprompt local setup` failed (models/local_setup.py): names the log
      └── GenerationError          a run failed; `.response` and `.messages` keep everything produced
           ├── GenerationResponseError  the loop stopped (status ABORTED: too many tool turns, ...)
           ├── OutputValidationError    the final output is not JSON or fails its schema

@@ -538,3 +538,9 @@ def test_preview_request_runs_nothing():
     model = ScriptedModel([])
     request = preview_request(model=model, system="sys", prompt="hi", tools=[add], output_schema=Invoice)
     assert model.calls == 0 and request.tools[0].name == "add" and len(_instruction_parts(request)) == 1
+
+
+def test_required_tool_choice_relaxes_to_auto_after_a_tool_round():
+    model = ScriptedModel([[tool_call("add", {"a": 1, "b": 2})], "3"])
+    run(generate(model=model, prompt="x", tools=[add], tool_choice="required"))
+    assert [r.tool_choice for r in model.requests] == ["required", "auto"]

@@ -85,7 +85,10 @@ class Loop:
             return self._response(reply.model_copy(update={"message": revised}), request, finish="interrupted")
         tool_message = _tool_message(results)
         self._emit("tool", tool_message.content)
-        following = opts.model_copy(update={"messages": [*messages, reply.message, tool_message]})
+        # "required" forces a tool call on the turn it is asked for; kept on later turns it would force
+        # another call every turn until max_turns, so once tools have answered it relaxes to "auto".
+        choice = "auto" if opts.tool_choice == "required" else opts.tool_choice
+        following = opts.model_copy(update={"messages": [*messages, reply.message, tool_message], "tool_choice": choice})
         return await self._turn_chain(TurnEnvelope(following, envelope.current_turn + 1, self._index))
 
     def _request(self, opts: GenerateActionOptions, messages: list[Message]) -> GenerateRequest:

@@ -1,8 +1,84 @@
-"""The local model (llama.cpp's llama-server + SmolLM2-135M-Instruct): placeholder until setup lands."""
+"""`local/smollm2`: SmolLM2-135M-Instruct on llama.cpp's llama-server, on this machine, offline.
+
+`dotprompt local setup` (or `setup()`) prepares it once; the first request starts the server
+(local_server.py) and every request goes through the OpenAI-compatible provider. When it is set
+up it is the default model: `default_local_model()` is what `default_model_name()` falls back to.
+"""
 
 from __future__ import annotations
+
+import asyncio
+import threading
+
+from ..errors import ModelError, UsageError
+from ..types import GenerateRequest, ModelResponse
+from .base import ModelInfo, OnChunk
+from .config import ProviderConfig
+from .local_server import ALIAS, LlamaServer, shared_server, stop_all
+from .local_setup import ConsoleProgress, LocalPaths, LocalSetupError, SetupEvent, local_paths, setup, status_lines
+from .openai import OpenAIModel
+
+__all__ = ["DEFAULT_LOCAL_MODEL", "LOCAL_INFO", "ConsoleProgress", "LlamaServer", "LocalModel", "LocalPaths",
+           "LocalSetupError", "SetupEvent", "default_local_model", "local_paths", "setup", "status_lines", "stop_all"]
+
+DEFAULT_LOCAL_MODEL = "local/smollm2"
+
+# With response_format llama-server builds its parser from the schema alone, so a reply can no
+# longer be a tool call: native constrained output only when no tools are offered.
+LOCAL_INFO = ModelInfo(label="SmolLM2-135M-Instruct on llama.cpp (local)", constrained="no-tools", tools=True,
+                       tool_choice=True, media=False)
 
 
 def default_local_model() -> str | None:
     """`local/smollm2` when the local model has been set up, else None."""
-    return None
+    return DEFAULT_LOCAL_MODEL if local_paths().ready() else None
+
+
+def not_set_up(paths: LocalPaths) -> UsageError:
+    missing = ", ".join(str(p) for p in paths.missing())
+    return UsageError(f"the local model is not set up (missing: {missing}): run `dotprompt local setup`")
+
+
+class LocalModel:
+    """The local model. It uses this process's shared server, or the `server` given (tests start their own)."""
+
+    def __init__(self, name: str = DEFAULT_LOCAL_MODEL, *, server: LlamaServer | None = None,
+                 timeout: float = 120.0) -> None:
+        if name != DEFAULT_LOCAL_MODEL:
+            raise UsageError(f"unknown local model {name!r}; the local model is {DEFAULT_LOCAL_MODEL!r}")
+        self.name = name
+        self.info = LOCAL_INFO
+        self.paths = server.paths if server is not None else local_paths()
+        if not self.paths.ready():
+            raise not_set_up(self.paths)
+        self.timeout = timeout
+        self._server = server
+        self._client: tuple[LlamaServer, OpenAIModel] | None = None
+        self._lock = threading.Lock()
+
+    async def generate(self, request: GenerateRequest, on_chunk: OnChunk | None = None) -> ModelResponse:
+        server, client = self._connected() or await asyncio.to_thread(self.connect)
+        try:
+            return await client.generate(request, on_chunk)
+        except ModelError as exc:
+            # A broken connection may be the server dying; give it a moment to be reaped, then say so.
+            if exc.status is None and await asyncio.to_thread(server.wait_exit, 1.0):
+                raise server.death_error("during the request", partial=exc.partial) from exc
+            raise
+
+    def connect(self) -> tuple[LlamaServer, OpenAIModel]:
+        """The running server and a client for it, starting the server if need be (blocks until healthy)."""
+        if not self.paths.ready():
+            raise not_set_up(self.paths)
+        server = self._server or shared_server(self.paths)
+        if not server.alive():
+            raise server.death_error("before the request")
+        with self._lock:
+            if self._client is None or self._client[0] is not server:
+                config = ProviderConfig("local", server.base_url, server.api_key, self.timeout)
+                self._client = (server, OpenAIModel(self.name, model_id=ALIAS, config=config, info=self.info))
+            return self._client
+
+    def _connected(self) -> tuple[LlamaServer, OpenAIModel] | None:
+        found = self._client
+        return found if found is not None and found[0].alive() else None

@@ -1,0 +1,237 @@
+"""The llama-server process behind `local/...` models: started on first use, stopped at exit.
+
+One server per process and folder (`shared_server`), started under a lock so concurrent first
+requests start it once. It listens on a free loopback port and answers only requests carrying a
+random key made for this process, so other local users and web pages cannot drive it. Its output
+goes to a log file under `<local dir>/logs/`, kept when the server fails and removed after a clean stop.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import IO, Literal
+
+import httpx
+
+from ..errors import ModelError, UsageError
+from .local_setup import LocalPaths, cpu_count, log_tail
+
+ALIAS = "smollm2"
+CONTEXT = 4096
+PORT_ATTEMPTS = 3
+
+
+def default_threads() -> int:
+    """$DOTPROMPT_LOCAL_THREADS, else every core this process may use.
+
+    On a busy machine fewer threads can be much faster: llama.cpp's threads wait for each other
+    after every step, so one thread that loses its core stalls them all."""
+    value = os.environ.get("DOTPROMPT_LOCAL_THREADS", "").strip()
+    if not value:
+        return cpu_count()
+    if not value.isdigit() or int(value) < 1:
+        raise UsageError(f"DOTPROMPT_LOCAL_THREADS must be a whole number of threads (1 or more), got {value!r}")
+    return int(value)
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A port nobody listens on right now (the OS picks it; another process may still take it first)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((host, 0))
+        return int(sock.getsockname()[1])
+
+
+class LlamaServer:
+    """One llama-server process serving the local model on 127.0.0.1."""
+
+    def __init__(self, paths: LocalPaths, *, threads: int | None = None, context: int = CONTEXT,
+                 startup_timeout: float = 60.0, extra_args: Sequence[str] = ()) -> None:
+        self.paths = paths
+        self.extra_args = list(extra_args)
+        self.threads = threads or default_threads()
+        self.context = context
+        self.startup_timeout = startup_timeout
+        self.api_key = secrets.token_urlsafe(24)
+        self.port: int | None = None
+        self.log_path: Path | None = None
+        self.process: subprocess.Popen[bytes] | None = None
+        self.startup_seconds: float | None = None
+        self._log: IO[bytes] | None = None
+        self._stopped = False
+        self._owner = os.getpid()
+        self.death_reported = False
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def command(self, port: int) -> list[str]:
+        return [str(self.paths.server), "-m", str(self.paths.model), "--alias", ALIAS, "--host", "127.0.0.1",
+                "--port", str(port), "-c", str(self.context), "-t", str(self.threads), "--jinja",
+                "--chat-template-file", str(self.paths.template), "--no-webui", *self.extra_args]
+
+    def alive(self) -> bool:
+        # A forked child sees its parent's Popen object; that process is not the child's to use.
+        return self.process is not None and self._owner == os.getpid() and self.process.poll() is None
+
+    def start(self) -> LlamaServer:
+        """Start the process and wait until /health answers; a failure is a ModelError naming the log."""
+        started = time.monotonic()
+        for attempt in range(1, PORT_ATTEMPTS + 1):
+            self._spawn(free_port())
+            outcome = self._wait_healthy()
+            if outcome == "healthy":
+                self.startup_seconds = time.monotonic() - started
+                _running.add(self)
+                return self
+            # The port we picked can be taken between our check and the server's bind: try another.
+            if outcome == "exited" and attempt < PORT_ATTEMPTS and "couldn't bind" in log_tail(self.log_path or Path(), 5):
+                continue
+            self._close_log()
+            raise self._start_failure(outcome)
+        raise AssertionError("unreachable")
+
+    def _spawn(self, port: int) -> None:
+        self.port = port
+        self.paths.logs.mkdir(parents=True, exist_ok=True)
+        self.log_path = self.paths.logs / f"llama-server-{os.getpid()}-{port}.log"
+        self._close_log()
+        self._log = self.log_path.open("wb")
+        # Our arguments must win: drop llama.cpp's own LLAMA_ARG_* settings a user may have exported.
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("LLAMA_ARG_", "LLAMA_API_KEY"))}
+        env["LLAMA_API_KEY"] = self.api_key  # in the environment, not argv: argv is visible to every user
+        try:
+            # A session of its own: Ctrl-C in a terminal or notebook interrupts Python, not the server.
+            self.process = subprocess.Popen(self.command(port), stdin=subprocess.DEVNULL, stdout=self._log,
+                                            stderr=subprocess.STDOUT, env=env, start_new_session=True)
+        except OSError as exc:
+            raise ModelError(f"cannot start the local llama-server {self.paths.server}: {exc.strerror} "
+                             "(run `dotprompt local setup` to rebuild it)", provider="local") from exc
+
+    def _wait_healthy(self) -> Literal["healthy", "exited", "timeout"]:
+        deadline = time.monotonic() + self.startup_timeout
+        with httpx.Client(timeout=2.0) as client:
+            while time.monotonic() < deadline:
+                if not self.alive():
+                    return "exited"
+                with contextlib.suppress(httpx.HTTPError):  # not listening yet, or 503 while loading the model
+                    if client.get(f"http://127.0.0.1:{self.port}/health").status_code == 200:
+                        return "healthy"
+                time.sleep(0.05)
+        self._terminate()
+        return "timeout"
+
+    def _start_failure(self, outcome: str) -> ModelError:
+        code = self.process.poll() if self.process is not None else None
+        how = (f"did not answer /health within {self.startup_timeout:g} s" if outcome == "timeout"
+               else f"exited with {_exit_text(code)}")
+        return ModelError(f"the local llama-server {how} while starting; its log is {self.log_path}\n"
+                          f"{log_tail(self.log_path or Path())}", provider="local")
+
+    def death_error(self, during: str, *, partial: object = None) -> ModelError:
+        """The error for a server that has died; once it has been raised, `shared_server` replaces it quietly."""
+        self.death_reported = True
+        code = self.process.poll() if self.process is not None else None
+        return ModelError(f"the local llama-server (pid {self.process.pid if self.process else '?'}) died {during} "
+                          f"({_exit_text(code)}); its log is {self.log_path}\n{log_tail(self.log_path or Path())}",
+                          provider="local", retryable=True, partial=partial)
+
+    def wait_exit(self, timeout: float) -> bool:
+        """True when the process has exited within `timeout` seconds."""
+        if self.process is None:
+            return True
+        try:
+            self.process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            return False
+        return True
+
+    def stop(self) -> None:
+        """Terminate (then kill) the process; the log is removed if the server was healthy until now."""
+        if self._stopped:
+            return
+        self._stopped = True
+        _running.discard(self)
+        clean = self.alive()
+        self._terminate()
+        self._close_log()
+        if clean and self.log_path is not None:
+            self.log_path.unlink(missing_ok=True)
+
+    def _terminate(self) -> None:
+        if not self.alive():
+            return
+        assert self.process is not None
+        self.process.terminate()
+        if not self.wait_exit(5.0):
+            self.process.kill()
+            self.process.wait()
+
+    def _close_log(self) -> None:
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+
+
+def _exit_text(code: int | None) -> str:
+    if code is None:
+        return "still running"
+    if code < 0:
+        with contextlib.suppress(ValueError):
+            return f"signal {signal.Signals(-code).name}"
+    return f"exit status {code}"
+
+
+# -- the shared server -------------------------------------------------------------------------------
+
+_running: set[LlamaServer] = set()
+_shared: dict[Path, LlamaServer] = {}
+_shared_lock = threading.Lock()
+
+
+def shared_server(paths: LocalPaths) -> LlamaServer:
+    """This process's server for `paths`, started on first use. A server that died unnoticed is a
+    ModelError naming its log (retryable: the next call starts a fresh server)."""
+    with _shared_lock:
+        server = _shared.get(paths.root)
+        if server is not None and server.alive():
+            return server
+        if server is not None:
+            del _shared[paths.root]
+            server.stop()
+            if not server.death_reported:
+                raise server.death_error("after the last request")
+        server = LlamaServer(paths).start()
+        _shared[paths.root] = server
+        return server
+
+
+@atexit.register
+def stop_all() -> None:
+    """Stop every server this process started (at interpreter exit, and for tests)."""
+    with _shared_lock:
+        _shared.clear()
+    for server in list(_running):
+        server.stop()
+
+
+def _forget_parent_servers() -> None:
+    # A forked child starts its own server when it needs one, and must not stop its parent's at exit.
+    global _shared_lock
+    _shared_lock = threading.Lock()  # the parent may have held it while forking
+    _shared.clear()
+    _running.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_parent_servers)

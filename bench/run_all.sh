@@ -10,7 +10,7 @@ trap 'rm -rf "$RESULTS"' EXIT
 echo "== setup: bench/.peers"
 bash bench/setup_peers.sh
 
-BENCHES=(render import check stream loop)
+BENCHES=(render import check stream loop provider batch replay)
 failed=0
 for bench in "${BENCHES[@]}"; do
     echo

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import functools
 import json
 import re
+import ssl
 import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
@@ -32,23 +34,33 @@ class SSEEvent:
 
 
 class HttpClient:
-    """One pooled httpx client per event loop (sync entry points run each call in a fresh loop)."""
+    """Pooled httpx clients per event loop (sync entry points run each call in a fresh loop).
+
+    Requests are spread over a few clients: httpcore's pool does work proportional to its size on
+    every request and reopens connections above its keep-alive limit, so one big pool caps a
+    concurrent batch at about half its throughput; eight small ones measured 2x faster (bench_batch.py).
+    """
+
+    POOLS = 8
 
     def __init__(self, config: ProviderConfig, *, transport: httpx.AsyncBaseTransport | None = None) -> None:
         self.config = config
         self._transport = transport
-        self._clients: dict[int, tuple[asyncio.AbstractEventLoop, httpx.AsyncClient]] = {}
+        self._clients: dict[int, tuple[asyncio.AbstractEventLoop, list[httpx.AsyncClient]]] = {}
+        self._turn = 0
 
     def client(self) -> httpx.AsyncClient:
         loop = asyncio.get_running_loop()
         found = self._clients.get(id(loop))
-        if found is not None and found[0] is loop:
-            return found[1]
-        self._forget_closed_loops()
-        client = httpx.AsyncClient(base_url=self.config.base_url, timeout=self.config.timeout,
-                                   headers=dict(self.config.headers), transport=self._transport)
-        self._clients[id(loop)] = (loop, client)
-        return client
+        if found is None or found[0] is not loop:
+            self._forget_closed_loops()
+            found = self._clients[id(loop)] = (loop, [self._new_client() for _ in range(self.POOLS)])
+        self._turn = (self._turn + 1) % self.POOLS
+        return found[1][self._turn]
+
+    def _new_client(self) -> httpx.AsyncClient:
+        return httpx.AsyncClient(base_url=self.config.base_url, timeout=self.config.timeout,
+                                 headers=dict(self.config.headers), transport=self._transport, verify=_ssl_context())
 
     def _forget_closed_loops(self) -> None:
         for key, (loop, _) in list(self._clients.items()):
@@ -96,6 +108,12 @@ class HttpClient:
                               provider=self.config.provider, retryable=True)
         return ModelError(f"connection to {url} failed: {type(exc).__name__}: {exc}", provider=self.config.provider,
                           retryable=True)
+
+
+@functools.lru_cache(maxsize=1)
+def _ssl_context() -> ssl.SSLContext:
+    # Loading the CA bundle takes ~25 ms; every client (and every event loop of the sync entry points) shares one.
+    return httpx.create_ssl_context()
 
 
 async def sse_events(response: httpx.Response) -> AsyncIterator[SSEEvent]:

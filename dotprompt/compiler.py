@@ -14,6 +14,7 @@ from pydantic import ValidationError
 
 from .document import PromptSource, parse_source
 from .errors import PromptFileError
+from .handlebars import HandlebarsEngine, HandlebarsTemplate, file_engine
 from .metadata import LibraryDefaults, convert_schemas, render_fields
 from .schemas import CompiledSchema, SchemaRegistry, compile_validator
 from .template import HANDLEBARS_HINT, included_names, looks_like_handlebars, with_line_offset
@@ -25,7 +26,7 @@ Stamp = tuple[int, int, int]
 class CompiledPrompt:
     source: PromptSource
     meta: dict[str, Any]  # frontmatter-shaped, schemas as JSON Schema, name/variant filled in
-    template: Template
+    template: Template | HandlebarsTemplate
     validator: CompiledSchema | None
     fields: dict[str, Any]  # RenderedPrompt keyword arguments for a render without options
     stamp: Stamp | None
@@ -43,6 +44,8 @@ class CompileContext:
     partial_source: Callable[[str], tuple[str, str | None, Any] | None]
     generation: int
     partial_asts: dict[tuple[str, str | None], nodes.Template]
+    engine: str = "jinja2"  # the library's engine; a file may choose another with `dotprompt.engine`
+    handlebars: HandlebarsEngine | None = None
 
 
 def file_stamp(path: str) -> Stamp:
@@ -72,7 +75,14 @@ def compile_prompt(text: str, path: str | None, name: str | None, variant: str |
         meta["name"] = name
     if variant and "variant" not in meta:
         meta["variant"] = variant
-    template, variables = _compile_template(src, name, ctx)
+    engine = file_engine(src.ext, ctx.engine)
+    if engine == "handlebars" and ctx.handlebars is not None:
+        template = ctx.handlebars.compile(src.template, src.path, src.body_line, f"<prompt {name or 'from source'}>")
+        variables = template.variables
+    elif engine == "jinja2":
+        template, variables = _compile_template(src, name, ctx)
+    else:
+        raise src.error(f"unknown template engine {engine!r}; available: jinja2, handlebars", "dotprompt.engine")
     schema = (meta.get("input") or {}).get("schema")
     validator = compile_validator(schema, checked=True) if isinstance(schema, dict) else None
     try:

@@ -17,6 +17,7 @@ from typing import Any
 from .compiler import CompileContext, CompiledPrompt, compile_prompt, file_stamp, read_text
 from .document import parse_source
 from .errors import DotpromptError, InvalidPromptNameError, PromptNotFoundError
+from .handlebars import HandlebarsEngine
 from .metadata import LibraryDefaults
 from .prompt import Prompt
 from .schemas import SchemaLike, SchemaRegistry
@@ -24,7 +25,7 @@ from .template import FunctionLoader, make_environment, with_line_offset
 from .types import ToolDefinition
 
 PartialResolver = Callable[[str], "str | None"]
-ENGINES = ("jinja2",)
+ENGINES = ("jinja2", "handlebars")
 
 
 @dataclass(frozen=True)
@@ -62,6 +63,7 @@ class PromptLibrary:
         self._lock = threading.RLock()
         self._generation = 0  # bumped by every define_*; compiled prompts from older generations recompile
         self._env = make_environment(FunctionLoader(self._partial_source))
+        self._handlebars = HandlebarsEngine(self._handlebars_partial)
 
     def __repr__(self) -> str:
         return f"PromptLibrary({str(self.directory) if self.directory else None!r}, engine={self.engine!r})"
@@ -183,25 +185,44 @@ class PromptLibrary:
     def _compile(self, text: str, path: str | None, name: str | None, variant: str | None,
                  stamp: Any) -> CompiledPrompt:
         ctx = CompileContext(self._env, self._registry, self._defaults, self._partial_source, self._generation,
-                             self._partial_asts)
+                             self._partial_asts, self.engine, self._handlebars)
         return compile_prompt(text, path, name, variant, ctx, stamp)
 
     # -- partials ---------------------------------------------------------------------------
 
     def _partial_source(self, name: str) -> tuple[str, str | None, Callable[[], bool]] | None:
         """(source, filename, uptodate) for jinja's loader, from definitions, files, then the resolver."""
+        found = self._partial_text(name)
+        if found is None:
+            return None
+        text, path, uptodate = found
+        return self._partial_body(text, path), path, uptodate
+
+    def _partial_text(self, name: str) -> tuple[str, str | None, Callable[[], bool]] | None:
+        """(file text, filename, uptodate) of a partial: definitions, then `_name.prompt` files, then the resolver."""
         if name in self._partials:
             generation = self._generation
-            return self._partial_body(self._partials[name], None), None, lambda: generation == self._generation
+            return self._partials[name], None, lambda: generation == self._generation
         path = self._partial_path(name)
         if path is not None:
             text, stamp = read_stable(path)
-            return self._partial_body(text, path), path, lambda: _same_stamp(path, stamp)
+            return text, path, lambda: _same_stamp(path, stamp)
         if self._partial_resolver is not None:
             found = self._partial_resolver(name)
             if found is not None:
-                return self._partial_body(found, None), None, lambda: True
+                return found, None, lambda: True
         return None
+
+    def _handlebars_partial(self, name: str) -> tuple[str, str | None, int] | None:
+        """(template body, filename, first body line) of a partial for the Handlebars engine."""
+        found = self._partial_text(name)
+        if found is None:
+            return None
+        text, path, _ = found
+        if not text.strip():
+            return text, path, 1
+        src = parse_source(text, path)
+        return src.template, path, src.body_line
 
     def _partial_path(self, name: str) -> str | None:
         if self.directory is None or _unsafe(name):

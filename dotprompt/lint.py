@@ -13,6 +13,7 @@ from typing import Any, Literal
 from .compiler import parse_template, read_text
 from .document import KNOWN_KEYS, PromptSource, did_you_mean, parse_source
 from .errors import DotpromptError, PromptFileError
+from .handlebars import file_engine
 from .library import PromptInfo, PromptLibrary
 from .schemas import CompiledSchema
 from .template import HANDLEBARS_HINT, RESERVED_NAMES, looks_like_handlebars, with_line_offset
@@ -150,7 +151,10 @@ def check_prompt(lib: PromptLibrary, info: PromptInfo) -> list[Diagnostic]:
 def check_partial(lib: PromptLibrary, path: str) -> list[Diagnostic]:
     try:
         src = parse_source(read_text(path), path)
-        parse_template(lib._env, with_line_offset(src.template, src.body_line), path, path)
+        if file_engine(src.ext, lib.engine) == "handlebars":
+            lib._handlebars.check(src.template, path, src.body_line)
+        else:
+            parse_template(lib._env, with_line_offset(src.template, src.body_line), path, path)
     except PromptFileError as exc:
         return [_from_error(exc, path)]
     return []
@@ -187,7 +191,7 @@ def _default_problems(src: PromptSource, meta: dict, validator: CompiledSchema |
 
 
 def _handlebars_syntax(lib: PromptLibrary, src: PromptSource) -> list[Diagnostic]:
-    if lib.engine != "jinja2" or not looks_like_handlebars(src.template):
+    if file_engine(src.ext, lib.engine) != "jinja2" or not looks_like_handlebars(src.template):
         return []
     return [Diagnostic(src.path or "", src.body_line, 1, "warning", HANDLEBARS_HINT)]
 

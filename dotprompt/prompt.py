@@ -13,6 +13,7 @@ from pydantic import BaseModel
 
 from .compiler import CompiledPrompt, file_stamp
 from .errors import DotpromptError, InputValidationError, PromptNotFoundError, RenderError, UsageError
+from .handlebars import HandlebarsTemplate
 from .metadata import merge, options_metadata, render_fields
 from .rendered import RenderedPrompt
 from .schemas import CompiledSchema, compile_validator
@@ -93,10 +94,15 @@ class Prompt:
                          history: list[Message]) -> list[Message]:
         markers = Markers()
         variables = dict(data) if isinstance(data, Mapping) else {"input": data}
-        variables["ctx"] = context or {}
-        variables.update(markers.variables())
+        template = compiled.template
         try:
-            text = compiled.template.render(variables)
+            if isinstance(template, HandlebarsTemplate):
+                # Handlebars: the input is the data; context keys are @-variables (@state, @auth, ...).
+                text = template.render(variables, context, markers)
+            else:
+                variables["ctx"] = context or {}
+                variables.update(markers.variables())
+                text = template.render(variables)
         except DotpromptError:
             raise
         except SecurityError as exc:

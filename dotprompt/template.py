@@ -24,7 +24,8 @@ RESERVED_NAMES = frozenset({"role", "history", "media", "section", "ctx"})
 _ROLES = ("system", "user", "model", "tool")
 _HANDLEBARS = re.compile(r"{{~?\s*(?:[#/>^!@]|(?:role|history|media|section|json|ifEquals|unlessEquals)\s+[\"'\w@])")
 HANDLEBARS_HINT = ("this looks like Handlebars syntax; write jinja2 "
-                   "({{ role(\"system\") }}, {% if x %}, {% include \"name\" %}) or use the handlebars engine")
+                   "({{ role(\"system\") }}, {% if x %}, {% include \"name\" %}) or use the handlebars engine: "
+                   "add `dotprompt.engine: handlebars` to the frontmatter or PromptLibrary(engine=\"handlebars\")")
 
 
 def looks_like_handlebars(source: str) -> bool:

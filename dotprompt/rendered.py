@@ -7,7 +7,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
-from .types import Message, ToolDefinition
+from .types import Message, ToolDefinition, construct
 
 ToolChoice = Literal["auto", "required", "none"]
 
@@ -50,8 +50,9 @@ class RenderedPrompt(BaseModel):
     config: dict[str, Any] = Field(default_factory=dict)
     tools: list[str] = Field(default_factory=list)
     tool_defs: list[ToolDefinition] = Field(default_factory=list)
-    output: OutputSpec = Field(default_factory=OutputSpec)
-    input: InputSpec = Field(default_factory=InputSpec)
+    # construct(): no validation of an empty spec on every render
+    output: OutputSpec = Field(default_factory=lambda: construct(OutputSpec))
+    input: InputSpec = Field(default_factory=lambda: construct(InputSpec))
     max_turns: int | None = None
     tool_choice: ToolChoice | None = None
     return_tool_requests: bool | None = None

@@ -22,12 +22,11 @@ def construct(cls: type[_M], **values: Any) -> _M:
     if table is None:
         table = _TABLES[cls] = _defaults_table(cls)
     defaults, factories = table
-    data = defaults.copy()
+    data = {**defaults, **values}
     for name, factory in factories:
         if name not in values:
             data[name] = factory()
-    data.update(values)
-    obj = cls.__new__(cls)
+    obj = _new(cls)
     _set(obj, "__dict__", data)
     _set(obj, "__pydantic_fields_set__", set(values))
     _set(obj, "__pydantic_extra__", None)
@@ -44,6 +43,7 @@ def _defaults_table(cls: type[BaseModel]) -> tuple[dict[str, Any], tuple[tuple[s
 
 _TABLES: dict[type, tuple[dict[str, Any], tuple[tuple[str, Any], ...]]] = {}
 _set = object.__setattr__
+_new = object.__new__
 
 
 class _Wire(BaseModel):

@@ -544,3 +544,22 @@ def test_required_tool_choice_relaxes_to_auto_after_a_tool_round():
     model = ScriptedModel([[tool_call("add", {"a": 1, "b": 2})], "3"])
     run(generate(model=model, prompt="x", tools=[add], tool_choice="required"))
     assert [r.tool_choice for r in model.requests] == ["required", "auto"]
+
+
+def test_frontmatter_use_names_and_configures_middleware():
+    from dotprompt import ModelError
+
+    lib = PromptLibrary(None)
+    calls = []
+
+    async def audit(request, next_):
+        calls.append(len(request.messages))
+        return await next_(request)
+
+    lib.define_middleware("audit", audit)
+    prompt = lib.from_source("---\nuse: [audit, {retry: {max_retries: 1, initial_delay: 0, jitter: 0}}]\n---\nhi")
+    model = ScriptedModel([ModelError("busy", status=503), "ok"])
+    assert run(prompt.generate(model=model)).text == "ok"
+    assert calls == [1, 1] and model.calls == 2
+    with pytest.raises(UsageError, match="unknown middleware 'nope'"):
+        run(lib.from_source("---\nuse: [nope]\n---\nhi").generate(model=ScriptedModel(["x"])))

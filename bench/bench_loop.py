@@ -22,16 +22,15 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import gc
 import json
 import random
 import tempfile
-import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from _common import Result, arg_parser, report_all
+from _timing import Block, async_block, interleaved_best
 from pydantic import BaseModel
 
 from dotprompt import Chunk, ScriptedModel, generate, generate_stream, tool
@@ -227,35 +226,12 @@ def genkit_side(text: str, expected: Any) -> GenkitSide | None:
 
 # -- timing ----------------------------------------------------------------------------------------
 
-Block = Callable[[int], Awaitable[float]]  # runs one call `number` times, returns the seconds taken
-
-
 def block_of(fn: Callable[[], Awaitable[Any]]) -> Block:
-    async def run(number: int) -> float:
-        gc.collect()
-        start = time.perf_counter()
-        for _ in range(number):
-            await fn()
-        return time.perf_counter() - start
-    return run
+    return async_block(fn, collect=True)  # the Genkit side leaves much garbage; collect it outside the timed part
 
 
-async def calls_per_round(block: Block, seconds: float) -> int:
-    """How many calls fill `seconds`, after a warm-up."""
-    await block(CALIBRATION_CALLS)
-    per_call = await block(CALIBRATION_CALLS) / CALIBRATION_CALLS
-    return max(1, int(seconds / per_call))
-
-
-async def interleaved_best(blocks: Sequence[Block], rounds: int, seconds: float, calibrate: bool = True) -> list[float]:
-    """Best seconds per call of each block; rounds alternate between blocks so noise hits all alike.
-    Without `calibrate`, a round is one call and there is no warm-up."""
-    numbers = [await calls_per_round(block, seconds) if calibrate else 1 for block in blocks]
-    best = [float("inf")] * len(blocks)
-    for _ in range(rounds):
-        for i, (block, number) in enumerate(zip(blocks, numbers, strict=True)):
-            best[i] = min(best[i], await block(number) / number)
-    return best
+async def best_of(blocks: Sequence[Block], rounds: int, seconds: float, calibrate: bool = True) -> list[float]:
+    return await interleaved_best(blocks, rounds, seconds, calibration_calls=CALIBRATION_CALLS, calibrate=calibrate)
 
 
 # -- main ------------------------------------------------------------------------------------------
@@ -276,17 +252,17 @@ async def measure(text: str, expected: Any, args: argparse.Namespace) -> Figures
     chunks = await stream()
     peer = None if args.no_genkit else genkit_side(text, expected)
     if peer is None:
-        (ours_l,) = await interleaved_best([block_of(ours_loop)], args.rounds, args.seconds)
-        (ours_s,) = await interleaved_best([block_of(stream)], args.stream_rounds, args.seconds)
+        (ours_l,) = await best_of([block_of(ours_loop)], args.rounds, args.seconds)
+        (ours_s,) = await best_of([block_of(stream)], args.stream_rounds, args.seconds)
         return Figures(ours_l, ours_s, chunks)
     if (peer_chunks := await peer.stream(False)) != chunks:
         raise SystemExit(f"genkit streamed {peer_chunks} chunks, ours {chunks}")
-    ours_l, genkit_l = await interleaved_best([block_of(ours_loop), block_of(peer.loop)], args.rounds, args.seconds)
-    ours_s, genkit_bare = await interleaved_best([block_of(stream), block_of(lambda: peer.stream(False))],
+    ours_l, genkit_l = await best_of([block_of(ours_loop), block_of(peer.loop)], args.rounds, args.seconds)
+    ours_s, genkit_bare = await best_of([block_of(stream), block_of(lambda: peer.stream(False))],
                                                  args.stream_rounds, args.seconds)
     genkit_output = None
     if args.genkit_output_runs > 0:
-        genkit_output = (await interleaved_best([block_of(lambda: peer.stream(True))], args.genkit_output_runs, 0.0,
+        genkit_output = (await best_of([block_of(lambda: peer.stream(True))], args.genkit_output_runs, 0.0,
                                                 calibrate=False))[0]
     return Figures(ours_l, ours_s, chunks, genkit_l, genkit_bare, genkit_output, peer.version)
 

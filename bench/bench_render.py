@@ -8,11 +8,11 @@ Run with bench/.peers/bin/python (it imports dotpromptz).
 from __future__ import annotations
 
 import asyncio
-import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Sequence
 from typing import Any
 
 from _common import Result, arg_parser, report
+from _timing import async_block, interleaved_best, sync_block
 from dotpromptz import DataArgument, Dotprompt
 
 from dotprompt import PromptLibrary
@@ -56,44 +56,6 @@ def flatten(messages: Sequence[Any]) -> Messages:
     return out
 
 
-Block = Callable[[int], Awaitable[float]]  # runs one render `number` times, returns the seconds taken
-
-
-def sync_block(fn: Callable[[], Any]) -> Block:
-    async def run(number: int) -> float:
-        start = time.perf_counter()
-        for _ in range(number):
-            fn()
-        return time.perf_counter() - start
-    return run
-
-
-def async_block(fn: Callable[[], Awaitable[Any]]) -> Block:
-    async def run(number: int) -> float:
-        start = time.perf_counter()
-        for _ in range(number):
-            await fn()
-        return time.perf_counter() - start
-    return run
-
-
-async def calls_per_round(block: Block, seconds: float) -> int:
-    """How many calls fill `seconds` (timeit's autorange idea), after a warm-up call."""
-    await block(1)
-    per_call = await block(CALIBRATION_CALLS) / CALIBRATION_CALLS
-    return max(1, int(seconds / per_call))
-
-
-async def interleaved_best(blocks: Sequence[Block], rounds: int, seconds: float) -> list[float]:
-    """Best seconds per call of each block; rounds alternate between blocks so noise hits all alike."""
-    numbers = [await calls_per_round(block, seconds) for block in blocks]
-    best = [float("inf")] * len(blocks)
-    for _ in range(rounds):
-        for i, (block, number) in enumerate(zip(blocks, numbers, strict=True)):
-            best[i] = min(best[i], await block(number) / number)
-    return best
-
-
 async def measure(rounds: int, seconds: float) -> tuple[list[float], Messages, Messages]:
     prompt = PromptLibrary(None).from_source(OURS_SOURCE)
     renderer = await Dotprompt().compile(PEER_SOURCE)
@@ -105,7 +67,8 @@ async def measure(rounds: int, seconds: float) -> tuple[list[float], Messages, M
         return renderer(DataArgument(input=INPUT))
 
     ours_messages, peer_messages = flatten(ours().messages), flatten((await peer()).messages)
-    best = await interleaved_best([sync_block(ours), async_block(peer)], rounds, seconds)
+    best = await interleaved_best([sync_block(ours), async_block(peer)], rounds, seconds,
+                                  calibration_calls=CALIBRATION_CALLS)
     return best, ours_messages, peer_messages
 
 

@@ -7,7 +7,15 @@ from pathlib import Path
 
 import httpx
 
+from dotprompt import tool
+
 FIXTURES = Path(__file__).parent / "fixtures"
+
+
+@tool
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
 
 
 class Server:

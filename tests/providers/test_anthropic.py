@@ -7,7 +7,7 @@ import json
 
 import httpx
 import pytest
-from mock_server import FIXTURES, Server, fixture
+from mock_server import FIXTURES, Server, add, fixture
 
 from dotprompt import GenerateRequest, Message, ModelError, generate, tool
 from dotprompt.models.anthropic import AnthropicModel
@@ -16,12 +16,6 @@ from dotprompt.models.config import ProviderConfig
 
 KEY = "test-key"
 BASE = "https://api.anthropic.test/v1"
-
-
-@tool
-def add(a: int, b: int) -> int:
-    """Add two integers."""
-    return a + b
 
 
 @tool

@@ -7,7 +7,7 @@ import json
 
 import httpx
 import pytest
-from mock_server import FIXTURES, Server, fixture
+from mock_server import FIXTURES, Server, add, fixture
 
 from dotprompt import GenerateRequest, Message, ModelError, generate, tool
 from dotprompt.models.base import resolve_model
@@ -16,12 +16,6 @@ from dotprompt.models.gemini import GeminiModel, gemini_schema
 
 KEY = "test-key"
 BASE = "https://generativelanguage.test/v1beta"
-
-
-@tool
-def add(a: int, b: int) -> int:
-    """Add two integers."""
-    return a + b
 
 
 @tool

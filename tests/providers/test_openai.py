@@ -7,19 +7,13 @@ import json
 
 import httpx
 import pytest
-from mock_server import FIXTURES, Server
+from mock_server import FIXTURES, Server, add
 
-from dotprompt import ModelError, UsageError, generate, tool
+from dotprompt import ModelError, UsageError, generate
 from dotprompt.models.config import ProviderConfig, provider_config
 from dotprompt.models.openai import OpenAIModel
 
 KEY = "sk-test-not-a-real-key"
-
-
-@tool
-def add(a: int, b: int) -> int:
-    """Add two integers."""
-    return a + b
 
 
 def completion(message: dict, finish: str = "stop", usage: dict | None = None) -> dict:

@@ -220,3 +220,17 @@ def test_sidecar_names_with_namespace_and_variant(folder):
     path = folder.write("billing/extract.fast.test.yaml", "cases:\n  - name: a\n")
     (case,) = load_test_file(path, folder.path)
     assert (case.prompt, case.variant) == ("billing/extract", "fast")
+
+
+def test_hand_written_fixtures_are_named_as_such_in_the_report(project):
+    from dotprompt.testing.report import rows
+
+    scripted(REPLY, REPLY)
+    run(project, "record")
+    path, lines = recordings(project)
+    lines[1]["source"] = "fixture"  # the "simple" case, as if written by hand
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    results = run(project, "replay")
+    table = dict((row[0], row[5]) for row in rows(list(results.values()), repeated=False))
+    assert table["invoices.test.yaml::simple"].endswith("(replayed) (1 hand-written fixture)")
+    assert table["invoices.test.yaml::second"].endswith("(replayed)")

@@ -8,7 +8,7 @@ GenerateRequest is built from it fresh for every turn (loop.py).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -74,7 +74,6 @@ class GenerateOptions:
     resume: Resume | dict[str, Any] | None = None
     use: Sequence[Any] = ()  # middleware objects, callables or registered names
     on_chunk: ChunkCallback | None = None
-    extra_tools: list[Any] = field(default_factory=list)
 
 
 def output_type_of(schema: Any) -> type[BaseModel] | None:

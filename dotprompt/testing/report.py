@@ -21,6 +21,8 @@ def rows(summaries: Sequence[CaseSummary], repeated: bool) -> list[tuple[str, ..
         if repeated:
             verdict += f" ({s.pass_rate:.0%} of {len(s.runs)})"
         source = " (replayed)" if r.replayed else ""
+        if r.fixtures:
+            source += f" ({r.fixtures} hand-written fixture{'s' if r.fixtures > 1 else ''})"
         out.append((s.case.id, verdict, str(r.turns), str(r.repairs), str(r.tokens), f"{r.latency_ms:.0f} ms{source}"))
     return out
 

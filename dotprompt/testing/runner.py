@@ -30,6 +30,7 @@ class CaseResult:
     tokens: int = 0
     latency_ms: float = 0.0
     replayed: bool = False
+    fixtures: int = 0  # replayed replies that were written by hand, not recorded from a model
     output: Any = None
 
 
@@ -129,7 +130,7 @@ class TestRun:
     def _result(case: TestCase, passed: bool, failures: list[str], recorder: RecordingModel, output: Any = None) -> CaseResult:
         stats = recorder.stats
         return CaseResult(case, passed, failures, turns=stats.calls, tokens=stats.tokens, latency_ms=stats.latency_ms,
-                          replayed=stats.replayed == stats.calls and stats.calls > 0, output=output)
+                          replayed=stats.replayed == stats.calls and stats.calls > 0, fixtures=stats.fixtures, output=output)
 
 
 def _tool_calls(messages: Sequence[Any]) -> list[tuple[str, Any]]:

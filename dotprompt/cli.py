@@ -158,7 +158,7 @@ def readable(rendered: RenderedPrompt) -> str:
 
 def _part_text(part: Any) -> str:
     if part.text is not None:
-        return part.text.rstrip("\n")
+        return part.text.strip("\n")  # the readable view; --json shows the exact text
     if part.media is not None:
         kind = f" {part.media.content_type}" if part.media.content_type else ""
         return f"[media{kind}: {part.media.url}]"

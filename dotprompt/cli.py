@@ -86,6 +86,12 @@ def _parser() -> argparse.ArgumentParser:
 
     add_test_parser(sub)
 
+    convert = sub.add_parser("convert", help="rewrite a Handlebars prompt file in the jinja2 dialect")
+    convert.add_argument("file", type=Path, help="the Handlebars .prompt file")
+    convert.add_argument("--to", choices=["jinja2"], required=True, help="the target dialect")
+    convert.add_argument("--output", type=Path, help="write here instead of standard output")
+    convert.set_defaults(run=_convert)
+
     listing = sub.add_parser("list", help="list the prompts of a folder")
     listing.add_argument("dir", nargs="?")
     listing.set_defaults(run=_list)
@@ -266,6 +272,23 @@ def _schema(args: argparse.Namespace) -> int:
         raise UsageError(f"prompt {args.name!r} declares no {section} schema")
     print(json.dumps(schema, indent=2, ensure_ascii=False))
     return EXIT_OK
+
+
+def _convert(args: argparse.Namespace) -> int:
+    from .convert import convert_source
+
+    try:
+        source = args.file.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"cannot read {str(args.file)!r}: {exc.strerror}") from None
+    result = convert_source(source, str(args.file))
+    if args.output is not None:
+        args.output.write_text(result.text, encoding="utf-8")
+    else:
+        sys.stdout.write(result.text)
+    for problem in result.problems:
+        print(problem.format(str(args.file)), file=sys.stderr)
+    return EXIT_FAILED if result.problems else EXIT_OK
 
 
 def _list(args: argparse.Namespace) -> int:

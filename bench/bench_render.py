@@ -17,7 +17,8 @@ from dotpromptz import DataArgument, Dotprompt
 
 from dotprompt import PromptLibrary
 
-TARGET_RATIO = 0.10
+TARGET_RATIO = 0.10  # jinja2 engine (issue 2)
+HANDLEBARS_TARGET_RATIO = 0.20  # our Handlebars engine on the same Handlebars source (issue 6: at least 5x faster)
 CALIBRATION_CALLS = 20
 FRONTMATTER = """---
 input:
@@ -56,8 +57,9 @@ def flatten(messages: Sequence[Any]) -> Messages:
     return out
 
 
-async def measure(rounds: int, seconds: float) -> tuple[list[float], Messages, Messages]:
-    prompt = PromptLibrary(None).from_source(OURS_SOURCE)
+async def measure(rounds: int, seconds: float, engine: str) -> tuple[list[float], Messages, Messages]:
+    source = OURS_SOURCE if engine == "jinja2" else PEER_SOURCE
+    prompt = PromptLibrary(None, engine=engine).from_source(source)
     renderer = await Dotprompt().compile(PEER_SOURCE)
 
     def ours() -> Any:
@@ -85,16 +87,20 @@ def main() -> None:
     parser = arg_parser(__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=10, help="timed rounds per library, best kept (default 10)")
     parser.add_argument("--seconds", type=float, default=0.2, help="length of one round (default 0.2)")
+    parser.add_argument("--engine", choices=["jinja2", "handlebars"], default="jinja2",
+                        help="our engine: jinja2 (its own source) or handlebars (the same source as dotpromptz)")
     args = parser.parse_args()
 
-    (ours, peer), ours_messages, peer_messages = asyncio.run(measure(args.rounds, args.seconds))
+    (ours, peer), ours_messages, peer_messages = asyncio.run(measure(args.rounds, args.seconds, args.engine))
     warn_if_different(ours_messages, peer_messages)
     ratio = ours / peer
-    print(f"ours (jinja2, input validated):     {ours * 1e6:8.1f} µs per render")
+    target = TARGET_RATIO if args.engine == "jinja2" else HANDLEBARS_TARGET_RATIO
+    print(f"ours ({args.engine}, input validated): {ours * 1e6:8.1f} µs per render")
     print(f"dotpromptz (Handlebars, compiled):  {peer * 1e6:8.1f} µs per render")
     print(f"ratio ours/dotpromptz: {ratio:.3f} ({1 / ratio:.1f}x faster)")
     figure = f"{ours * 1e6:.1f} µs vs {peer * 1e6:.1f} µs = {ratio:.3f}"
-    report(Result("render ours/dotpromptz", figure, f"<= {TARGET_RATIO:.2f}", ratio <= TARGET_RATIO), args.json)
+    name = "render ours/dotpromptz" if args.engine == "jinja2" else "render handlebars ours/dotpromptz"
+    report(Result(name, figure, f"<= {target:.2f}", ratio <= target), args.json)
 
 
 if __name__ == "__main__":

@@ -20,13 +20,19 @@ for bench in "${BENCHES[@]}"; do
         failed=1
     fi
 done
+echo
+echo "== bench_render.py --engine handlebars"
+if ! "$PY" bench/bench_render.py --engine handlebars --json "$RESULTS/render-handlebars.json"; then
+    echo "bench_render.py --engine handlebars FAILED" >&2
+    failed=1
+fi
 
 echo
 echo "== summary ($(nproc) cores)"
 strict=()
 if [ "${BENCH_STRICT:-0}" = 1 ]; then strict=(--strict); fi
 results=()
-for bench in "${BENCHES[@]}"; do
+for bench in "${BENCHES[@]}" render-handlebars; do
     if [ -f "$RESULTS/$bench.json" ]; then results+=("$RESULTS/$bench.json"); fi
 done
 if [ ${#results[@]} -eq 0 ]; then

@@ -13,7 +13,8 @@ ToolChoice = Literal["auto", "required", "none"]
 
 
 class _Spec(BaseModel):
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid", defer_build=True)
+    # Frozen, so one empty spec can be shared by every render that has none.
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid", defer_build=True, frozen=True)
 
 
 class OutputSpec(_Spec):
@@ -36,6 +37,10 @@ class InputSpec(_Spec):
         return self.json_schema
 
 
+_NO_OUTPUT = construct(OutputSpec)
+_NO_INPUT = construct(InputSpec)
+
+
 class RenderedPrompt(BaseModel):
     """Messages plus the merged metadata. Build with `Prompt.render`."""
 
@@ -50,9 +55,8 @@ class RenderedPrompt(BaseModel):
     config: dict[str, Any] = Field(default_factory=dict)
     tools: list[str] = Field(default_factory=list)
     tool_defs: list[ToolDefinition] = Field(default_factory=list)
-    # construct(): no validation of an empty spec on every render
-    output: OutputSpec = Field(default_factory=lambda: construct(OutputSpec))
-    input: InputSpec = Field(default_factory=lambda: construct(InputSpec))
+    output: OutputSpec = Field(default_factory=lambda: _NO_OUTPUT)
+    input: InputSpec = Field(default_factory=lambda: _NO_INPUT)
     max_turns: int | None = None
     tool_choice: ToolChoice | None = None
     return_tool_requests: bool | None = None

@@ -162,3 +162,11 @@ def test_public_spec_suite(engine, count):
                          timeout=300)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     assert f"{count} passed, 0 failed" in run.stdout
+
+
+@pytest.mark.parametrize("source", ["{{x.__class__}}", "{{x.__class__.__init__.__globals__}}", "{{x.__doc__}}",
+                                    "{{@state.__class__.__mro__}}", '{{lookup x "__class__"}}'])
+def test_handlebars_paths_never_reach_python_internals(source):
+    rendered = PromptLibrary(None, engine="handlebars").from_source(source).render({"x": "abc"},
+                                                                                   context={"state": {"a": 1}})
+    assert rendered.messages == []  # every one renders as nothing

@@ -522,3 +522,64 @@ class _Converter:
         if inverse:
             self.items.append(_Tag(["else"], self._find(r"else\b")))
             self._nodes(inverse, scopes)
+
+
+class _FastConverter(_Converter):
+    """The conversion the Handlebars engine's fast path compiles (never printed for users).
+
+    Conditions, loops and equality go through filters of the engine's fast environment that keep
+    Handlebars' semantics (`hb_truthy`, `hb_iter`, `hb_eq`); what those cannot express is left
+    unconverted, so the engine keeps its reference renderer for that template.
+    """
+
+    def __init__(self, body: str, first_line: int, path: str, all_names: set[str]) -> None:
+        super().__init__(body, first_line, path)
+        self.all_names = all_names
+
+    def _loop_var(self, scopes: list[_Scope], base: str) -> str:
+        self.names |= self.all_names  # a loop variable never hides a name read anywhere (../name, @root.name)
+        return super()._loop_var(scopes, base)
+
+    def _condition(self, node: Block, scopes: list[_Scope]) -> str:
+        call = node.call
+        name, args = call["name"], call["args"]
+        if call["hash"]:
+            raise _UnconvertibleError(f"{name} with options {' '.join(call['hash'])}")
+        if name in ("if", "unless"):
+            if len(args) != 1:
+                raise _UnconvertibleError(f"{name} with {len(args)} arguments")
+            test = f"({self._expr(args[0], scopes)}) | hb_truthy"
+            return test if name == "if" else f"not ({test})"
+        if name not in ("ifEquals", "unlessEquals") or len(args) != 2:
+            raise _UnconvertibleError(f"{name} with {len(args)} arguments")
+        test = f"({self._expr(args[0], scopes)}) | hb_eq({self._expr(args[1], scopes)})"
+        return test if name == "ifEquals" else f"not ({test})"
+
+    def _helper_expr(self, name: str, args: list[str], hashed: dict[str, str], call: dict[str, Any],
+                     scopes: list[_Scope]) -> str:
+        if name == "lookup" or (name == "media" and "contentType" in hashed and "content_type" in hashed):
+            raise _UnconvertibleError(f"helper {name!r} with these arguments")
+        return super()._helper_expr(name, args, hashed, call, scopes)
+
+    def _each(self, node: Block, body: list[Any], inverse: list[Any], loc: _Loc, scopes: list[_Scope]) -> None:
+        call = node.call
+        if len(call["args"]) != 1 or call["hash"]:
+            raise _UnconvertibleError("each with other than one argument")
+        iterable = f"({self._expr(call['args'][0], scopes)}) | hb_iter"
+        params = call.get("params") or []
+        item = params[0] if params else self._loop_var(scopes, "item")
+        scope = _Scope(item, loop=True, key_var=None)
+        if params:
+            scope.params[params[0]] = item
+        if len(params) > 1:
+            scope.params[params[1]] = "loop.index0"
+        self.items.append(_Tag([f"for {item} in {iterable}"], loc))
+        self._nodes(body, [*scopes, scope])
+        if scope.uses_key:
+            raise _UnconvertibleError("@key")
+        if inverse:
+            self.items.append(_Tag(["else"], self._find(r"else\b")))
+            self._nodes(inverse, scopes)
+
+    def _with(self, node: Block, body: list[Any], inverse: list[Any], loc: _Loc, scopes: list[_Scope]) -> None:
+        raise _UnconvertibleError("with")

@@ -16,14 +16,16 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from numbers import Number
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dotpromptz_handlebars import Block, HelperOptions, Mustache, Partial, PartialBlock, SafeString
 from dotpromptz_handlebars._render import compile_template, render_program
-from jinja2 import Template
 
 from .errors import PromptFileError
 from .template import Markers, to_json
+
+if TYPE_CHECKING:
+    from .handlebars_fast import FastTemplate
 
 ENGINE_KEY = "dotprompt"  # frontmatter `dotprompt.engine: handlebars` lands in ext["dotprompt"]["engine"]
 _BUILTINS = frozenset({"if", "unless", "each", "with", "lookup", "log"})
@@ -131,7 +133,7 @@ class HandlebarsTemplate:
     __slots__ = ("fast", "filename", "partials", "program", "variables")
 
     def __init__(self, program: list[Any], partials: dict[str, list[Any]], filename: str,
-                 variables: frozenset[str], fast: Template | None = None) -> None:
+                 variables: frozenset[str], fast: FastTemplate | None = None) -> None:
         self.program = program
         self.partials = partials
         self.filename = filename
@@ -148,15 +150,8 @@ class HandlebarsTemplate:
         return self._render_slow(variables, context, markers)
 
     def _render_fast(self, variables: Any, context: Mapping[str, Any] | None, markers: Markers) -> str:
-        from .handlebars_fast import FallbackError, fast_helpers, fast_inputs_ok
-
         assert self.fast is not None
-        if not fast_inputs_ok(variables, context):
-            raise FallbackError("inputs the fast path does not render exactly")
-        names = dict(variables)
-        names.update(fast_helpers(markers))
-        names["ctx"] = context or {}
-        return self.fast.render(names)
+        return self.fast.render(variables, context, markers)
 
     def _render_slow(self, variables: Any, context: Mapping[str, Any] | None, markers: Markers) -> str:
         data = dict(context) if context else {}

@@ -220,7 +220,24 @@ def _all_heads(program: list[Any]) -> set[str]:
     return heads
 
 
-def fast_template(source: str, program: list[Any]) -> Template | None:
+class FastTemplate:
+    """The converted template; `render` raises FallbackError for inputs it does not render exactly."""
+
+    __slots__ = ("template",)
+
+    def __init__(self, template: Template) -> None:
+        self.template = template
+
+    def render(self, variables: Any, context: Mapping[str, Any] | None, markers: Markers) -> str:
+        if not fast_inputs_ok(variables, context):
+            raise FallbackError("inputs the fast path does not render exactly")
+        names = dict(variables)
+        names.update(fast_helpers(markers))
+        names["ctx"] = context or {}
+        return self.template.render(names)
+
+
+def fast_template(source: str, program: list[Any]) -> FastTemplate | None:
     """The jinja2 template rendering exactly what `program` renders, or None (then the reference renderer)."""
     try:
         if not _fast_eligible(source, program):
@@ -231,6 +248,6 @@ def fast_template(source: str, program: list[Any]) -> Template | None:
         text, problems = converter.run()
         if problems:
             return None
-        return _FAST_ENV.template_class.from_code(_FAST_ENV, _FAST_ENV.compile(text), {}, None)
+        return FastTemplate(_FAST_ENV.template_class.from_code(_FAST_ENV, _FAST_ENV.compile(text), {}, None))
     except Exception:  # no fast path; the reference renderer is always there
         return None

@@ -447,15 +447,19 @@ class _Converter:
         name, args = call["name"], call["args"]
         if call["hash"]:
             raise _UnconvertibleError(f"{name} with options {' '.join(call['hash'])}")
-        if name in ("if", "unless"):
-            if len(args) != 1:
-                raise _UnconvertibleError(f"{name} with {len(args)} arguments")
-            expr = self._expr(args[0], scopes)
-            return expr if name == "if" else f"not {expr}"
-        if len(args) != 2:
+        wanted = 1 if name in ("if", "unless") else 2
+        if name not in ("if", "unless", "ifEquals", "unlessEquals") or len(args) != wanted:
             raise _UnconvertibleError(f"{name} with {len(args)} arguments")
-        op = "==" if name == "ifEquals" else "!="
-        return f"{self._expr(args[0], scopes)} {op} {self._expr(args[1], scopes)}"
+        exprs = [self._expr(arg, scopes) for arg in args]
+        if name in ("if", "unless"):
+            return self._truth(exprs[0], negate=name == "unless")
+        return self._equality(exprs[0], exprs[1], negate=name == "unlessEquals")
+
+    def _truth(self, expr: str, negate: bool) -> str:
+        return f"not {expr}" if negate else expr
+
+    def _equality(self, left: str, right: str, negate: bool) -> str:
+        return f"{left} {'!=' if negate else '=='} {right}"
 
     def _if_chain(self, condition: str, body: list[Any], inverse: list[Any], loc: _Loc, scopes: list[_Scope],
                   keyword_: str) -> None:
@@ -540,20 +544,13 @@ class _FastConverter(_Converter):
         self.names |= self.all_names  # a loop variable never hides a name read anywhere (../name, @root.name)
         return super()._loop_var(scopes, base)
 
-    def _condition(self, node: Block, scopes: list[_Scope]) -> str:
-        call = node.call
-        name, args = call["name"], call["args"]
-        if call["hash"]:
-            raise _UnconvertibleError(f"{name} with options {' '.join(call['hash'])}")
-        if name in ("if", "unless"):
-            if len(args) != 1:
-                raise _UnconvertibleError(f"{name} with {len(args)} arguments")
-            test = f"({self._expr(args[0], scopes)}) | hb_truthy"
-            return test if name == "if" else f"not ({test})"
-        if name not in ("ifEquals", "unlessEquals") or len(args) != 2:
-            raise _UnconvertibleError(f"{name} with {len(args)} arguments")
-        test = f"({self._expr(args[0], scopes)}) | hb_eq({self._expr(args[1], scopes)})"
-        return test if name == "ifEquals" else f"not ({test})"
+    def _truth(self, expr: str, negate: bool) -> str:
+        test = f"({expr}) | hb_truthy"
+        return f"not ({test})" if negate else test
+
+    def _equality(self, left: str, right: str, negate: bool) -> str:
+        test = f"({left}) | hb_eq({right})"
+        return f"not ({test})" if negate else test
 
     def _helper_expr(self, name: str, args: list[str], hashed: dict[str, str], call: dict[str, Any],
                      scopes: list[_Scope]) -> str:

@@ -19,8 +19,7 @@ import httpx
 from ..errors import ModelError
 from ..types import GenerateRequest, Media, Message, ModelChunk, ModelResponse, Part, ToolRequest, Usage
 from .base import ModelInfo, OnChunk
-from .config import ProviderConfig, provider_config
-from .http import HttpClient, request_id, sse_events, sse_json
+from .http import HttpModel, request_id, sse_events, sse_json
 from .media import parse_data_url
 
 ANTHROPIC_VERSION = "2023-06-01"
@@ -36,16 +35,11 @@ INVALID_ARGUMENTS = {"invalidArguments": "the model's tool-call arguments are no
 ANTHROPIC_INFO = ModelInfo(label="Anthropic", constrained="none", media=True)
 
 
-class AnthropicModel:
+class AnthropicModel(HttpModel):
     """A Claude model through the Messages API: `anthropic/claude-sonnet-4-5`, ..."""
 
-    def __init__(self, name: str, *, model_id: str | None = None, config: ProviderConfig | None = None,
-                 info: ModelInfo = ANTHROPIC_INFO, transport: httpx.AsyncBaseTransport | None = None) -> None:
-        self.name = name
-        self.model_id = model_id or name.partition("/")[2] or name
-        self.config = config or provider_config("anthropic")
-        self.info = info
-        self.http = HttpClient(self.config, transport=transport)
+    provider = "anthropic"
+    default_info = ANTHROPIC_INFO
 
     def headers(self) -> dict[str, str]:
         headers = {"anthropic-version": ANTHROPIC_VERSION}

@@ -22,9 +22,8 @@ import httpx
 from ..errors import ModelError
 from ..types import GenerateRequest, Media, Message, ModelChunk, ModelResponse, Part, ToolRequest, Usage
 from .base import ModelInfo, OnChunk
-from .config import ProviderConfig, provider_config
 from .gemini_schema import gemini_schema
-from .http import RETRYABLE, HttpClient, request_id, sse_events, sse_json
+from .http import RETRYABLE, HttpModel, request_id, sse_events, sse_json
 from .media import parse_data_url
 
 FINISH = {"STOP": "stop", "MAX_TOKENS": "length", "SAFETY": "blocked", "RECITATION": "blocked", "BLOCKLIST": "blocked",
@@ -37,16 +36,11 @@ SYNTHETIC_REF = "gemini-call-"
 GEMINI_INFO = ModelInfo(label="Gemini", constrained="no-tools", media=True)
 
 
-class GeminiModel:
+class GeminiModel(HttpModel):
     """A Gemini model through the Gemini Developer API: `googleai/gemini-2.5-flash`, ..."""
 
-    def __init__(self, name: str, *, model_id: str | None = None, config: ProviderConfig | None = None,
-                 info: ModelInfo = GEMINI_INFO, transport: httpx.AsyncBaseTransport | None = None) -> None:
-        self.name = name
-        self.model_id = model_id or name.partition("/")[2] or name
-        self.config = config or provider_config("googleai")
-        self.info = info
-        self.http = HttpClient(self.config, transport=transport)
+    provider = "googleai"
+    default_info = GEMINI_INFO
 
     def headers(self) -> dict[str, str]:
         # The key goes in a header, never in `?key=`: URLs end up in error messages and logs.

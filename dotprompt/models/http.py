@@ -22,7 +22,8 @@ from typing import Any
 import httpx
 
 from ..errors import ModelError
-from .config import ProviderConfig
+from .base import ModelInfo
+from .config import ProviderConfig, provider_config
 
 RETRYABLE = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 529})
 
@@ -114,6 +115,26 @@ class HttpClient:
 def _ssl_context() -> ssl.SSLContext:
     # Loading the CA bundle takes ~25 ms; every client (and every event loop of the sync entry points) shares one.
     return httpx.create_ssl_context()
+
+
+class HttpModel:
+    """What every HTTP provider's model shares: its name, the provider's model id, settings and client.
+
+    `provider` names whose settings to read when none are given (default: the name's prefix);
+    `default_info` is the capabilities unless `info=` says otherwise.
+    """
+
+    provider = ""
+    default_info = ModelInfo()
+
+    def __init__(self, name: str, *, model_id: str | None = None, config: ProviderConfig | None = None,
+                 info: ModelInfo | None = None, transport: httpx.AsyncBaseTransport | None = None) -> None:
+        prefix, _, rest = name.partition("/")
+        self.name = name
+        self.model_id = model_id or rest or name
+        self.config = config or provider_config(self.provider or prefix)
+        self.info = info or self.default_info
+        self.http = HttpClient(self.config, transport=transport)
 
 
 async def sse_events(response: httpx.Response) -> AsyncIterator[SSEEvent]:

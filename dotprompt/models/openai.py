@@ -16,8 +16,7 @@ import httpx
 from ..errors import ModelError
 from ..types import GenerateRequest, Message, ModelChunk, ModelResponse, Part, ToolRequest, Usage
 from .base import ModelInfo, OnChunk
-from .config import ProviderConfig, provider_config
-from .http import HttpClient, sse_events, sse_json
+from .http import HttpModel, sse_events, sse_json
 
 # Our config names (Genkit's spelling) -> Chat Completions fields; anything else passes through as is.
 CONFIG_KEYS = {"maxOutputTokens": "max_tokens", "topP": "top_p", "stopSequences": "stop",
@@ -26,17 +25,10 @@ FINISH = {"stop": "stop", "length": "length", "tool_calls": "stop", "function_ca
 OPENAI_INFO = ModelInfo(label="OpenAI-compatible", constrained="all", media=True)
 
 
-class OpenAIModel:
+class OpenAIModel(HttpModel):
     """A Chat Completions model: `openai/gpt-4o-mini`, `ollama/llama3.2`, or any compatible server."""
 
-    def __init__(self, name: str, *, model_id: str | None = None, config: ProviderConfig | None = None,
-                 info: ModelInfo = OPENAI_INFO, transport: httpx.AsyncBaseTransport | None = None) -> None:
-        provider, _, rest = name.partition("/")
-        self.name = name
-        self.model_id = model_id or rest or name
-        self.config = config or provider_config(provider)
-        self.info = info
-        self.http = HttpClient(self.config, transport=transport)
+    default_info = OPENAI_INFO
 
     def headers(self) -> dict[str, str]:
         return {"Authorization": f"Bearer {self.config.api_key}"} if self.config.api_key else {}

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import httpx
 
-from dotprompt import tool
+from dotprompt import Message, tool
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -39,3 +39,14 @@ class Server:
 def fixture(name: str, status: int = 200, headers: dict | None = None) -> httpx.Response:
     kind = "text/event-stream" if name.endswith(".sse") else "application/json"
     return httpx.Response(status, content=(FIXTURES / name).read_bytes(), headers={"content-type": kind, **(headers or {})})
+
+
+def merge_history() -> list[Message]:
+    """A system message, two user turns in a row, a tool round and a user turn: what providers must merge and map."""
+    return [Message.model_validate(m) for m in (
+        {"role": "system", "content": [{"text": "Be exact."}]},
+        {"role": "user", "content": [{"text": "first"}]},
+        {"role": "user", "content": [{"text": "second"}]},
+        {"role": "model", "content": [{"toolRequest": {"name": "add", "input": {"a": 1, "b": 1}}}]},
+        {"role": "tool", "content": [{"toolResponse": {"name": "add", "output": {"sum": 2}}}]},
+        {"role": "user", "content": [{"text": "and now?"}]})]

@@ -7,7 +7,7 @@ import json
 
 import httpx
 import pytest
-from mock_server import FIXTURES, Server, add, fixture
+from mock_server import FIXTURES, Server, add, fixture, merge_history
 
 from dotprompt import GenerateRequest, Message, ModelError, generate, tool
 from dotprompt.models.base import resolve_model
@@ -159,13 +159,7 @@ def test_synthesized_refs_are_stable_and_api_ids_go_back():
 
 
 def test_history_turns_merge_and_tool_choice_none():
-    history = [Message.model_validate(m) for m in (
-        {"role": "system", "content": [{"text": "Be exact."}]},
-        {"role": "user", "content": [{"text": "first"}]},
-        {"role": "user", "content": [{"text": "second"}]},
-        {"role": "model", "content": [{"toolRequest": {"name": "add", "input": {"a": 1, "b": 1}}}]},
-        {"role": "tool", "content": [{"toolResponse": {"name": "add", "output": {"sum": 2}}}]},
-        {"role": "user", "content": [{"text": "and now?"}]})]
+    history = merge_history()
     server = Server("gemini_text.json")
     ask(server, messages=history, tools=[add], tool_choice="none")
     body = server.body(0)

@@ -112,17 +112,6 @@ class Usage(_Wire):
     output_tokens: int | None = None
     total_tokens: int | None = None
 
-    def __add__(self, other: Usage | None) -> Usage:
-        if other is None:
-            return self
-        return Usage(input_tokens=_add(self.input_tokens, other.input_tokens),
-                     output_tokens=_add(self.output_tokens, other.output_tokens),
-                     total_tokens=_add(self.total_tokens, other.total_tokens))
-
-
-def _add(a: int | None, b: int | None) -> int | None:
-    return None if a is None and b is None else (a or 0) + (b or 0)
-
 
 class OutputConfig(_Wire):
     """What the request tells the model about the output: format, schema, native constraint."""

@@ -84,7 +84,8 @@ class Loop:
             revised = _mark_interrupts(reply.message, results)
             return self._response(reply.model_copy(update={"message": revised}), request, finish="interrupted")
         tool_message = _tool_message(results)
-        self._emit("tool", tool_message.content)
+        if self.rt.on_chunk is not None:  # a turn's tool results stream as one `tool` chunk
+            self._emit("tool", tool_message.content)
         # "required" forces a tool call on the turn it is asked for; kept on later turns it would force
         # another call every turn until max_turns, so once tools have answered it relaxes to "auto".
         choice = "auto" if opts.tool_choice == "required" else opts.tool_choice
@@ -221,8 +222,7 @@ class Loop:
         chunk.output = plan.chunk_output(self._parser, chunk.text, self.rt.output_type)
 
     def _emit(self, role: str, content: list[Part]) -> Chunk:
-        if self.rt.on_chunk is None:
-            return None  # type: ignore[return-value]
+        assert self.rt.on_chunk is not None  # only called while streaming
         if self._role is not None and role != self._role:
             self._index += 1
         self._role = role

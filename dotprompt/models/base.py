@@ -6,6 +6,7 @@ Built-in models register through `define_model` / `define_provider`, the same ca
 from __future__ import annotations
 
 import difflib
+import os
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -49,8 +50,6 @@ _lock = threading.Lock()
 
 def default_model_name() -> str:
     """The model to use when none is named anywhere: $DOTPROMPT_MODEL, else the local model if it is set up."""
-    import os
-
     from .local import default_local_model
 
     chosen = os.environ.get("DOTPROMPT_MODEL") or default_local_model()

@@ -34,7 +34,7 @@ from _timing import Block, async_block, interleaved_best
 from pydantic import BaseModel
 
 from dotprompt import Chunk, ScriptedModel, generate, generate_stream, tool
-from dotprompt.models.testing import tool_call
+from dotprompt.models.doubles import tool_call
 
 TARGET_RATIO = 0.20
 TOOL_ROUNDS = 4

@@ -48,8 +48,8 @@ _LAZY = {
     "validate_and_retry": ".generation.middleware",
     "GenerateActionOptions": ".generation.options", "GenerateOptions": ".generation.options", "Resume": ".generation.options",
     "Attempt": ".generation.response", "Chunk": ".generation.response", "GenerateResponse": ".generation.response",
-    "Model": ".models.base", "ModelInfo": ".models.base", "define_model": ".models.base",
-    "EchoModel": ".models.testing", "ScriptedModel": ".models.testing",
+    "Model": ".models.base", "ModelInfo": ".models.base", "define_model": ".models.registry",
+    "EchoModel": ".models.doubles", "ScriptedModel": ".models.doubles",
     "Interrupt": ".tools", "Tool": ".tools", "define_interrupt": ".tools", "define_tool": ".tools", "tool": ".tools",
     "models": ".models",
 }
@@ -74,8 +74,9 @@ if TYPE_CHECKING:
     from .generation.middleware import TurnEnvelope, fallback, generate_middleware, retry, validate_and_retry
     from .generation.options import GenerateActionOptions, GenerateOptions, Resume
     from .generation.response import Attempt, Chunk, GenerateResponse
-    from .models.base import Model, ModelInfo, define_model
-    from .models.testing import EchoModel, ScriptedModel
+    from .models.base import Model, ModelInfo
+    from .models.doubles import EchoModel, ScriptedModel
+    from .models.registry import define_model
     from .tools import Interrupt, Tool, define_interrupt, define_tool, tool
 
 __version__ = "0.1.0"

@@ -314,7 +314,8 @@ def _local_setup(args: argparse.Namespace) -> int:
 
 
 def _local_status(args: argparse.Namespace) -> int:
-    from .models.local_setup import local_paths, status_lines
+    from .models.local_paths import local_paths
+    from .models.local_setup import status_lines
 
     paths = local_paths()
     print("\n".join(status_lines(paths)))

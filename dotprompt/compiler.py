@@ -30,7 +30,7 @@ class CompiledPrompt:
     validator: CompiledSchema | None
     fields: dict[str, Any]  # RenderedPrompt keyword arguments for a render without options
     stamp: Stamp | None
-    generation: int
+    revision: int  # the library's revision it was compiled at
     variables: frozenset[str]  # names the template reads from its data (for the linter)
 
 
@@ -42,7 +42,7 @@ class CompileContext:
     registry: SchemaRegistry
     defaults: LibraryDefaults
     partial_source: Callable[[str], tuple[str, str | None, Any] | None]
-    generation: int
+    revision: int  # the library's revision it was compiled at
     partial_asts: dict[tuple[str, str | None], nodes.Template]
     engine: str = "jinja2"  # the library's engine; a file may choose another with `dotprompt.engine`
     handlebars: HandlebarsEngine | None = None
@@ -89,7 +89,7 @@ def compile_prompt(text: str, path: str | None, name: str | None, variant: str |
         fields = render_fields(meta, ctx.defaults)
     except ValidationError as exc:
         raise src.error(f"invalid toolDefs: {_first_error(exc)}", "toolDefs") from None
-    return CompiledPrompt(src, meta, template, validator, fields, stamp, ctx.generation, variables)
+    return CompiledPrompt(src, meta, template, validator, fields, stamp, ctx.revision, variables)
 
 
 def _first_error(exc: ValidationError) -> str:

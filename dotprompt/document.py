@@ -14,6 +14,7 @@ from typing import Any
 import yaml
 
 from .errors import PromptFileError
+from .settings import valid_max_turns
 
 # Known frontmatter keys and the Python types their values must have.
 KNOWN_KEYS: dict[str, tuple[type, ...]] = {
@@ -161,7 +162,7 @@ def _check_nested(src: PromptSource) -> None:
     default = meta.get("input", {}).get("default")
     if default is not None and not isinstance(default, dict):
         raise src.error("`input.default` must be a mapping of input field values", "input", "default")
-    if "maxTurns" in meta and meta["maxTurns"] < 1:
+    if "maxTurns" in meta and not valid_max_turns(meta["maxTurns"]):
         raise src.error("`maxTurns` must be at least 1", "maxTurns")
     if "toolChoice" in meta and meta["toolChoice"] not in TOOL_CHOICES:
         raise src.error(f"`toolChoice` must be one of {', '.join(TOOL_CHOICES)}", "toolChoice",

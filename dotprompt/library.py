@@ -14,12 +14,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .compiler import CompileContext, CompiledPrompt, compile_prompt, file_stamp, read_text
+from .compiler import CompileContext, CompiledPrompt, compile_prompt, file_stamp, parse_template, read_text
 from .document import parse_source
 from .errors import DotpromptError, InvalidPromptNameError, PromptNotFoundError
-from .handlebars import HandlebarsEngine
-from .metadata import LibraryDefaults
+from .handlebars import HandlebarsEngine, file_engine
+from .metadata import LibraryDefaults, merge, options_metadata, render_fields
 from .prompt import Prompt
+from .runtime import RuntimeRegistry
 from .schemas import SchemaLike, SchemaRegistry
 from .template import FunctionLoader, make_environment, with_line_offset
 from .types import ToolDefinition
@@ -52,16 +53,15 @@ class PromptLibrary:
             raise DotpromptError(f"unknown template engine {engine!r}; available: {', '.join(ENGINES)}")
         self.directory = Path(directory) if directory is not None else None
         self.engine = engine
-        self._registry = SchemaRegistry(schemas, schema_resolver)
+        self._schemas = SchemaRegistry(schemas, schema_resolver)
         self._partial_resolver = partial_resolver
-        self._defaults = LibraryDefaults(default_model, model_configs, self.tool_definition)
+        self._runtime = RuntimeRegistry()
+        self._defaults = LibraryDefaults(default_model, model_configs, self._runtime.tool_definition)
         self._partials: dict[str, str] = {}
-        self._tools: dict[str, Any] = {}
-        self._middleware: dict[str, Any] = {}
         self._partial_asts: dict[Any, Any] = {}
         self._prompts: dict[tuple[str, str | None], Prompt] = {}
         self._lock = threading.RLock()
-        self._generation = 0  # bumped by every define_*; compiled prompts from older generations recompile
+        self._revision = 0  # bumped by every define_*; prompts compiled at an older revision recompile
         self._env = make_environment(FunctionLoader(self._partial_source))
         self._handlebars = HandlebarsEngine(self._handlebars_partial)
 
@@ -78,43 +78,65 @@ class PromptLibrary:
     def define_schema(self, name: str, schema: SchemaLike) -> None:
         """Register a named schema (pydantic model or JSON Schema) for Picoschema type names."""
         with self._lock:
-            self._registry.define(name, schema)
+            self._schemas.define(name, schema)
             self._changed()
 
     def define_tool(self, tool: Any) -> None:
         """Register a tool (a ToolDefinition, its dict form, or an object with `.definition`)."""
-        definition = _tool_definition(tool)
         with self._lock:
-            self._tools[definition.name] = tool
+            self._runtime.define_tool(tool)
             self._changed()
 
     def tool_definition(self, name: str) -> ToolDefinition | None:
-        tool = self._tools.get(name)
-        return _tool_definition(tool) if tool is not None else None
+        return self._runtime.tool_definition(name)
 
     def tool(self, name: str) -> Any:
         """The registered tool object (runnable tools only; a bare definition cannot run)."""
-        found = self._tools.get(name)
-        return found if hasattr(found, "run") else None
+        return self._runtime.tool(name)
 
     def tool_names(self) -> list[str]:
-        return sorted(self._tools)
+        return self._runtime.tool_names()
 
     def define_middleware(self, name: str, middleware: Any) -> None:
         """Register middleware for `use: [name]` in prompt files (an object, or a factory taking keyword args)."""
-        with self._lock:
-            self._middleware[name] = middleware
+        self._runtime.define_middleware(name, middleware)
 
     def middleware(self, name: str, **kwargs: Any) -> Any:
-        found = self._middleware.get(name)
-        if found is None:
-            return None
-        return found(**kwargs) if isinstance(found, type) or kwargs else found
+        return self._runtime.middleware(name, **kwargs)
 
     def _changed(self) -> None:
-        self._generation += 1
+        self._revision += 1
         if self._env.cache is not None:
             self._env.cache.clear()
+
+    # -- what prompts and `check` ask of the library ----------------------------------------
+
+    @property
+    def revision(self) -> int:
+        """Bumped by every `define_*`: a prompt compiled at an older revision recompiles."""
+        return self._revision
+
+    @property
+    def default_model(self) -> str | None:
+        return self._defaults.model
+
+    def defined_in_code(self) -> bool:
+        """Whether anything (partials, schemas, tools, a partial resolver) was defined in code, so a
+        library rebuilt from the folder alone would differ."""
+        return bool(self._partials or self._schemas.names() or self._partial_resolver is not None or self._runtime)
+
+    def with_options(self, meta: Mapping[str, Any], options: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+        """Render options merged over a compiled prompt's metadata: (metadata, RenderedPrompt fields)."""
+        merged = merge(meta, options_metadata(options, self._schemas))
+        return merged, render_fields(merged, self._defaults)
+
+    def check_partial_file(self, path: str) -> None:
+        """Parse and compile a partial file with its engine; a problem is a PromptFileError."""
+        src = parse_source(read_text(path), path)
+        if file_engine(src.ext, self.engine) == "handlebars":
+            self._handlebars.check(src.template, path, src.body_line)
+        else:
+            parse_template(self._env, with_line_offset(src.template, src.body_line), path, path)
 
     # -- prompts ----------------------------------------------------------------------------
 
@@ -174,17 +196,18 @@ class PromptLibrary:
     def from_source(self, source: str, name: str | None = None, *, path: str | None = None) -> Prompt:
         """A prompt compiled from a string (not cached by name)."""
         compiled = self._compile(source, path, name, None, None)
-        return Prompt(self, name, None, None, compiled, source_text=source)
+        return Prompt(self, name, None, None, compiled, source=source)
 
-    def _recompile(self, prompt: Prompt) -> CompiledPrompt:
+    def recompile(self, prompt: Prompt) -> CompiledPrompt:
+        """The prompt compiled afresh: from its file as it is now, or from its source string."""
         if prompt.path is None:
-            return self._compile(prompt._source_text or "", None, prompt.name, prompt.variant, None)
+            return self._compile(prompt.source or "", None, prompt.name, prompt.variant, None)
         text, stamp = read_stable(prompt.path)
         return self._compile(text, prompt.path, prompt.name, prompt.variant, stamp)
 
     def _compile(self, text: str, path: str | None, name: str | None, variant: str | None,
                  stamp: Any) -> CompiledPrompt:
-        ctx = CompileContext(self._env, self._registry, self._defaults, self._partial_source, self._generation,
+        ctx = CompileContext(self._env, self._schemas, self._defaults, self._partial_source, self._revision,
                              self._partial_asts, self.engine, self._handlebars)
         return compile_prompt(text, path, name, variant, ctx, stamp)
 
@@ -201,8 +224,8 @@ class PromptLibrary:
     def _partial_text(self, name: str) -> tuple[str, str | None, Callable[[], bool]] | None:
         """(file text, filename, uptodate) of a partial: definitions, then `_name.prompt` files, then the resolver."""
         if name in self._partials:
-            generation = self._generation
-            return self._partials[name], None, lambda: generation == self._generation
+            revision = self._revision
+            return self._partials[name], None, lambda: revision == self._revision
         path = self._partial_path(name)
         if path is not None:
             text, stamp = read_stable(path)
@@ -268,13 +291,3 @@ def check_name(name: str) -> None:
             f"invalid prompt name {name!r}: names are relative paths inside the prompt folder, "
             "without '..', empty parts or a leading '/'")
 
-
-def _tool_definition(tool: Any) -> ToolDefinition:
-    if isinstance(tool, ToolDefinition):
-        return tool
-    if isinstance(tool, Mapping):
-        return ToolDefinition.model_validate(tool)
-    definition = getattr(tool, "definition", None)
-    if isinstance(definition, ToolDefinition):
-        return definition
-    raise DotpromptError(f"cannot register {tool!r} as a tool: pass a ToolDefinition, a dict or a tool object")

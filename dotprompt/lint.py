@@ -10,13 +10,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from .compiler import parse_template, read_text
-from .document import KNOWN_KEYS, PromptSource, did_you_mean, parse_source
+from .document import KNOWN_KEYS, PromptSource, did_you_mean
 from .errors import DotpromptError, PromptFileError
 from .handlebars import file_engine
 from .library import PromptInfo, PromptLibrary
 from .schemas import CompiledSchema
-from .template import HANDLEBARS_HINT, RESERVED_NAMES, looks_like_handlebars, with_line_offset
+from .template import HANDLEBARS_HINT, RESERVED_NAMES, looks_like_handlebars
 
 Level = Literal["error", "warning"]
 FORMATS = ("json", "jsonl", "array", "enum", "text", "media")
@@ -64,8 +63,7 @@ def check_library(lib: PromptLibrary, *, jobs: int | None = None) -> list[Diagno
 
 def _rebuildable(lib: PromptLibrary) -> bool:
     """A worker can rebuild this library from its folder alone (nothing was defined in code)."""
-    return (lib.directory is not None and not lib._partials and not lib._registry.names()
-            and lib._partial_resolver is None and not lib._tools)
+    return lib.directory is not None and not lib.defined_in_code()
 
 
 def _check_in_parallel(lib: PromptLibrary, infos: list[PromptInfo], jobs: int) -> list[Diagnostic]:
@@ -150,11 +148,7 @@ def check_prompt(lib: PromptLibrary, info: PromptInfo) -> list[Diagnostic]:
 
 def check_partial(lib: PromptLibrary, path: str) -> list[Diagnostic]:
     try:
-        src = parse_source(read_text(path), path)
-        if file_engine(src.ext, lib.engine) == "handlebars":
-            lib._handlebars.check(src.template, path, src.body_line)
-        else:
-            parse_template(lib._env, with_line_offset(src.template, src.body_line), path, path)
+        lib.check_partial_file(path)
     except PromptFileError as exc:
         return [_from_error(exc, path)]
     return []

@@ -5,7 +5,6 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import os
-import sys
 import threading
 from pathlib import Path
 from types import ModuleType
@@ -14,36 +13,19 @@ from typing import Any
 from .errors import UsageError
 from .library import PromptLibrary
 from .prompt import Prompt
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on Python 3.10 only
-    import tomli as tomllib
+from .settings import env_prompts_dir, project_settings
 
 _libraries: dict[Path, PromptLibrary] = {}
 _lock = threading.Lock()
-
-
-def project_settings(start: Path | None = None) -> tuple[dict[str, Any], Path | None]:
-    """`[tool.dotprompt]` of the nearest pyproject.toml at or above `start`, and that file's folder."""
-    here = (start or Path.cwd()).resolve()
-    for folder in (here, *here.parents):
-        candidate = folder / "pyproject.toml"
-        if candidate.is_file():
-            try:
-                data = tomllib.loads(candidate.read_text(encoding="utf-8"))
-            except (tomllib.TOMLDecodeError, UnicodeDecodeError):
-                return {}, folder
-            return data.get("tool", {}).get("dotprompt", {}), folder
-    return {}, None
 
 
 def prompts_dir(directory: str | os.PathLike[str] | None = None) -> Path:
     """Explicit argument, else $DOTPROMPT_DIR, else [tool.dotprompt] prompts_dir, else ./prompts."""
     if directory is not None:
         return Path(directory)
-    if os.environ.get("DOTPROMPT_DIR"):
-        return Path(os.environ["DOTPROMPT_DIR"])
+    from_env = env_prompts_dir()
+    if from_env is not None:
+        return from_env
     settings, root = project_settings()
     if root is not None and settings.get("prompts_dir"):
         return root / str(settings["prompts_dir"])

@@ -14,7 +14,6 @@ from pydantic import BaseModel
 from .compiler import CompiledPrompt, file_stamp
 from .errors import DotpromptError, InputValidationError, PromptNotFoundError, RenderError, UsageError
 from .handlebars import HandlebarsTemplate
-from .metadata import merge, options_metadata, render_fields
 from .rendered import RenderedPrompt
 from .schemas import CompiledSchema, compile_validator
 from .template import Markers, to_messages
@@ -31,13 +30,13 @@ class Prompt:
     """A prompt loaded from a library. Recompiles itself when its file changes on disk."""
 
     def __init__(self, library: PromptLibrary, name: str | None, variant: str | None,
-                 path: str | None, compiled: CompiledPrompt, source_text: str | None = None) -> None:
+                 path: str | None, compiled: CompiledPrompt, source: str | None = None) -> None:
         self.library = library
         self.name = name
         self.variant = variant
         self.path = path
         self._compiled = compiled
-        self._source_text = source_text  # for prompts made from a string: recompiled when the library changes
+        self.source = source  # for prompts made from a string: recompiled when the library changes
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:
@@ -52,11 +51,11 @@ class Prompt:
             with self._lock:
                 current = self._compiled
                 if self._is_stale(current):
-                    current = self._compiled = self.library._recompile(self)
+                    current = self._compiled = self.library.recompile(self)
         return current
 
     def _is_stale(self, compiled: CompiledPrompt) -> bool:
-        if compiled.generation != self.library._generation:
+        if compiled.revision != self.library.revision:
             return True
         if self.path is None:
             return False
@@ -77,8 +76,7 @@ class Prompt:
         compiled = self.compiled
         fields, validator, default = compiled.fields, compiled.validator, _default_of(compiled.meta)
         if options:
-            meta = merge(compiled.meta, options_metadata(options, self.library._registry))
-            fields = render_fields(meta, self.library._defaults)
+            meta, fields = self.library.with_options(compiled.meta, options)
             default = _default_of(meta)
             validator = _validator_for(meta) if "input" in options else validator
         data = _with_default(input, default)
@@ -116,11 +114,13 @@ class Prompt:
 
     # -- running ----------------------------------------------------------------------------
 
-    def compile(self, input: Any = None, *, context: Mapping[str, Any] | None = None,
+    def to_options(self, input: Any = None, *, context: Mapping[str, Any] | None = None,
                 history: Sequence[Message | Mapping[str, Any]] | None = None,
                 options: Mapping[str, Any] | None = None) -> GenerateActionOptions:
         """The rendered prompt as plain, serialisable generate options."""
-        return action_options(self.render(input, context=context, history=history, options=options))
+        from .generation.options import rendered_options
+
+        return rendered_options(self.render(input, context=context, history=history, options=options))
 
     async def generate(self, input: Any = None, *, context: Mapping[str, Any] | None = None,
                        history: Sequence[Message | Mapping[str, Any]] | None = None,
@@ -158,7 +158,7 @@ class Prompt:
                 overrides: dict[str, Any]) -> GenerateActionOptions:
         from .generation.options import GenerateActionOptions, Resume
 
-        action = self.compile(input, context=context, history=history, options=options)
+        action = self.to_options(input, context=context, history=history, options=options)
         unknown = set(overrides) - set(GenerateActionOptions.model_fields)
         if unknown:
             raise UsageError(f"unknown generate option(s): {', '.join(sorted(unknown))}")
@@ -190,20 +190,6 @@ def _built_in(name: str, arguments: Any) -> Any:
     if name not in BUILT_IN:
         raise UsageError(f"unknown middleware {name!r} in `use:`; known: {', '.join(sorted(BUILT_IN))}")
     return BUILT_IN[name](**(arguments or {}))
-
-
-def action_options(rendered: RenderedPrompt) -> GenerateActionOptions:
-    """RenderedPrompt -> GenerateActionOptions; a schema without a format means `json`."""
-    from .generation.options import GenerateActionOptions, OutputOptions
-
-    output = rendered.output
-    return GenerateActionOptions(
-        model=rendered.model, messages=rendered.messages, tools=rendered.tools, tool_choice=rendered.tool_choice,
-        config=rendered.config, max_turns=rendered.max_turns or 5,
-        return_tool_requests=bool(rendered.return_tool_requests),
-        output=OutputOptions(format=output.format or ("json" if output.schema is not None else None),
-                             schema=output.schema, constrained=output.constrained, instructions=output.instructions),
-        use=[u for u in rendered.use if isinstance(u, str)])
 
 
 def _default_of(meta: Mapping[str, Any]) -> dict[str, Any] | None:

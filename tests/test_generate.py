@@ -25,7 +25,7 @@ from dotprompt import (
     preview_request,
     tool,
 )
-from dotprompt.models.testing import ScriptedModel, tool_call
+from dotprompt.models.doubles import ScriptedModel, tool_call
 
 
 def run(coro):
@@ -529,7 +529,7 @@ output:
     assert response.output == {"answer": "It is 42", "total": 42}
     assert model.requests[0].messages[0].role == "system"
     assert model.requests[1].messages[-1].content[0].tool_response.output == 42
-    action = lib.load("support").compile({"question": "q"})
+    action = lib.load("support").to_options({"question": "q"})
     assert action.max_turns == 2 and action.tools == ["add"] and action.output.format == "json"
     assert action.model_dump(mode="json", by_alias=True)["maxTurns"] == 2
 

@@ -9,7 +9,7 @@ import pytest
 
 from dotprompt import ModelError, PromptLibrary, ScriptedModel
 from dotprompt.models import define_model
-from dotprompt.models.testing import tool_call
+from dotprompt.models.doubles import tool_call
 from dotprompt.testing import TestFileError, TestRun, load_test_file
 
 PROMPT = """---

@@ -5,25 +5,24 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 from collections.abc import AsyncIterator, Awaitable, Coroutine, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from ..errors import UsageError
-from ..models.base import resolve_model
+from ..models.registry import resolve_model
+from ..settings import check_max_turns
 from ..tools import Tool
 from ..types import GenerateRequest
 from .formatting import plan_output
+from .lookup import ToolLookup
 from .loop import Loop, Runtime
 from .middleware import BUILT_IN, generate_hook, model_hook
 from .options import GenerateActionOptions, GenerateOptions, output_type_of, to_action_options
 from .response import Chunk, ChunkCallback, GenerateResponse
 
-if TYPE_CHECKING:
-    from ..library import PromptLibrary
-
 T = TypeVar("T")
 
 
-def prepare(options: GenerateActionOptions | GenerateOptions, *, library: PromptLibrary | None = None,
+def prepare(options: GenerateActionOptions | GenerateOptions, *, library: ToolLookup | None = None,
             tools: Sequence[Any] = (), use: Sequence[Any] = (), output_type: Any = None, model: Any = None,
             on_chunk: ChunkCallback | None = None) -> tuple[GenerateActionOptions, Runtime]:
     """Plain options plus the live objects they name; every misuse raises here, before any model call."""
@@ -38,8 +37,7 @@ def prepare(options: GenerateActionOptions | GenerateOptions, *, library: Prompt
         on_chunk = on_chunk or options.on_chunk
         model = model or (options.model if not isinstance(options.model, str) else None)
         options = to_action_options(options)
-    if options.max_turns <= 0:
-        raise UsageError(f"max_turns must be at least 1, got {options.max_turns}")
+    check_max_turns(options.max_turns)
     resolved_model = resolve_model(model if model is not None else options.model)
     listed = [*options.tools, *named_tools]
     names = [*listed, *(t.name for t in live_tools if t.name not in listed)]
@@ -52,7 +50,7 @@ def prepare(options: GenerateActionOptions | GenerateOptions, *, library: Prompt
     return options.model_copy(update={"tools": list(tool_map), "model": resolved_model.name}), runtime
 
 
-def _resolve_tools(names: list[str], live: list[Any], library: PromptLibrary | None) -> dict[str, Tool]:
+def _resolve_tools(names: list[str], live: list[Any], library: ToolLookup | None) -> dict[str, Tool]:
     given = {}
     for tool in live:
         if tool.name in given and given[tool.name] is not tool:
@@ -72,7 +70,7 @@ def _resolve_tools(names: list[str], live: list[Any], library: PromptLibrary | N
     return out
 
 
-def _named_middleware(entry: str, library: PromptLibrary | None) -> Any:
+def _named_middleware(entry: str, library: ToolLookup | None) -> Any:
     found = library.middleware(entry) if library is not None else None
     if found is not None:
         return found
@@ -83,7 +81,7 @@ def _named_middleware(entry: str, library: PromptLibrary | None) -> Any:
 
 
 async def generate(options: GenerateActionOptions | GenerateOptions | None = None, /, *,
-                   library: PromptLibrary | None = None, tools: Sequence[Any] = (), use: Sequence[Any] = (),
+                   library: ToolLookup | None = None, tools: Sequence[Any] = (), use: Sequence[Any] = (),
                    output_type: Any = None, on_chunk: ChunkCallback | None = None, **kwargs: Any) -> GenerateResponse:
     """Run the model <-> tool loop to a validated result. Pass options, or GenerateOptions fields as keywords.
 
@@ -101,13 +99,13 @@ async def generate(options: GenerateActionOptions | GenerateOptions | None = Non
 
 
 def preview_request(options: GenerateActionOptions | GenerateOptions | None = None, /, *,
-                    library: PromptLibrary | None = None, tools: Sequence[Any] = (), **kwargs: Any) -> GenerateRequest:
+                    library: ToolLookup | None = None, tools: Sequence[Any] = (), **kwargs: Any) -> GenerateRequest:
     """The first turn's request exactly as the model would get it, without running anything."""
     if options is None:
         options = GenerateOptions(**kwargs)
     action, runtime = prepare(options, library=library, tools=tools)
     loop = Loop(runtime)
-    return loop._request(action, runtime.plan.inject(action.messages))
+    return loop.request(action, runtime.plan.inject(action.messages))
 
 
 class GenerateStream:

@@ -70,7 +70,7 @@ class Loop:
     async def _turn(self, envelope: TurnEnvelope) -> GenerateResponse:
         opts = envelope.request
         messages = self.rt.plan.inject(opts.messages)
-        request = self._request(opts, messages)
+        request = self.request(opts, messages)
         reply = await self._call_model(request)
         requests = [p.tool_request for p in reply.message.content if p.tool_request is not None]
         if opts.return_tool_requests or not requests:  # exit A
@@ -92,7 +92,7 @@ class Loop:
         following = opts.model_copy(update={"messages": [*messages, reply.message, tool_message], "tool_choice": choice})
         return await self._turn_chain(TurnEnvelope(following, envelope.current_turn + 1, self._index))
 
-    def _request(self, opts: GenerateActionOptions, messages: list[Message]) -> GenerateRequest:
+    def request(self, opts: GenerateActionOptions, messages: list[Message]) -> GenerateRequest:
         plan = self.rt.plan
         output = None
         if plan.format_name is not None:

@@ -19,7 +19,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ModelError, OutputValidationError, UsageError
-from ..models.base import Model, resolve_model
+from ..models.base import Model
+from ..models.registry import resolve_model
+from ..settings import RETRYABLE_STATUSES
 from ..types import GenerateRequest, Message, ModelResponse, Part
 from .options import GenerateActionOptions
 from .response import Attempt, GenerateResponse
@@ -82,14 +84,13 @@ def _layer(hook: Callable[..., Any], inner: Callable[[Any], Awaitable[Any]]) -> 
 
 # -- built-ins ---------------------------------------------------------------------------------
 
-RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504})
 
 
 class retry:  # noqa: N801 - used like a function: use=[retry(max_retries=2)]
     """Retry failed model calls: exponential backoff with jitter, honouring the provider's retry-after."""
 
     def __init__(self, max_retries: int = 3, initial_delay: float = 1.0, max_delay: float = 30.0, backoff: float = 2.0,
-                 jitter: float = 0.25, statuses: frozenset[int] = RETRY_STATUSES,
+                 jitter: float = 0.25, statuses: frozenset[int] = RETRYABLE_STATUSES,
                  sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep) -> None:
         self.max_retries = max_retries
         self.initial_delay = initial_delay

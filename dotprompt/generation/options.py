@@ -13,8 +13,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from ..errors import UsageError
+from ..rendered import RenderedPrompt
 from ..schemas import is_model_class, json_schema_of
+from ..settings import DEFAULT_MAX_TURNS, check_max_turns
 from ..types import Message, Part, ToolRequest, ToolResponse, _Wire
 from .response import ChunkCallback
 
@@ -46,7 +47,7 @@ class GenerateActionOptions(_Wire):
     tool_choice: Literal["auto", "required", "none"] | None = None
     config: dict[str, Any] = Field(default_factory=dict)
     output: OutputOptions = Field(default_factory=OutputOptions)
-    max_turns: int = 5
+    max_turns: int = DEFAULT_MAX_TURNS
     return_tool_requests: bool = False
     tool_errors: ToolErrors = "return"
     resume: Resume | None = None
@@ -82,8 +83,8 @@ def output_type_of(schema: Any) -> type[BaseModel] | None:
 
 def to_action_options(opts: GenerateOptions) -> GenerateActionOptions:
     """Live options -> plain options: tool names, JSON Schema, one messages list."""
-    if opts.max_turns is not None and opts.max_turns <= 0:
-        raise UsageError(f"max_turns must be at least 1, got {opts.max_turns}")
+    if opts.max_turns is not None:
+        check_max_turns(opts.max_turns)
     schema = json_schema_of(opts.output_schema) if opts.output_schema is not None else None
     output = OutputOptions(format=opts.output_format or ("json" if schema is not None else None), schema=schema,
                            constrained=opts.output_constrained, instructions=opts.output_instructions)
@@ -93,7 +94,7 @@ def to_action_options(opts: GenerateOptions) -> GenerateActionOptions:
         messages=messages_from(opts.system, opts.messages, opts.prompt),
         tools=[t if isinstance(t, str) else t.name for t in opts.tools],
         tool_choice=opts.tool_choice, config=dict(opts.config or {}), output=output,
-        max_turns=opts.max_turns if opts.max_turns is not None else 5,
+        max_turns=opts.max_turns if opts.max_turns is not None else DEFAULT_MAX_TURNS,
         return_tool_requests=opts.return_tool_requests, tool_errors=opts.tool_errors, resume=resume,
         use=[u for u in opts.use if isinstance(u, str)],
     )
@@ -114,3 +115,15 @@ def _parts(value: Any) -> list[Part]:
     if isinstance(value, str):
         return [Part(text=value)]
     return [p if isinstance(p, Part) else Part(text=p) if isinstance(p, str) else Part.model_validate(p) for p in value]
+
+
+def rendered_options(rendered: RenderedPrompt) -> GenerateActionOptions:
+    """RenderedPrompt -> GenerateActionOptions; a schema without a format means `json`."""
+    output = rendered.output
+    return GenerateActionOptions(
+        model=rendered.model, messages=rendered.messages, tools=rendered.tools, tool_choice=rendered.tool_choice,
+        config=rendered.config, max_turns=rendered.max_turns or DEFAULT_MAX_TURNS,
+        return_tool_requests=bool(rendered.return_tool_requests),
+        output=OutputOptions(format=output.format or ("json" if output.schema is not None else None),
+                             schema=output.schema, constrained=output.constrained, instructions=output.instructions),
+        use=[u for u in rendered.use if isinstance(u, str)])

@@ -1,35 +1,35 @@
-"""Provider settings: base URL, API key, timeout and extra headers.
+"""Provider settings: what a provider declares about itself, and the settings a model uses.
 
-Each comes from, in order: the arguments given in code, `[tool.dotprompt.providers.NAME]` in the
-nearest pyproject.toml, then the provider's environment variables. Keys are never read from
-pyproject.toml (it is committed); it may name the variable to read instead (`api_key_env`).
+Each provider module declares a `ProviderSpec` (prefix, key variables, base URL). The settings a
+model gets come from, in order: the arguments given in code, `[tool.dotprompt.providers.NAME]` in
+the nearest pyproject.toml, then the provider's environment variables, then its declared defaults.
+Keys are never read from pyproject.toml (it is committed); it may name the variable to read instead
+(`api_key_env`).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .. import settings as project
 from ..errors import UsageError
+
+__all__ = ["ProviderConfig", "ProviderSpec", "provider_config"]
 
 
 @dataclass(frozen=True)
-class ProviderDefaults:
-    base_url: str
+class ProviderSpec:
+    """A provider's own declaration: its name prefix, where it lives and where its key comes from."""
+
+    prefix: str
+    base_url: str = ""
     key_vars: tuple[str, ...] = ()  # environment variables holding the key, first found wins
     base_url_var: str | None = None
     key_required: bool = True
-
-
-PROVIDERS: dict[str, ProviderDefaults] = {
-    "openai": ProviderDefaults("https://api.openai.com/v1", ("OPENAI_API_KEY",), "OPENAI_BASE_URL"),
-    "ollama": ProviderDefaults("http://127.0.0.1:11434/v1", (), None, key_required=False),
-    "anthropic": ProviderDefaults("https://api.anthropic.com/v1", ("ANTHROPIC_API_KEY",), "ANTHROPIC_BASE_URL"),
-    "googleai": ProviderDefaults("https://generativelanguage.googleapis.com/v1beta", ("GEMINI_API_KEY", "GOOGLE_API_KEY"),
-                                 "GEMINI_BASE_URL"),
-}
+    base_url_from_env: Callable[[Mapping[str, str]], str | None] | None = None  # for variables of other shapes
 
 
 @dataclass(frozen=True)
@@ -37,39 +37,29 @@ class ProviderConfig:
     provider: str
     base_url: str
     api_key: str | None = field(default=None, repr=False)  # never printed
-    timeout: float = 120.0
+    timeout: float = project.DEFAULT_TIMEOUT
     headers: Mapping[str, str] = field(default_factory=dict)
 
 
-def provider_config(provider: str, *, base_url: str | None = None, api_key: str | None = None,
+def provider_config(spec: ProviderSpec, *, base_url: str | None = None, api_key: str | None = None,
                     timeout: float | None = None, headers: Mapping[str, str] | None = None,
                     env: Mapping[str, str] | None = None, settings: Mapping[str, Any] | None = None) -> ProviderConfig:
-    """The settings for `provider`; a missing key is a UsageError naming the variable to set."""
+    """The settings for the provider `spec` declares; a missing key is a UsageError naming the variable to set."""
     env = os.environ if env is None else env
-    defaults = PROVIDERS.get(provider, ProviderDefaults("", ()))
-    section = _settings(provider) if settings is None else settings
-    key_vars = (section["api_key_env"],) if section.get("api_key_env") else defaults.key_vars
-    url = base_url or section.get("base_url") or _env_base_url(provider, defaults, env) or defaults.base_url
+    section = project.provider_section(spec.prefix) if settings is None else settings
+    key_vars = (section["api_key_env"],) if section.get("api_key_env") else spec.key_vars
+    url = base_url or section.get("base_url") or _env_base_url(spec, env) or spec.base_url
     key = api_key or next((env[v] for v in key_vars if env.get(v)), None)
-    if key is None and defaults.key_required:
+    if key is None and spec.key_required:
         names = " or ".join(key_vars)
-        raise UsageError(f"no API key for {provider}: set {names} in the environment "
+        raise UsageError(f"no API key for {spec.prefix}: set {names} in the environment "
                          f"(or pass api_key=... when you register the model)")
-    return ProviderConfig(provider, url.rstrip("/"), key, float(timeout or section.get("timeout") or 120.0),
+    return ProviderConfig(spec.prefix, url.rstrip("/"), key,
+                          float(timeout or section.get("timeout") or project.DEFAULT_TIMEOUT),
                           {**section.get("headers", {}), **(headers or {})})
 
 
-def _env_base_url(provider: str, defaults: ProviderDefaults, env: Mapping[str, str]) -> str | None:
-    if provider == "ollama" and env.get("OLLAMA_HOST"):
-        host = env["OLLAMA_HOST"]
-        host = host if "://" in host else f"http://{host}"
-        return host.rstrip("/") + "/v1"
-    return env.get(defaults.base_url_var) if defaults.base_url_var else None
-
-
-def _settings(provider: str) -> Mapping[str, Any]:
-    from ..loader import project_settings
-
-    settings, _ = project_settings()
-    section = settings.get("providers", {}).get(provider, {})
-    return section if isinstance(section, Mapping) else {}
+def _env_base_url(spec: ProviderSpec, env: Mapping[str, str]) -> str | None:
+    if spec.base_url_from_env is not None:
+        return spec.base_url_from_env(env)
+    return env.get(spec.base_url_var) if spec.base_url_var else None

@@ -22,10 +22,9 @@ from typing import Any
 import httpx
 
 from ..errors import ModelError
+from ..settings import RETRYABLE_STATUSES
 from .base import ModelInfo
-from .config import ProviderConfig, provider_config
-
-RETRYABLE = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 529})
+from .config import ProviderConfig, ProviderSpec, provider_config
 
 
 @dataclass(frozen=True)
@@ -96,7 +95,7 @@ class HttpClient:
     def status_error(self, response: httpx.Response) -> ModelError:
         status = response.status_code
         return ModelError(provider_message(response), status=status, provider=self.config.provider,
-                          request_id=request_id(response), retryable=status in RETRYABLE,
+                          request_id=request_id(response), retryable=status in RETRYABLE_STATUSES,
                           retry_after=retry_after(response.headers) or body_retry_delay(response))
 
     def _transport_error(self, exc: httpx.HTTPError, path: str) -> ModelError:
@@ -120,11 +119,12 @@ def _ssl_context() -> ssl.SSLContext:
 class HttpModel:
     """What every HTTP provider's model shares: its name, the provider's model id, settings and client.
 
-    `provider` names whose settings to read when none are given (default: the name's prefix);
+    `specs` are the providers this class serves (the one whose prefix the name carries supplies the
+    settings when none are given; a class serving one provider uses it for any name);
     `default_info` is the capabilities unless `info=` says otherwise.
     """
 
-    provider = ""
+    specs: tuple[ProviderSpec, ...] = ()
     default_info = ModelInfo()
 
     def __init__(self, name: str, *, model_id: str | None = None, config: ProviderConfig | None = None,
@@ -132,9 +132,16 @@ class HttpModel:
         prefix, _, rest = name.partition("/")
         self.name = name
         self.model_id = model_id or rest or name
-        self.config = config or provider_config(self.provider or prefix)
+        self.config = config or provider_config(self.spec_for(prefix))
         self.info = info or self.default_info
         self.http = HttpClient(self.config, transport=transport)
+
+    @classmethod
+    def spec_for(cls, prefix: str) -> ProviderSpec:
+        found = next((spec for spec in cls.specs if spec.prefix == prefix), None)
+        if found is None and len(cls.specs) == 1:
+            return cls.specs[0]
+        return found or ProviderSpec(prefix)
 
 
 async def sse_events(response: httpx.Response) -> AsyncIterator[SSEEvent]:

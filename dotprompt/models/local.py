@@ -10,18 +10,34 @@ from __future__ import annotations
 import asyncio
 import threading
 
+from .. import settings
 from ..errors import ModelError, UsageError
 from ..types import GenerateRequest, ModelResponse
 from .base import ModelInfo, OnChunk
 from .config import ProviderConfig
+from .local_paths import LocalPaths, local_paths
 from .local_server import ALIAS, LlamaServer, shared_server, stop_all
-from .local_setup import ConsoleProgress, LocalPaths, LocalSetupError, SetupEvent, local_paths, setup, status_lines
+from .local_setup import ConsoleProgress, LocalSetupError, SetupEvent, setup, status_lines
 from .openai import OpenAIModel
 
-__all__ = ["DEFAULT_LOCAL_MODEL", "LOCAL_INFO", "ConsoleProgress", "LlamaServer", "LocalModel", "LocalPaths",
-           "LocalSetupError", "SetupEvent", "default_local_model", "local_paths", "setup", "status_lines", "stop_all"]
+__all__ = [
+    "DEFAULT_LOCAL_MODEL",
+    "LOCAL_INFO",
+    "PROVIDERS",
+    "ConsoleProgress",
+    "LlamaServer",
+    "LocalModel",
+    "LocalPaths",
+    "LocalSetupError",
+    "SetupEvent",
+    "default_local_model",
+    "local_paths",
+    "setup",
+    "status_lines",
+    "stop_all",
+]
 
-DEFAULT_LOCAL_MODEL = "local/smollm2"
+DEFAULT_LOCAL_MODEL = settings.LOCAL_MODEL
 
 # With response_format llama-server builds its parser from the schema alone, so a reply can no
 # longer be a tool call: native constrained output only when no tools are offered.
@@ -82,3 +98,7 @@ class LocalModel:
     def _connected(self) -> tuple[LlamaServer, OpenAIModel] | None:
         found = self._client
         return found if found is not None and found[0].alive() else None
+
+
+# The provider table the registry reads (registry.BUILT_IN_PROVIDERS names this module for `local/`).
+PROVIDERS = {"local": LocalModel}

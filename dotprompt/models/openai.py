@@ -6,6 +6,7 @@ path accumulates deltas into the same shape and reuses `from_completion`.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -16,6 +17,7 @@ import httpx
 from ..errors import ModelError
 from ..types import GenerateRequest, Message, ModelChunk, ModelResponse, Part, ToolRequest, Usage
 from .base import ModelInfo, OnChunk
+from .config import ProviderSpec
 from .http import HttpModel, sse_events, sse_json
 
 # Our config names (Genkit's spelling) -> Chat Completions fields; anything else passes through as is.
@@ -23,11 +25,25 @@ CONFIG_KEYS = {"maxOutputTokens": "max_tokens", "topP": "top_p", "stopSequences"
                "frequencyPenalty": "frequency_penalty", "presencePenalty": "presence_penalty", "topK": "top_k"}
 FINISH = {"stop": "stop", "length": "length", "tool_calls": "stop", "function_call": "stop", "content_filter": "blocked"}
 OPENAI_INFO = ModelInfo(label="OpenAI-compatible", constrained="all", media=True)
+OLLAMA_INFO = ModelInfo(label="Ollama (OpenAI-compatible)", constrained="all", media=True)
+
+
+def ollama_host(env: Mapping[str, str]) -> str | None:
+    """`$OLLAMA_HOST` (`host:port` or a URL), as Ollama's own tools read it."""
+    host = env.get("OLLAMA_HOST")
+    if not host:
+        return None
+    return (host if "://" in host else f"http://{host}").rstrip("/") + "/v1"
+
+
+OPENAI = ProviderSpec("openai", "https://api.openai.com/v1", key_vars=("OPENAI_API_KEY",), base_url_var="OPENAI_BASE_URL")
+OLLAMA = ProviderSpec("ollama", "http://127.0.0.1:11434/v1", key_required=False, base_url_from_env=ollama_host)
 
 
 class OpenAIModel(HttpModel):
     """A Chat Completions model: `openai/gpt-4o-mini`, `ollama/llama3.2`, or any compatible server."""
 
+    specs = (OPENAI, OLLAMA)
     default_info = OPENAI_INFO
 
     def headers(self) -> dict[str, str]:
@@ -212,3 +228,7 @@ class _StreamState:
         if calls:
             message["tool_calls"] = calls
         return {"choices": [{"message": message, "finish_reason": self.finish}], "usage": self.usage}
+
+
+# The provider table the registry reads (registry.BUILT_IN_PROVIDERS names this module for these prefixes).
+PROVIDERS = {"openai": OpenAIModel, "ollama": functools.partial(OpenAIModel, info=OLLAMA_INFO)}

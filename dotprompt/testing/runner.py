@@ -10,14 +10,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .. import settings
 from ..errors import DotpromptError, OutputValidationError
 from ..library import PromptLibrary
-from ..models.base import resolve_model
+from ..models.registry import resolve_model
 from .cases import TestCase
 from .expect import Observed, check
 from .recording import Mode, RecordingMissingError, RecordingModel, RecordingStore
-
-DEFAULT_TEST_MODEL = "local/smollm2"  # the embedded default the example recordings were made with
 
 
 @dataclass
@@ -123,7 +122,9 @@ class TestRun:
         return result
 
     def _model_name(self, case: TestCase, prompt_model: str | None) -> str:
-        default = self.library._defaults.model or os.environ.get("DOTPROMPT_MODEL") or DEFAULT_TEST_MODEL
+        # Not the run-time default (which needs the local model set up): replays must key their
+        # recordings by the same name on every machine, so the fallback is the local model's name.
+        default = self.library.default_model or settings.env_model() or settings.LOCAL_MODEL
         return self.model or case.model or prompt_model or default
 
     @staticmethod

@@ -10,8 +10,8 @@ import pytest
 from mock_server import FIXTURES, Server, add, fixture, merge_history
 
 from dotprompt import GenerateRequest, Message, ModelError, generate, tool
+from dotprompt.models import resolve_model
 from dotprompt.models.anthropic import AnthropicModel
-from dotprompt.models.base import resolve_model
 from dotprompt.models.config import ProviderConfig
 
 KEY = "test-key"

@@ -10,7 +10,7 @@ import pytest
 from mock_server import FIXTURES, Server, add, fixture, merge_history
 
 from dotprompt import GenerateRequest, Message, ModelError, generate, tool
-from dotprompt.models.base import resolve_model
+from dotprompt.models import resolve_model
 from dotprompt.models.config import ProviderConfig
 from dotprompt.models.gemini import GeminiModel, gemini_schema
 

@@ -11,7 +11,8 @@ from mock_server import FIXTURES, Server, add
 
 from dotprompt import ModelError, UsageError, generate
 from dotprompt.models.config import ProviderConfig, provider_config
-from dotprompt.models.openai import OpenAIModel
+from dotprompt.models.gemini import GOOGLEAI
+from dotprompt.models.openai import OLLAMA, OPENAI, OpenAIModel
 
 KEY = "sk-test-not-a-real-key"
 
@@ -161,20 +162,20 @@ def test_connection_refused_names_the_url():
 
 def test_missing_key_names_the_variable():
     with pytest.raises(UsageError, match="set OPENAI_API_KEY"):
-        provider_config("openai", env={}, settings={})
+        provider_config(OPENAI, env={}, settings={})
     with pytest.raises(UsageError, match="GEMINI_API_KEY or GOOGLE_API_KEY"):
-        provider_config("googleai", env={}, settings={})
+        provider_config(GOOGLEAI, env={}, settings={})
 
 
 def test_config_sources_in_order():
     env = {"OPENAI_API_KEY": "k-env", "OPENAI_BASE_URL": "http://env/v1", "OLLAMA_HOST": "gpu-box:11434"}
-    assert provider_config("openai", env=env, settings={}).base_url == "http://env/v1"
-    assert provider_config("openai", env=env, settings={"base_url": "http://toml/v1"}).base_url == "http://toml/v1"
-    assert provider_config("openai", base_url="http://arg/v1", env=env, settings={}).base_url == "http://arg/v1"
-    assert provider_config("openai", env={"MY_KEY": "k2"}, settings={"api_key_env": "MY_KEY"}).api_key == "k2"
-    assert provider_config("ollama", env=env, settings={}).base_url == "http://gpu-box:11434/v1"
-    assert provider_config("ollama", env={}, settings={}).api_key is None
-    assert "k-env" not in repr(provider_config("openai", env=env, settings={}))
+    assert provider_config(OPENAI, env=env, settings={}).base_url == "http://env/v1"
+    assert provider_config(OPENAI, env=env, settings={"base_url": "http://toml/v1"}).base_url == "http://toml/v1"
+    assert provider_config(OPENAI, base_url="http://arg/v1", env=env, settings={}).base_url == "http://arg/v1"
+    assert provider_config(OPENAI, env={"MY_KEY": "k2"}, settings={"api_key_env": "MY_KEY"}).api_key == "k2"
+    assert provider_config(OLLAMA, env=env, settings={}).base_url == "http://gpu-box:11434/v1"
+    assert provider_config(OLLAMA, env={}, settings={}).api_key is None
+    assert "k-env" not in repr(provider_config(OPENAI, env=env, settings={}))
 
 
 def test_unknown_provider_prefix_lists_the_known_ones():

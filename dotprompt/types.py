@@ -46,7 +46,7 @@ _set = object.__setattr__
 _new = object.__new__
 
 
-class _Wire(BaseModel):
+class WireModel(BaseModel):
     """camelCase on the wire, snake_case in Python; both accepted on input."""
 
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid", defer_build=True)
@@ -55,25 +55,25 @@ class _Wire(BaseModel):
         return self.model_dump(by_alias=True, exclude_none=True, mode="json")
 
 
-class Media(_Wire):
+class Media(WireModel):
     url: str
     content_type: str | None = None
 
 
-class ToolRequest(_Wire):
+class ToolRequest(WireModel):
     name: str
     ref: str | None = None
     input: Any = None
     partial: bool | None = None
 
 
-class ToolResponse(_Wire):
+class ToolResponse(WireModel):
     name: str
     ref: str | None = None
     output: Any = None
 
 
-class Part(_Wire):
+class Part(WireModel):
     """Exactly one content field is set (text, media, tool_request, ...); metadata is optional."""
 
     text: str | None = None
@@ -86,7 +86,7 @@ class Part(_Wire):
     metadata: dict[str, Any] | None = None
 
 
-class Message(_Wire):
+class Message(WireModel):
     role: Role
     content: list[Part]
     metadata: dict[str, Any] | None = None
@@ -96,7 +96,7 @@ class Message(_Wire):
         return "".join(p.text for p in self.content if p.text is not None)
 
 
-class ToolDefinition(_Wire):
+class ToolDefinition(WireModel):
     name: str
     description: str = ""
     input_schema: dict[str, Any] = Field(default_factory=dict)
@@ -107,13 +107,13 @@ class ToolDefinition(_Wire):
 FinishReason = Literal["stop", "length", "blocked", "interrupted", "aborted", "other", "unknown"]
 
 
-class Usage(_Wire):
+class Usage(WireModel):
     input_tokens: int | None = None
     output_tokens: int | None = None
     total_tokens: int | None = None
 
 
-class OutputConfig(_Wire):
+class OutputConfig(WireModel):
     """What the request tells the model about the output: format, schema, native constraint."""
 
     format: str | None = None
@@ -122,7 +122,7 @@ class OutputConfig(_Wire):
     content_type: str | None = None
 
 
-class GenerateRequest(_Wire):
+class GenerateRequest(WireModel):
     """One model call, built fresh for every turn."""
 
     messages: list[Message]
@@ -132,14 +132,14 @@ class GenerateRequest(_Wire):
     output: OutputConfig | None = None
 
 
-class ModelChunk(_Wire):
+class ModelChunk(WireModel):
     """A piece of a streamed model reply, as a model hands it to the loop."""
 
     role: Role = "model"
     content: list[Part]
 
 
-class ModelResponse(_Wire):
+class ModelResponse(WireModel):
     """What a model returns for one request."""
 
     message: Message

@@ -16,13 +16,13 @@ from pydantic import BaseModel, Field
 from ..rendered import RenderedPrompt
 from ..schemas import is_model_class, json_schema_of
 from ..settings import DEFAULT_MAX_TURNS, check_max_turns
-from ..types import Message, Part, ToolRequest, ToolResponse, _Wire
+from ..types import Message, Part, ToolRequest, ToolResponse, WireModel
 from .response import ChunkCallback
 
 ToolErrors = Literal["return", "raise"]
 
 
-class OutputOptions(_Wire):
+class OutputOptions(WireModel):
     format: str | None = None
     json_schema: dict[str, Any] | None = Field(default=None, alias="schema")
     constrained: bool | None = None
@@ -30,7 +30,7 @@ class OutputOptions(_Wire):
     content_type: str | None = None
 
 
-class Resume(_Wire):
+class Resume(WireModel):
     """Continue after an interrupt: answers for interrupted tool requests, or requests to run again."""
 
     respond: list[ToolResponse] = Field(default_factory=list)
@@ -38,7 +38,7 @@ class Resume(_Wire):
     metadata: dict[str, Any] | None = None
 
 
-class GenerateActionOptions(_Wire):
+class GenerateActionOptions(WireModel):
     """Plain, JSON-serialisable options of one generate run."""
 
     model: str | None = None

@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import Field
 
-from ..types import FinishReason, GenerateRequest, Message, Part, ToolRequest, Usage, _Wire
+from ..types import FinishReason, GenerateRequest, Message, Part, ToolRequest, Usage, WireModel
 
 
 @dataclass(frozen=True)
@@ -20,7 +20,7 @@ class Attempt:
     usage: Usage | None
 
 
-class GenerateResponse(_Wire):
+class GenerateResponse(WireModel):
     """The final model message plus the whole conversation, the request of the last turn and the output."""
 
     message: Message

@@ -6,6 +6,7 @@
      ├── InvalidPromptNameError   a name that would leave the prompt directory
      ├── InputValidationError     input fails the prompt's input schema; every failing path
      ├── SchemaError              a schema given in code (not in a file) is not valid
+ ├── PicoschemaError          a Picoschema value cannot be converted (where, and a hint)
      ├── RenderError              the template failed while rendering (sandbox, recursion, ...)
      ├── UsageError               the library was called wrongly: unknown model/tool/format, duplicate
      │                            tool names, max_turns <= 0, an unresolved interrupt on resume
@@ -102,6 +103,16 @@ class InputValidationError(DotpromptError, ValueError):
 
 class SchemaError(DotpromptError, ValueError):
     """A schema passed in code is not a valid JSON Schema, Picoschema or pydantic model."""
+
+
+class PicoschemaError(DotpromptError, ValueError):
+    """A Picoschema value cannot be converted; `path` is where in the schema, `hint` what to write."""
+
+    def __init__(self, message: str, path: tuple[str, ...], hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.path = path
+        self.hint = hint
 
 
 class RenderError(DotpromptError):

@@ -22,7 +22,8 @@ from dotpromptz_handlebars import Block, HelperOptions, Mustache, Partial, Parti
 from dotpromptz_handlebars._render import compile_template, render_program
 
 from .errors import PromptFileError
-from .template import Markers, to_json
+from .markers import Markers
+from .template import to_json
 
 if TYPE_CHECKING:
     from .handlebars_fast import FastTemplate

@@ -17,7 +17,7 @@ from jinja2.runtime import LoopContext
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from .handlebars import _BASE_HELPERS, _DOTPROMPT_HELPERS, _PATH_HEAD, KNOWN_HELPERS, _json, _strict_equal, _walk
-from .template import Markers
+from .markers import Markers
 
 #
 # `dotprompt convert` already turns a Handlebars AST into jinja2 source. For templates made only of

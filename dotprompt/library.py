@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from jinja2 import FunctionLoader
+
 from .compiler import CompileContext, CompiledPrompt, compile_prompt, file_stamp, parse_template, read_text
 from .document import parse_source
 from .errors import DotpromptError, InvalidPromptNameError, PromptNotFoundError
@@ -22,7 +24,7 @@ from .metadata import LibraryDefaults, merge, options_metadata, render_fields
 from .prompt import Prompt
 from .runtime import RuntimeRegistry
 from .schemas import SchemaLike, SchemaRegistry
-from .template import FunctionLoader, make_environment, with_line_offset
+from .template import make_environment, with_line_offset
 from .types import ToolDefinition
 
 PartialResolver = Callable[[str], "str | None"]

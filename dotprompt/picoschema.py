@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from .document import did_you_mean
+from .errors import PicoschemaError
 
 SCALARS = ("string", "number", "integer", "boolean", "null", "any")
 _JSON_SCHEMA_TYPES = (*SCALARS, "object", "array")
@@ -18,14 +19,6 @@ _FIELD = re.compile(r"^(?P<name>[^?(]+)(?P<optional>\?)?(?:\((?P<kind>[^,)]*)(?:
 _KINDS = ("array", "object", "enum")
 
 SchemaResolver = Callable[[str], "dict[str, Any] | None"]
-
-
-class PicoschemaError(ValueError):
-    def __init__(self, message: str, path: tuple[str, ...], hint: str | None = None) -> None:
-        super().__init__(message)
-        self.message = message
-        self.path = path
-        self.hint = hint
 
 
 def to_json_schema(schema: Any, resolve: SchemaResolver, known: Callable[[], list[str]] = list) -> Any:

@@ -14,9 +14,9 @@ from pydantic import BaseModel
 from .compiler import CompiledPrompt, file_stamp
 from .errors import DotpromptError, InputValidationError, PromptNotFoundError, RenderError, UsageError
 from .handlebars import HandlebarsTemplate
+from .markers import Markers, to_messages
 from .rendered import RenderedPrompt
 from .schemas import CompiledSchema, compile_validator
-from .template import Markers, to_messages
 from .types import Message, construct
 
 if TYPE_CHECKING:
@@ -185,7 +185,7 @@ class Prompt:
 
 
 def _built_in(name: str, arguments: Any) -> Any:
-    from .generation.middleware import BUILT_IN
+    from .generation.policies import BUILT_IN
 
     if name not in BUILT_IN:
         raise UsageError(f"unknown middleware {name!r} in `use:`; known: {', '.join(sorted(BUILT_IN))}")

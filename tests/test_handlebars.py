@@ -174,7 +174,7 @@ def test_handlebars_paths_never_reach_python_internals(source):
 
 # -- the fast path (the template converted to jinja2, rendered with Handlebars semantics) ------------
 
-from dotprompt.template import Markers  # noqa: E402
+from dotprompt.markers import Markers  # noqa: E402
 
 TYPICAL = ('{{role "system"}}\nYou help {{name}}.\n{{role "user"}}\n{{#each items}}- {{this}} ({{@index}})\n{{/each}}'
            '{{#if note}}Note: {{note}}{{else}}no note{{/if}}')

@@ -15,8 +15,9 @@ from ..types import GenerateRequest
 from .formatting import plan_output
 from .lookup import ToolLookup
 from .loop import Loop, Runtime
-from .middleware import BUILT_IN, generate_hook, model_hook
+from .middleware import generate_hook, model_hook
 from .options import GenerateActionOptions, GenerateOptions, output_type_of, to_action_options
+from .policies import BUILT_IN
 from .response import Chunk, ChunkCallback, GenerateResponse
 
 T = TypeVar("T")

@@ -1,4 +1,4 @@
-"""Middleware: two onion chains of the same shape, and the built-ins retry, fallback, validate_and_retry.
+"""Middleware: two onion chains of the same shape (the built-in policies are in policies.py).
 
 - generate middleware wraps a turn: `hook(envelope, next) -> GenerateResponse`; the envelope has the
   action options, the current turn and the message index. A turn includes the turns after it, so the
@@ -11,20 +11,15 @@ hook is skipped.
 
 from __future__ import annotations
 
-import asyncio
 import contextvars
-import random
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import ModelError, OutputValidationError, UsageError
 from ..models.base import Model
-from ..models.registry import resolve_model
-from ..settings import RETRYABLE_STATUSES
-from ..types import GenerateRequest, Message, ModelResponse, Part
+from ..types import GenerateRequest, ModelResponse
 from .options import GenerateActionOptions
-from .response import Attempt, GenerateResponse
+from .response import GenerateResponse
 
 ModelNext = Callable[[GenerateRequest], Awaitable[ModelResponse]]
 GenerateNext = Callable[["TurnEnvelope"], Awaitable[GenerateResponse]]
@@ -80,123 +75,3 @@ def _layer(hook: Callable[..., Any], inner: Callable[[Any], Awaitable[Any]]) -> 
         return await hook(value, next_)
 
     return run
-
-
-# -- built-ins ---------------------------------------------------------------------------------
-
-
-
-class retry:  # noqa: N801 - used like a function: use=[retry(max_retries=2)]
-    """Retry failed model calls: exponential backoff with jitter, honouring the provider's retry-after."""
-
-    def __init__(self, max_retries: int = 3, initial_delay: float = 1.0, max_delay: float = 30.0, backoff: float = 2.0,
-                 jitter: float = 0.25, statuses: frozenset[int] = RETRYABLE_STATUSES,
-                 sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep) -> None:
-        self.max_retries = max_retries
-        self.initial_delay = initial_delay
-        self.max_delay = max_delay
-        self.backoff = backoff
-        self.jitter = jitter
-        self.statuses = statuses
-        self.sleep = sleep
-        self.delays: list[float] = []  # what it waited, for logs and tests
-
-    async def model(self, request: GenerateRequest, next_: ModelNext) -> ModelResponse:
-        for attempt in range(self.max_retries + 1):
-            try:
-                return await next_(request)
-            except ModelError as exc:
-                if attempt == self.max_retries or not self._retryable(exc):
-                    raise
-                delay = self.delay(attempt, exc.retry_after)
-                self.delays.append(delay)
-                await self.sleep(delay)
-        raise AssertionError("unreachable")
-
-    def _retryable(self, exc: ModelError) -> bool:
-        return exc.retryable or (exc.status is not None and exc.status in self.statuses)
-
-    def delay(self, attempt: int, retry_after: float | None) -> float:
-        if retry_after is not None:
-            return min(max(retry_after, 0.0), self.max_delay)
-        base = min(self.initial_delay * self.backoff**attempt, self.max_delay)
-        return base * (1 + self.jitter * random.random())
-
-
-class fallback:  # noqa: N801
-    """On a model failure, try the next model in order; the last failure is raised."""
-
-    def __init__(self, *models: str | Model, on: Callable[[ModelError], bool] = lambda exc: True) -> None:
-        if not models:
-            raise UsageError("fallback() needs at least one model to fall back to")
-        self.models = models
-        self.on = on
-        self.used: list[str] = []
-
-    async def model(self, request: GenerateRequest, next_: ModelNext) -> ModelResponse:
-        try:
-            return await next_(request)
-        except ModelError as exc:
-            if not self.on(exc):
-                raise
-            error: ModelError = exc
-        for candidate in self.models:
-            model = resolve_model(candidate)
-            token = model_override.set(model)
-            try:
-                response = await next_(request)
-                self.used.append(model.name)
-                return response
-            except ModelError as exc:
-                error = exc
-            finally:
-                model_override.reset(token)
-        raise error
-
-
-class validate_and_retry:  # noqa: N801
-    """When the final output fails its schema, show the model the errors and ask again.
-
-    Bounded twice over: at most `max_attempts` re-asks, and the context never grows with them —
-    each re-ask sends the original conversation plus only the LAST failed attempt and its errors.
-    The failed attempts (text, problems, usage) are reported on `response.attempts`.
-    """
-
-    def __init__(self, max_attempts: int = 2) -> None:
-        if max_attempts < 1:
-            raise UsageError("validate_and_retry(max_attempts) must be at least 1")
-        self.max_attempts = max_attempts
-
-    async def generate(self, envelope: TurnEnvelope, next_: GenerateNext) -> GenerateResponse:
-        if envelope.current_turn != 0:
-            return await next_(envelope)
-        original = envelope.request.messages
-        attempts: list[Attempt] = []
-        current = envelope
-        while True:
-            try:
-                response = await next_(current)
-            except OutputValidationError as exc:
-                attempts.append(Attempt(exc.text, [f"{p.path}: {p.message}" for p in exc.problems],
-                                        exc.response.usage if exc.response is not None else None))
-                if len(attempts) > self.max_attempts:
-                    exc.attempts = attempts  # type: ignore[attr-defined]
-                    raise
-                tail = exc.messages[len(current.request.messages):]  # this attempt's own turns only
-                current = TurnEnvelope(_with_feedback(envelope.request, original, tail, exc), 0, envelope.message_index)
-                continue
-            response.attempts = attempts
-            return response
-
-
-def _with_feedback(request: GenerateActionOptions, original: list[Message], tail: list[Message],
-                   exc: OutputValidationError) -> GenerateActionOptions:
-    problems = "\n".join(f"- {p.path}: {p.message}" for p in exc.problems)
-    feedback = Message(role="user", content=[Part(
-        text=f"Your previous reply did not match the required output:\n{problems}\n"
-             "Reply again with only the corrected output.",
-        metadata={"purpose": "validation-feedback"})])
-    return request.model_copy(update={"messages": [*original, *tail, feedback]})
-
-
-BUILT_IN: dict[str, Callable[..., Any]] = {"retry": retry, "fallback": fallback, "validate_and_retry": validate_and_retry}

@@ -16,14 +16,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import PromptFileError
 from ..template import Markers
-from .fast import FastTemplate, fast_template
 from .helpers import KNOWN_HELPERS, helpers_for
 from .syntax import line_of, syntax_error_line, template_variables, walk
 from .upstream import Block, InlinePartial, Mustache, Node, Partial, PartialBlock, compile_template, render_program
+
+if TYPE_CHECKING:
+    from .fast import FastTemplate
 
 ENGINE_KEY = "dotprompt"  # frontmatter `dotprompt.engine: handlebars` lands in ext["dotprompt"]["engine"]
 
@@ -96,6 +98,10 @@ class HandlebarsEngine:
         program = self._parse(source, where, first_line, path)
         partials: dict[str, list[Node]] = {}
         self._resolve(program, source, where, first_line, (), partials)
+        # Imported here, not at the top: the fast path (and the converter it compiles with) loads with
+        # the first Handlebars template, so `import dotprompt` does not pay for it.
+        from .fast import fast_template
+
         return HandlebarsTemplate(program, partials, where, frozenset(template_variables(program)),
                                   fast_template(source, program))
 

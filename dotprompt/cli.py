@@ -275,7 +275,7 @@ def _schema(args: argparse.Namespace) -> int:
 
 
 def _convert(args: argparse.Namespace) -> int:
-    from .convert import convert_source
+    from .handlebars import convert_source
 
     try:
         source = args.file.read_text(encoding="utf-8")

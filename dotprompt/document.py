@@ -40,7 +40,7 @@ TOOL_CHOICES = ("auto", "required", "none")
 
 # libyaml's loader when present: 5-10x faster, same results for the safe subset.
 _LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-_FRONTMATTER = re.compile(r"\A((?:(?:#[^\n]*|[ \t]*)\n)*)---[ \t]*\n(.*?\n)?---[ \t]*(?:\n|\Z)", re.S)
+FRONTMATTER_PATTERN = re.compile(r"\A((?:(?:#[^\n]*|[ \t]*)\n)*)---[ \t]*\n(.*?\n)?---[ \t]*(?:\n|\Z)", re.S)
 
 
 @dataclass
@@ -94,7 +94,7 @@ def parse_source(source: str, path: str | None = None) -> PromptSource:
     if not source.strip():
         raise PromptFileError("prompt file is empty", path=path, line=1, hint="write a template, or delete the file")
     normalised = source.replace("\r\n", "\n").replace("\r", "\n")
-    match = _FRONTMATTER.match(normalised)
+    match = FRONTMATTER_PATTERN.match(normalised)
     if match is None:
         # Without frontmatter the whole source is the template, untouched.
         return PromptSource(path=path, template=source)

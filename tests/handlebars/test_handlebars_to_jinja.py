@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from dotprompt import PromptLibrary
-from dotprompt.convert import convert_source
 from dotprompt.errors import PromptFileError
+from dotprompt.handlebars import convert_source
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def body(source: str) -> str:

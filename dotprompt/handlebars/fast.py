@@ -1,6 +1,6 @@
 """The Handlebars fast path: a template that converts exactly to jinja2 renders through jinja2.
 
-Used by `handlebars.HandlebarsTemplate`; anything it cannot vouch for falls back to the reference
+Used by `engine.HandlebarsTemplate`; anything it cannot vouch for falls back to the reference
 renderer (dotpromptz-handlebars), at compile time (no fast template) or at render time (FallbackError).
 """
 
@@ -10,26 +10,27 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from dotpromptz_handlebars import Block, HelperOptions, InlinePartial, Mustache, Partial, PartialBlock, Text
-from dotpromptz_handlebars._render import _if_shows, _show
 from jinja2 import Template, Undefined
 from jinja2.runtime import LoopContext
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
-from .handlebars import _BASE_HELPERS, _DOTPROMPT_HELPERS, _PATH_HEAD, KNOWN_HELPERS, _json, _strict_equal, _walk
-from .markers import Markers
+from ..markers import Markers
+from .helpers import BASE_HELPERS, DOTPROMPT_HELPERS, KNOWN_HELPERS, json_helper, strict_equal
+from .syntax import PATH_HEAD, walk
+from .to_jinja import FastConverter
+from .upstream import Block, HelperOptions, InlinePartial, Mustache, Node, Partial, PartialBlock, Text, if_shows, show
 
 #
 # `dotprompt convert` already turns a Handlebars AST into jinja2 source. For templates made only of
 # constructs whose conversion is exact, that source is compiled once in an environment that keeps
-# Handlebars' semantics: printing is dotpromptz-handlebars' own `_show` (true, "", a,b, 1 for 1.0,
+# Handlebars' semantics: printing is dotpromptz-handlebars' own `show` (true, "", a,b, 1 for 1.0,
 # [object Object]); paths step like its `_step` (mapping keys and list indexes, never attributes);
-# `#if`/`#unless` use its `_if_shows`, `ifEquals` the engine's strict equality, `#each` iterates lists
+# `#if`/`#unless` use its `if_shows`, `ifEquals` the engine's strict equality, `#each` iterates lists
 # only. Whatever the fast render cannot vouch for at run time (an object in `#each`, a function in the
 # input, an error of any kind) raises, and the reference renderer renders instead.
 
 _FAST_BLOCKS = frozenset({"if", "unless", "each", "ifEquals", "unlessEquals"})
-_HELPER_NAMES = _DOTPROMPT_HELPERS | frozenset(_BASE_HELPERS)  # {{name}} with no arguments calls these
+_HELPER_NAMES = DOTPROMPT_HELPERS | frozenset(BASE_HELPERS)  # {{name}} with no arguments calls these
 _JINJA_SPECIAL = frozenset({"self", "varargs", "kwargs", "caller", "super", "loop"})
 _LOOP_DATA = frozenset({"key", "index", "first", "last"})
 _INVERTED = re.compile(r"\{\{~?\s*\^")
@@ -68,15 +69,15 @@ def _step(obj: Any, key: Any) -> Any:
 
 
 def _fast_finalize(value: Any) -> str:
-    return _show(_none(value), raw=True, escape_html=False)
+    return show(_none(value), raw=True, escape_html=False)
 
 
 def _fast_truthy(value: Any) -> bool:
-    return _if_shows(_none(value), include_zero=False)
+    return if_shows(_none(value), include_zero=False)
 
 
 def _fast_equal(a: Any, b: Any) -> bool:
-    return _strict_equal(_none(a), _none(b))
+    return strict_equal(_none(a), _none(b))
 
 
 def _fast_iter(value: Any) -> Any:
@@ -89,8 +90,8 @@ def _fast_iter(value: Any) -> Any:
 
 
 def _fast_json(value: Any, indent: Any = None) -> str:
-    return _json([_none(value)], HelperOptions(hash={"indent": _none(indent)}, fn=None, inverse=None, data={},
-                                               context=None, is_block=False))
+    return json_helper([_none(value)], HelperOptions(hash={"indent": _none(indent)}, fn=None, inverse=None, data={},
+                                                     context=None, is_block=False))
 
 
 def fast_helpers(markers: Markers) -> dict[str, Callable[..., str]]:
@@ -147,7 +148,7 @@ def _token_head(token: str) -> str | None:
     for prefix in ("@root.", "this.", "this/", "./"):
         if rest.startswith(prefix):
             rest = rest[len(prefix):]
-    m = _PATH_HEAD.match(rest)
+    m = PATH_HEAD.match(rest)
     return m.group(1) if m else None
 
 
@@ -159,7 +160,7 @@ def _fast_data_token(token: str) -> bool:
     return head not in _LOOP_DATA or token[1:] in _LOOP_DATA
 
 
-def _fast_eligible(source: str, program: list[Any]) -> bool:
+def _fast_eligible(source: str, program: list[Node]) -> bool:
     """Only constructs whose jinja2 conversion renders exactly what dotpromptz-handlebars renders."""
     if "\r" in source or "{{{{" in source or _INVERTED.search(source) or _OTHER_ELSE.search(source):
         return False
@@ -208,9 +209,9 @@ def _fast_eligible(source: str, program: list[Any]) -> bool:
     return visit(program, False) and not (upward & params)
 
 
-def _all_heads(program: list[Any]) -> set[str]:
+def _all_heads(program: list[Node]) -> set[str]:
     heads: set[str] = set()
-    for node in _walk(program):
+    for node in walk(program):
         call = getattr(node, "call", None)
         if call is not None:
             for token in [*call["args"], *call["hash"].values(), call["name"], *(call.get("params") or [])]:
@@ -237,17 +238,15 @@ class FastTemplate:
         return self.template.render(names)
 
 
-def fast_template(source: str, program: list[Any]) -> FastTemplate | None:
+def fast_template(source: str, program: list[Node]) -> FastTemplate | None:
     """The jinja2 template rendering exactly what `program` renders, or None (then the reference renderer)."""
     try:
         if not _fast_eligible(source, program):
             return None
-        from .convert import _FastConverter
-
-        converter = _FastConverter(source, 1, "<fast path>", _all_heads(program))
+        converter = FastConverter(source, 1, "<fast path>", _all_heads(program))
         text, problems = converter.run()
         if problems:
             return None
-        return FastTemplate(_FAST_ENV.template_class.from_code(_FAST_ENV, _FAST_ENV.compile(text), {}, None))
+        return FastTemplate(_FAST_ENV.from_string(text))
     except Exception:  # no fast path; the reference renderer is always there
         return None

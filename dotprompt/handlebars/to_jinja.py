@@ -1,8 +1,9 @@
-"""`dotprompt convert`: a Handlebars (Dotprompt/Genkit) prompt file rewritten in the jinja2 dialect.
+"""Handlebars -> jinja2: `dotprompt convert` and the conversion the engine's fast path compiles.
 
 One job: Handlebars prompt source -> jinja2 prompt source. The template is parsed by
-`dotpromptz-handlebars` (the same parser the Handlebars engine uses) and the AST is walked; nothing
-here parses Handlebars. The frontmatter is kept byte for byte, except that a
+`dotpromptz-handlebars` (the same parser the Handlebars engine uses, through `upstream`) and the AST
+is walked; nothing here parses Handlebars. `FastConverter` is the same walk written for the fast
+path's environment (`fast`), which keeps Handlebars' semantics. The frontmatter is kept byte for byte, except that a
 `dotprompt.engine: handlebars` line is dropped.
 
 Whitespace: the parser has already applied Handlebars' whitespace rules (`~` and standalone
@@ -36,13 +37,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dotpromptz_handlebars import Block, InlinePartial, Mustache, Partial, PartialBlock, Text
-from dotpromptz_handlebars._render import compile_template
-
-from .document import _FRONTMATTER
-from .errors import PromptFileError
-from .handlebars import _syntax_error_line
-from .template import RESERVED_NAMES
+from ..document import FRONTMATTER_PATTERN
+from ..errors import PromptFileError
+from ..template import RESERVED_NAMES
+from .syntax import syntax_error_line, template_variables
+from .upstream import Block, InlinePartial, Mustache, Partial, PartialBlock, Text, compile_template
 
 TODO = "TODO(convert)"
 
@@ -72,7 +71,7 @@ def convert_file(path: str | Path) -> Conversion:
 def convert_source(source: str, path: str | None = None) -> Conversion:
     """Handlebars prompt source (frontmatter + template) -> jinja2 prompt source and what was left."""
     text = source.replace("\r\n", "\n").replace("\r", "\n")
-    match = _FRONTMATTER.match(text)
+    match = FRONTMATTER_PATTERN.match(text)
     head, body, first_line = "", text, 1
     if match is not None:
         head, body = _drop_engine_line(text[: match.end()]), text[match.end():]
@@ -218,11 +217,9 @@ class _Converter:
         try:
             program = compile_template(self.src)
         except (ValueError, RecursionError) as exc:
-            line = self.first_line - 1 + _syntax_error_line(self.src, str(exc))
+            line = self.first_line - 1 + syntax_error_line(self.src, str(exc))
             raise PromptFileError(f"Handlebars syntax error: {exc}", path=self.path, line=line) from None
-        from .handlebars import _variables
-
-        self.names = _variables(program)
+        self.names = template_variables(program)
         self._nodes(program, [_Scope(None)])
         return _assemble(self.items), self.problems
 
@@ -528,7 +525,7 @@ class _Converter:
             self._nodes(inverse, scopes)
 
 
-class _FastConverter(_Converter):
+class FastConverter(_Converter):
     """The conversion the Handlebars engine's fast path compiles (never printed for users).
 
     Conditions, loops and equality go through filters of the engine's fast environment that keep

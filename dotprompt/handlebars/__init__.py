@@ -1,0 +1,45 @@
+"""The Handlebars dialect of `.prompt` templates: the engine, and the conversion to jinja2.
+
+Inside the package imports point one way: `upstream` (the only module that touches
+`dotpromptz-handlebars`) <- `helpers` <- `syntax` <- `to_jinja` <- `fast` <- `engine`.
+The rest of dotprompt imports from here.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .engine import ENGINE_KEY, HandlebarsEngine, HandlebarsTemplate, PartialLookup, file_engine
+from .helpers import KNOWN_HELPERS
+
+# The converter (and with it the fast path) loads on first use, as before the package existed:
+# `import dotprompt` and `dotprompt check` on jinja2 prompts never pay for it.
+_LAZY = {"Conversion": ".to_jinja", "Problem": ".to_jinja", "convert_file": ".to_jinja", "convert_source": ".to_jinja"}
+
+
+def __getattr__(name: str) -> Any:
+    module_name = _LAZY.get(name)
+    if module_name is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module_name, __name__), name)
+    globals()[name] = value
+    return value
+
+
+if TYPE_CHECKING:
+    from .to_jinja import Conversion, Problem, convert_file, convert_source
+
+__all__ = [
+    "ENGINE_KEY",
+    "KNOWN_HELPERS",
+    "Conversion",
+    "HandlebarsEngine",
+    "HandlebarsTemplate",
+    "PartialLookup",
+    "Problem",
+    "convert_file",
+    "convert_source",
+    "file_engine",
+]

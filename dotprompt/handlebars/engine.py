@@ -1,0 +1,165 @@
+"""The Handlebars engine: Dotprompt (Genkit) `.prompt` templates rendered by `dotpromptz-handlebars`.
+
+One job: compile a template once (syntax, helpers and partials checked, partials resolved and
+compiled with it, the fast path chosen when it is exact) and render it with the Dotprompt helpers
+(`helpers`). They write the same per-render nonce markers as the jinja2 engine (`template.Markers`),
+so `to_messages`, the metadata merge and Picoschema are shared and input text can never forge a
+role, history or media.
+
+The parser and renderer are `dotpromptz-handlebars` (pure Python, from the dotpromptz project,
+reached through `upstream`); nothing here parses Handlebars. Its compiled program and
+`render_program` are used directly so a render passes this render's helpers and this template's
+pre-compiled partials without copying or re-parsing anything.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from ..errors import PromptFileError
+from ..markers import Markers
+from .helpers import KNOWN_HELPERS, helpers_for
+from .syntax import line_of, syntax_error_line, template_variables, walk
+from .upstream import Block, InlinePartial, Mustache, Node, Partial, PartialBlock, compile_template, render_program
+
+if TYPE_CHECKING:
+    from .fast import FastTemplate
+
+ENGINE_KEY = "dotprompt"  # frontmatter `dotprompt.engine: handlebars` lands in ext["dotprompt"]["engine"]
+
+# (name) -> (source, filename, first_line) or None: where partials come from (library definitions,
+# `_name.prompt` files, then the partial resolver).
+PartialLookup = Callable[[str], "tuple[str, str | None, int] | None"]
+
+
+def file_engine(ext: Mapping[str, Any], default: str) -> str:
+    """The engine a file asks for with `dotprompt.engine: ...`, else the library's."""
+    block = ext.get(ENGINE_KEY)
+    engine = block.get("engine") if isinstance(block, Mapping) else None
+    return engine if isinstance(engine, str) and engine else default
+
+
+# -- compiling ------------------------------------------------------------------------------
+
+class HandlebarsTemplate:
+    """A compiled Handlebars template with every partial it can reach, compiled.
+
+    `fast` is the same template converted to jinja2 (see `fast`) when that conversion is
+    exact for it, else None; a render the fast path cannot vouch for goes through `render_program`.
+    """
+
+    __slots__ = ("fast", "filename", "partials", "program", "variables")
+
+    def __init__(self, program: list[Node], partials: dict[str, list[Node]], filename: str,
+                 variables: frozenset[str], fast: FastTemplate | None = None) -> None:
+        self.program = program
+        self.partials = partials
+        self.filename = filename
+        self.variables = variables
+        self.fast = fast
+
+    def render(self, variables: Any, context: Mapping[str, Any] | None, markers: Markers) -> str:
+        """Render with `variables` as the data (`{{name}}`, `@root`) and context keys as `@`-variables."""
+        if self.fast is not None:
+            try:
+                return self.render_fast(variables, context, markers)
+            except Exception:  # anything unusual: the reference renderer decides (result or error)
+                pass
+        return self.render_reference(variables, context, markers)
+
+    def render_fast(self, variables: Any, context: Mapping[str, Any] | None, markers: Markers) -> str:
+        """The fast path alone: raises for whatever it does not render exactly (`render` falls back)."""
+        assert self.fast is not None
+        return self.fast.render(variables, context, markers)
+
+    def render_reference(self, variables: Any, context: Mapping[str, Any] | None, markers: Markers) -> str:
+        """The reference renderer alone (dotpromptz-handlebars), whatever the fast path could do."""
+        data = dict(context) if context else {}
+        return render_program(self.program, variables, data=data, helpers=helpers_for(markers),
+                              partials=self.partials, escape_html=False, strict=False)
+
+
+class HandlebarsEngine:
+    """Compiles templates; partials come from `lookup` and are compiled once per distinct source."""
+
+    name = "handlebars"
+
+    def __init__(self, lookup: PartialLookup) -> None:
+        self._lookup = lookup
+        self._programs: dict[tuple[str, str | None], list[Node]] = {}
+
+    def clear(self) -> None:
+        self._programs.clear()
+
+    def compile(self, source: str, path: str | None, first_line: int = 1, label: str | None = None) -> HandlebarsTemplate:
+        where = path or label or "<prompt from source>"
+        program = self._parse(source, where, first_line, path)
+        partials: dict[str, list[Node]] = {}
+        self._resolve(program, source, where, first_line, (), partials)
+        # Imported here, not at the top: the fast path (and the converter it compiles with) loads with
+        # the first Handlebars template, so `import dotprompt` does not pay for it.
+        from .fast import fast_template
+
+        return HandlebarsTemplate(program, partials, where, frozenset(template_variables(program)),
+                                  fast_template(source, program))
+
+    def check(self, source: str, path: str | None, first_line: int = 1) -> None:
+        """Raise the PromptFileError compiling would raise (for the linter: partial files)."""
+        self.compile(source, path, first_line)
+
+    def _parse(self, source: str, where: str, first_line: int, path: str | None) -> list[Node]:
+        key = (source, path)
+        program = self._programs.get(key)
+        if program is None:
+            try:
+                program = compile_template(source)
+            except (ValueError, RecursionError) as exc:
+                line = first_line - 1 + syntax_error_line(source, str(exc))
+                raise PromptFileError(f"Handlebars syntax error: {exc}", path=where, line=line) from None
+            self._check_helpers(program, source, where, first_line)
+            self._programs[key] = program
+        return program
+
+    def _check_helpers(self, program: list[Node], source: str, where: str, first_line: int) -> None:
+        for node in walk(program):
+            if not isinstance(node, (Mustache, Block)):
+                continue
+            call = node.call
+            name = call["name"]
+            if name in KNOWN_HELPERS or call.get("literal") or not (call["args"] or call["hash"]):
+                continue
+            line = first_line - 1 + line_of(source, rf"{{{{~?\s*[#^]?\s*{re.escape(name)}\b")
+            raise PromptFileError(f"unknown helper {name!r}", path=where, line=line,
+                                  hint=f"available helpers: {', '.join(sorted(KNOWN_HELPERS))}")
+
+    def _resolve(self, program: list[Node], source: str, where: str, first_line: int,
+                 chain: tuple[str, ...], out: dict[str, list[Node]]) -> None:
+        """Every partial reachable from `program`: found, compiled, and no chain comes back on itself."""
+        inline = {node.name for node in walk(program) if isinstance(node, InlinePartial)}
+        for node in walk(program):
+            if not isinstance(node, (Partial, PartialBlock)):
+                continue
+            name = node.name
+            if name.startswith("(") or name.startswith("@") or name in inline:
+                continue  # dynamic names and inline partials are resolved while rendering
+            line = first_line - 1 + line_of(source, rf"{{{{~?\s*#?>\s*{re.escape(name)}\b")
+            if name in chain:
+                cycle = " -> ".join((*chain[chain.index(name):], name))
+                raise PromptFileError(f"partial cycle: {cycle}", path=where, line=line,
+                                      hint="a partial cannot include itself, directly or through others")
+            if name in out:
+                continue
+            found = self._lookup(name)
+            if found is None:
+                if isinstance(node, PartialBlock):
+                    continue  # {{#> name}}fallback{{/name}}: the fallback renders
+                raise PromptFileError(f"partial {name!r} not found", path=where, line=line,
+                                      hint=f"create _{name.rpartition('/')[2]}.prompt or define_partial({name!r}, ...)")
+            text, filename, body_line = found
+            partial_where = filename or f"<partial {name}>"
+            partial_program = self._parse(text, partial_where, body_line, filename)
+            out[name] = partial_program
+            self._resolve(partial_program, text, partial_where, body_line, (*chain, name), out)
+

@@ -1,0 +1,166 @@
+"""The package's joints: imports point down the floors, and no module reads another's private names.
+
+Read from the source (every import statement, those inside functions included; imports under
+`if TYPE_CHECKING:` are annotations only and are skipped), so a lazy import cannot hide an arrow
+that points up.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from conftest import ROOT
+
+PACKAGE = ROOT / "dotprompt"
+
+# Floors from the ground up; a module may import its own floor or lower ones, never higher.
+# (generation sits below prompt/library: Prompt.generate runs the loop, the loop never needs a Prompt.)
+FLOORS: list[tuple[str, ...]] = [
+    ("errors", "types", "settings"),
+    ("document", "picoschema", "schemas", "fastcheck", "template", "markers", "rendered", "metadata", "runtime",
+     "handlebars", "formats"),
+    ("compiler", "tools", "models.base", "models.registry", "models.config", "models.doubles", "models.local_paths",
+     "models.http", "models.media", "models.gemini_schema", "models"),
+    ("models.openai", "models.anthropic", "models.gemini", "models.local", "models.local_server",
+     "models.local_setup", "generation"),
+    ("prompt", "library", "loader"),
+    ("testing", "batch", "check", "lint"),
+    ("cli",),
+]
+
+
+def floor_of(module: str) -> int:
+    """The floor of `module` (dotted, without the `dotprompt.` prefix): the longest listed prefix wins."""
+    best, floor = -1, None
+    for number, names in enumerate(FLOORS):
+        for name in names:
+            if (module == name or module.startswith(name + ".")) and len(name) > best:
+                best, floor = len(name), number
+    assert floor is not None, f"dotprompt.{module} is on no floor: add it to FLOORS"
+    return floor
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def package_of(path: Path) -> list[str]:
+    name = module_name(path)
+    parts = name.split(".") if name else []
+    return parts if path.name == "__init__.py" else parts[:-1]
+
+
+def is_module(dotted: str) -> bool:
+    relative = Path(*dotted.split(".")) if dotted else Path()
+    return (PACKAGE / relative).with_suffix(".py").is_file() or (PACKAGE / relative / "__init__.py").is_file()
+
+
+def runtime_nodes(tree: ast.AST):
+    """Every node except those under `if TYPE_CHECKING:`."""
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.If) and ast.unparse(node.test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING"):
+            stack.extend(node.orelse)
+            continue
+        yield node
+        stack.extend(ast.iter_child_nodes(node))
+
+
+def imported_modules(path: Path) -> list[tuple[int, str]]:
+    """(line, module) for every import of a dotprompt module, as a dotted name without `dotprompt.`."""
+    found = []
+    for node in runtime_nodes(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package_of(path)[: len(package_of(path)) - (node.level - 1)]
+                target = ".".join([*base, *(node.module.split(".") if node.module else [])])
+            elif node.module and node.module.split(".")[0] == "dotprompt":
+                target = node.module.partition(".")[2]
+            else:
+                continue
+            submodules = [f"{target}.{a.name}".lstrip(".") for a in node.names if is_module(f"{target}.{a.name}".lstrip("."))]
+            found += [(node.lineno, m) for m in submodules] or [(node.lineno, target)]
+        elif isinstance(node, ast.Import):
+            found += [(node.lineno, a.name.partition(".")[2]) for a in node.names if a.name.split(".")[0] == "dotprompt"]
+    return [(line, m) for line, m in found if m]
+
+
+def sources() -> list[Path]:
+    return sorted(p for p in PACKAGE.rglob("*.py") if p != PACKAGE / "__init__.py")  # __init__ is the top: the API table
+
+
+def test_every_import_points_down_or_sideways():
+    upward = []
+    for path in sources():
+        here = module_name(path)
+        for line, target in imported_modules(path):
+            if floor_of(target) > floor_of(here):
+                upward.append(f"{path.relative_to(ROOT)}:{line} imports dotprompt.{target} "
+                              f"(floor {floor_of(target)} above {floor_of(here)})")
+    assert not upward, "\n".join(upward)
+
+
+def private_names_defined(tree: ast.AST) -> set[str]:
+    """Underscore names this module defines: functions, classes, assignments, attributes it sets."""
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+            names.add(node.attr)
+        elif isinstance(node, ast.arg):
+            names.add(node.arg)
+        elif isinstance(node, ast.alias):
+            names.add(node.asname or node.name)
+    return {n for n in names if n.startswith("_") and not n.startswith("__")}
+
+
+# The one module allowed to reach into dotpromptz_handlebars' private functions (see its docstring).
+UPSTREAM_ADAPTER = "handlebars.upstream"
+
+
+def _on_self(value: ast.expr) -> bool:
+    if isinstance(value, ast.Name):
+        return value.id in ("self", "cls")
+    return isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "super"
+
+
+def test_no_module_reads_another_modules_private_names():
+    crossings = []
+    for path in sources():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        own = private_names_defined(tree)
+        where = path.relative_to(ROOT)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and not (module_name(path) == UPSTREAM_ADAPTER and node.level == 0):
+                crossings += [f"{where}:{node.lineno} imports {a.name} from {node.module or '.'}"
+                              for a in node.names if a.name.startswith("_") and not a.name.startswith("__")]
+            elif isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__"):
+                # self._x / cls._x / super()._x are the class's own (or inherited, as jinja's Undefined
+                # is meant to be extended); anything else must be defined in this module.
+                if node.attr not in own and not _on_self(node.value):
+                    crossings.append(f"{where}:{node.lineno} reads {ast.unparse(node)}")
+    assert not crossings, "\n".join(crossings)
+
+
+def test_one_module_imports_the_handlebars_library():
+    importers = [module_name(p) for p in sources()
+                 if "dotpromptz_handlebars" in {getattr(n, "module", None) or "" for n in ast.walk(ast.parse(p.read_text()))}
+                 or any(isinstance(n, ast.Import) and any(a.name.startswith("dotpromptz_handlebars") for a in n.names)
+                        for n in ast.walk(ast.parse(p.read_text())))]
+    assert importers == [UPSTREAM_ADAPTER]
+
+
+def test_the_floor_check_sees_lazy_and_relative_imports(tmp_path):
+    # The checker itself: a function-level relative import is found and resolved.
+    source = PACKAGE / "generation" / "api.py"
+    assert (source.read_text().count("import") > 0) and ("models.registry" in dict(
+        (m, line) for line, m in imported_modules(source)))
+    assert floor_of("prompt") > floor_of("generation.loop") > floor_of("models.base") > floor_of("types")

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from dotprompt import PromptLibrary
+from dotprompt.check import check_prompt
 from dotprompt.errors import PromptFileError
-from dotprompt.lint import check_prompt
 
 SPEC_RUNNER = Path(__file__).resolve().parents[2] / "shared" / "conformance" / "run_dotprompt_spec.py"
 

@@ -14,8 +14,9 @@ from ..errors import ModelError, UsageError
 from ..types import GenerateRequest, ModelResponse
 from .base import ModelInfo, OnChunk
 from .config import ProviderConfig
+from .local_console import ConsoleProgress, status_lines
 from .local_server import ALIAS, LlamaServer, shared_server, stop_all
-from .local_setup import ConsoleProgress, LocalPaths, LocalSetupError, SetupEvent, local_paths, setup, status_lines
+from .local_setup import LocalPaths, LocalSetupError, SetupEvent, local_paths, setup
 from .openai import OpenAIModel
 
 __all__ = ["DEFAULT_LOCAL_MODEL", "LOCAL_INFO", "ConsoleProgress", "LlamaServer", "LocalModel", "LocalPaths",

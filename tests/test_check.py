@@ -1,8 +1,8 @@
-"""The linter behind `dotprompt check`, called as a library."""
+"""The checker behind `dotprompt check` (`dotprompt/check.py`), called as a library."""
 
 from __future__ import annotations
 
-from dotprompt.lint import PARALLEL_FROM, check_library
+from dotprompt.check import PARALLEL_FROM, check_library
 
 
 def test_parallel_check_reports_exactly_what_the_serial_check_does(folder):

@@ -23,7 +23,7 @@ FLOORS: list[tuple[str, ...]] = [
     ("compiler", "tools", "models.base", "models.registry", "models.config", "models.doubles", "models.local_paths",
      "models.http", "models.media", "models.gemini_schema", "models"),
     ("models.openai", "models.anthropic", "models.gemini", "models.local", "models.local_server",
-     "models.local_setup", "generation"),
+     "models.local_setup", "models.local_console", "generation"),
     ("prompt", "library", "loader"),
     ("testing", "batch", "check", "lint"),
     ("cli",),
@@ -132,6 +132,13 @@ def _on_self(value: ast.expr) -> bool:
     return isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "super"
 
 
+def _foreign_private(node: ast.Attribute, own: set[str]) -> bool:
+    # self._x / cls._x / super()._x are the class's own (or inherited, as jinja's Undefined is meant
+    # to be extended); any other underscore attribute must be defined in this module.
+    private = node.attr.startswith("_") and not node.attr.startswith("__")
+    return private and node.attr not in own and not _on_self(node.value)
+
+
 def test_no_module_reads_another_modules_private_names():
     crossings = []
     for path in sources():
@@ -142,11 +149,8 @@ def test_no_module_reads_another_modules_private_names():
             if isinstance(node, ast.ImportFrom) and not (module_name(path) == UPSTREAM_ADAPTER and node.level == 0):
                 crossings += [f"{where}:{node.lineno} imports {a.name} from {node.module or '.'}"
                               for a in node.names if a.name.startswith("_") and not a.name.startswith("__")]
-            elif isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__"):
-                # self._x / cls._x / super()._x are the class's own (or inherited, as jinja's Undefined
-                # is meant to be extended); anything else must be defined in this module.
-                if node.attr not in own and not _on_self(node.value):
-                    crossings.append(f"{where}:{node.lineno} reads {ast.unparse(node)}")
+            elif isinstance(node, ast.Attribute) and _foreign_private(node, own):
+                crossings.append(f"{where}:{node.lineno} reads {ast.unparse(node)}")
     assert not crossings, "\n".join(crossings)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..errors import UsageError
 from .errors import UnknownFormatError
 from .types import Format
 
@@ -10,11 +11,11 @@ _FORMATS: dict[str, Format] = {}
 
 def define_format(fmt: Format) -> None:
     """Register a format. A later definition with the same name replaces the earlier one,
-    so an application may override a built-in."""
+    so an application may override a built-in. Anything but a named Format is a UsageError."""
     if not isinstance(fmt, Format):
-        raise TypeError(f"define_format() takes a Format, not {type(fmt).__name__}")
+        raise UsageError(f"define_format() takes a Format, not {type(fmt).__name__}")
     if not fmt.name:
-        raise ValueError("a format needs a non-empty name")
+        raise UsageError("a format needs a non-empty name")
     _FORMATS[fmt.name] = fmt
 
 

@@ -9,6 +9,7 @@ Three steps, each skipped when its result is already in place (a repeat run take
 Everything lands in `$DOTPROMPT_LOCAL_DIR` (default `~/.cache/dotprompt/local`); every result is
 written under a temporary name and renamed into place, so an interrupted run never leaves a
 half-written binary or model behind. Download and build output goes to `setup.log` there.
+Progress goes out as `SetupEvent`s to a callback; `local_console.py` draws them on a terminal.
 """
 
 from __future__ import annotations
@@ -23,13 +24,12 @@ import subprocess
 import sys
 import tarfile
 import tempfile
-import threading
 import time
 import zipfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Literal, TextIO
+from typing import IO, Literal
 
 from ..errors import DotpromptError
 from .local_paths import MODEL_FILE, LocalPaths, local_paths
@@ -116,28 +116,6 @@ class LocalSetupError(DotpromptError):
         super().__init__(message)
 
 
-# -- status ----------------------------------------------------------------------------------------
-
-def status_lines(paths: LocalPaths | None = None) -> list[str]:
-    """What `dotprompt local status` prints: ready or not, then each file with its size."""
-    paths = paths or local_paths()
-    missing = set(paths.missing())
-    head = "ready" if not missing else "not set up: run `dotprompt local setup`"
-    lines = [f"local model: {head}", f"folder: {paths.root}"]
-    for label, path in (("server", paths.server), ("model", paths.model), ("template", paths.template)):
-        size = "missing" if path in missing else human_size(path.stat().st_size)
-        lines.append(f"{label}: {path} ({size})")
-    if paths.server_stamp.is_file():
-        lines.append(f"built from: {paths.server_stamp.read_text(encoding='utf-8').strip()}")
-    return lines
-
-
-def human_size(size: float) -> str:
-    for unit in ("B", "KB", "MB", "GB"):
-        if size < 1000 or unit == "GB":
-            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1000
-    raise AssertionError("unreachable")
 
 
 # -- progress --------------------------------------------------------------------------------------
@@ -158,84 +136,6 @@ class SetupEvent:
 
 
 Progress = Callable[[SetupEvent], None]
-
-
-class ConsoleProgress:
-    """Renders setup events: one redrawn line with a ticking clock on a terminal, plain lines in CI logs."""
-
-    def __init__(self, stream: TextIO | None = None, *, live: bool | None = None, quiet_every: float = 30.0) -> None:
-        self.stream = stream or sys.stderr
-        self.live = self.stream.isatty() if live is None else live
-        self.quiet_every = quiet_every  # how often a plain log gets a "still working" line
-        self._event: SetupEvent | None = None
-        self._since = 0.0
-        self._last_plain = 0.0
-        self._last_phase = ""
-        self._stop = threading.Event()
-        self._lock = threading.Lock()
-        self._ticker: threading.Thread | None = None
-
-    def __enter__(self) -> ConsoleProgress:
-        if self.live:
-            self._ticker = threading.Thread(target=self._tick, name="dotprompt-setup-progress", daemon=True)
-            self._ticker.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        if self._ticker is not None:
-            self._ticker.join()
-        with self._lock:
-            if self.live and self._event is not None and self._event.state in ("start", "update"):
-                self.stream.write("\n")  # leave the interrupted step's line visible
-            self.stream.flush()
-
-    def __call__(self, event: SetupEvent) -> None:
-        with self._lock:
-            self._event, self._since = event, time.monotonic() - event.elapsed
-            if self.live:
-                self._draw(event.elapsed, final=event.state in ("done", "skip"))
-            else:
-                self._plain(event)
-
-    def _tick(self) -> None:
-        while not self._stop.wait(1.0):
-            with self._lock:
-                if self._event is not None and self._event.state in ("start", "update"):
-                    self._draw(time.monotonic() - self._since, final=False)
-
-    def _draw(self, elapsed: float, *, final: bool) -> None:
-        assert self._event is not None
-        self.stream.write(f"\r\033[K{self._line(self._event, elapsed)}" + ("\n" if final else ""))
-        self.stream.flush()
-
-    def _plain(self, event: SetupEvent) -> None:
-        # A CI log gets each new phase, and a "still working" line at most every `quiet_every` seconds.
-        now, phase = time.monotonic(), re.sub(r"\d+", "#", event.detail)
-        if event.state == "update" and phase == self._last_phase and now - self._last_plain < self.quiet_every:
-            return
-        self._last_plain, self._last_phase = now, phase
-        self.stream.write(self._line(event, event.elapsed) + "\n")
-        self.stream.flush()
-
-    @staticmethod
-    def _line(event: SetupEvent, elapsed: float) -> str:
-        head = f"[{event.index}/{event.total}] {event.title}"
-        if event.state == "skip":
-            return f"{head}: already done"
-        if event.state == "done":
-            return f"{head}: done in {clock(elapsed)}"
-        if event.state == "start":
-            return f"{head} ({clock(elapsed)})" if elapsed >= 1 else f"{head} ..."
-        return f"{head}: {event.detail or 'working'} ({clock(elapsed)})"
-
-
-def clock(seconds: float) -> str:
-    seconds = max(seconds, 0.0)
-    if seconds < 60:
-        return f"{seconds:.1f} s" if seconds < 10 else f"{seconds:.0f} s"
-    minutes, rest = divmod(int(seconds), 60)
-    return f"{minutes} min {rest:02d} s"
 
 
 # -- the run ---------------------------------------------------------------------------------------

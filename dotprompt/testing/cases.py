@@ -17,7 +17,6 @@ A malformed file is a TestFileError naming the file and line, like a malformed p
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,14 +26,13 @@ import yaml
 
 from ..document import did_you_mean
 from ..errors import PromptFileError
+from .assertions import PATH_ASSERTIONS, ExpectedValueError, path_assertion_names
 from .paths import PathError, parse_path
 
 CASE_KEYS = ("name", "input", "context", "history", "model", "config", "expect", "variant")
 FILE_KEYS = ("prompt", "variant", "model", "config", "cases", "tests")
 EXPECT_KEYS = ("output", "output_subset", "paths", "text_contains", "tool_called", "max_turns_used", "no_repairs",
                "latency_ms", "max_tokens")
-PATH_OPS = ("equals", "contains", "matches", "length", "gte", "lte", "type", "one_of")
-JSON_TYPES = ("object", "array", "string", "number", "integer", "boolean", "null")
 _UNSET = object()
 
 
@@ -214,22 +212,22 @@ class _Reader:
         if not isinstance(raw, Mapping) or "path" not in raw:
             raise self.error(f"case {case!r}: each `paths` entry needs `path` and one check", node)
         ops = [k for k in raw if k != "path"]
-        if len(ops) != 1 or ops[0] not in PATH_OPS:
-            wrong = next((k for k in ops if k not in PATH_OPS), None)
-            hint = did_you_mean(str(wrong), PATH_OPS) if wrong else None
-            raise self.error(f"case {case!r}: a `paths` entry takes exactly one of {', '.join(PATH_OPS)}", node, hint)
+        known = path_assertion_names()
+        if len(ops) != 1 or ops[0] not in known:
+            wrong = next((k for k in ops if k not in known), None)
+            hint = did_you_mean(str(wrong), known) if wrong else None
+            raise self.error(f"case {case!r}: a `paths` entry takes exactly one of {', '.join(known)}", node, hint)
         try:
             parse_path(str(raw["path"]))
         except PathError as exc:
             raise self.error(f"case {case!r}: {exc}", node) from None
         op, value = ops[0], raw[ops[0]]
-        if op == "type" and value not in JSON_TYPES:
-            raise self.error(f"case {case!r}: unknown type {value!r}", node, did_you_mean(str(value), JSON_TYPES))
-        if op == "matches":
-            try:
-                re.compile(str(value))
-            except re.error as exc:
-                raise self.error(f"case {case!r}: bad regular expression {value!r}: {exc}", node) from None
+        check_expected = PATH_ASSERTIONS[op].check_expected
+        try:
+            if check_expected is not None:
+                check_expected(value)
+        except ExpectedValueError as exc:
+            raise self.error(f"case {case!r}: {exc}", node, exc.hint) from None
         return PathCheck(str(raw["path"]), op, value, node.start_mark.line + 1 if hasattr(node, "start_mark") else None)
 
     def tool_check(self, raw: Any, node: Any, case: str) -> ToolCheck:

@@ -69,9 +69,9 @@ def test_redefining_a_name_replaces_it():
 
 
 def test_define_format_rejects_what_is_not_a_format():
-    with pytest.raises(TypeError, match="takes a Format"):
+    with pytest.raises(UsageError, match="takes a Format"):
         define_format({"name": "x"})  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="non-empty name"):
+    with pytest.raises(UsageError, match="non-empty name"):
         define_format(Format(name="", content_type=None, constrained=False, default_instructions=False, handler=ShoutHandler))
 
 

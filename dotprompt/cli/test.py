@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import os
 import sys
@@ -11,11 +12,12 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import PromptFileError
-from ..loader import project_library
-from .cases import TestCase, load_test_file
-from .recording import Mode
-from .report import print_summary, write_json, write_junit
-from .runner import CaseResult, TestRun
+from ..loader import project_library, prompts_dir
+from ..testing.cases import TestCase, load_test_file
+from ..testing.recording import Mode
+from ..testing.report import print_summary, write_json, write_junit
+from ..testing.runner import CaseResult, TestRun
+from .common import DIR_HELP, EXIT_FAILED, EXIT_OK, EXIT_USAGE, CommandLineError
 
 
 @dataclass
@@ -68,8 +70,7 @@ def run_tests(options: TestOptions, out: object = sys.stdout) -> int:
     try:
         files = find_test_files(options.paths, options.prompts_dir)
     except FileNotFoundError as exc:
-        print(f"dotprompt: error: {exc}", file=sys.stderr)
-        return 2
+        raise CommandLineError(str(exc)) from None
     cases, errors = collect(files, options.prompts_dir, options.keyword)
     for error in errors:
         print(str(error), file=sys.stderr)
@@ -83,8 +84,8 @@ def run_tests(options: TestOptions, out: object = sys.stdout) -> int:
     if options.json:
         write_json(summaries, options.json)
     if errors:
-        return 2
-    return 0 if all(s.passed for s in summaries) else 1
+        return EXIT_USAGE
+    return EXIT_OK if all(s.passed for s in summaries) else EXIT_FAILED
 
 
 def _execute(run: TestRun, cases: list[TestCase], options: TestOptions, fancy: bool) -> list:
@@ -106,32 +107,28 @@ def _log_line(result: CaseResult) -> None:
     print(f"{verdict} {result.case.id} ({result.turns} calls, {result.latency_ms:.0f} ms)", flush=True)
 
 
-def add_parser(sub: Any) -> None:
-    """`dotprompt test ...` on the main CLI's subcommands."""
-    test = sub.add_parser("test", help="run the prompts' test cases (replayed from recordings in CI)")
-    test.add_argument("paths", nargs="*", help="test files or folders (default: the prompt folder)")
-    test.add_argument("-k", dest="keyword", help="only cases whose file::name contains this")
-    test.add_argument("--model", help="run every case on this model")
-    modes = test.add_mutually_exclusive_group()
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    parser = subparsers.add_parser("test", help="run the prompts' test cases (replayed from recordings in CI)")
+    parser.add_argument("paths", nargs="*", help="test files or folders (default: the prompt folder)")
+    parser.add_argument("-k", dest="keyword", help="only cases whose file::name contains this")
+    parser.add_argument("--model", help="run every case on this model")
+    modes = parser.add_mutually_exclusive_group()
     modes.add_argument("--record", dest="mode", action="store_const", const="record", help="call the model, write recordings")
     modes.add_argument("--replay", dest="mode", action="store_const", const="replay", help="never touch the network")
     modes.add_argument("--live", dest="mode", action="store_const", const="live", help="call the model, record nothing")
     modes.add_argument("--auto", dest="mode", action="store_const", const="auto", help="replay what exists, record the rest")
-    test.add_argument("--repeat", type=int, default=1, help="run live cases N times")
-    test.add_argument("--min-pass-rate", type=float, default=1.0, help="with --repeat: share of runs that must pass")
-    test.add_argument("--concurrency", type=int, default=4)
-    test.add_argument("--junit", type=Path, help="write JUnit XML here")
-    test.add_argument("--json", type=Path, help="write results as JSON here")
-    test.add_argument("--dir", help="prompt folder (default: $DOTPROMPT_DIR, [tool.dotprompt], ./prompts)")
-    test.set_defaults(run=_command)
+    parser.add_argument("--repeat", type=int, default=1, help="run live cases N times")
+    parser.add_argument("--min-pass-rate", type=float, default=1.0, help="with --repeat: share of runs that must pass")
+    parser.add_argument("--concurrency", type=int, default=4)
+    parser.add_argument("--junit", type=Path, help="write JUnit XML here")
+    parser.add_argument("--json", type=Path, help="write results as JSON here")
+    parser.add_argument("--dir", help=DIR_HELP)
+    return parser
 
 
-def _command(args: Any) -> int:
-    from ..loader import prompts_dir
-
+def run(args: argparse.Namespace) -> int:
     if args.repeat < 1 or not 0 <= args.min_pass_rate <= 1:
-        print("dotprompt: error: --repeat must be at least 1 and --min-pass-rate between 0 and 1", file=sys.stderr)
-        return 2
+        raise CommandLineError("--repeat must be at least 1 and --min-pass-rate between 0 and 1")
     folder = prompts_dir(args.dir)
     options = TestOptions(paths=args.paths, prompts_dir=folder, mode=args.mode or default_mode(), keyword=args.keyword,
                           model=args.model, repeat=args.repeat, min_pass_rate=args.min_pass_rate,

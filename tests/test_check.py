@@ -1,8 +1,9 @@
-"""The linter behind `dotprompt check`, called as a library."""
+"""The checker behind `dotprompt check` (`dotprompt/check.py`), called as a library."""
 
 from __future__ import annotations
 
-from dotprompt.lint import PARALLEL_FROM, check_library
+from dotprompt.check import PARALLEL_FROM, check_library
+from dotprompt.formats import Format, define_format, get_format, list_formats
 
 
 def test_parallel_check_reports_exactly_what_the_serial_check_does(folder):
@@ -49,3 +50,13 @@ def test_check_reads_test_files_against_the_prompts_schemas(folder):
     assert any(f.startswith(f"{path}/ghost.test.yaml:2: error: case 'orphan': prompt 'ghost' not found") for f in found)
     assert any(f.startswith(f"{path}/broken.test.yaml:3:") and "unknown assertion `outptu`" in f for f in found)
     assert not any("'good'" in f for f in found)
+
+
+def test_a_format_defined_in_code_is_known_to_check(folder):
+    folder.write("p.prompt", "---\noutput:\n  format: check-test-format\n---\nx")
+    assert [d.message for d in check_library(folder.library(), jobs=1)] == [
+        f"unknown output format 'check-test-format' (known formats: {', '.join(list_formats())})"]
+    text = get_format("text")
+    define_format(Format(name="check-test-format", content_type=text.content_type, constrained=False,
+                         default_instructions=True, handler=text.handler))
+    assert check_library(folder.library(), jobs=1) == []

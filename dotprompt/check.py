@@ -12,13 +12,13 @@ from typing import Any, Literal
 
 from .document import KNOWN_KEYS, PromptSource, did_you_mean
 from .errors import DotpromptError, PromptFileError
+from .formats import list_formats
 from .handlebars import file_engine
 from .library import PromptInfo, PromptLibrary
 from .schemas import CompiledSchema
 from .template import HANDLEBARS_HINT, RESERVED_NAMES, looks_like_handlebars
 
 Level = Literal["error", "warning"]
-FORMATS = ("json", "jsonl", "array", "enum", "text", "media")
 
 
 @dataclass(frozen=True)
@@ -165,10 +165,11 @@ def _unknown_keys(src: PromptSource) -> list[Diagnostic]:
 
 def _format_problems(src: PromptSource) -> list[Diagnostic]:
     fmt = src.metadata.get("output", {}).get("format")
-    if fmt is None or fmt in FORMATS:
+    known = list_formats()  # the registry, so a format added with define_format is known too
+    if fmt is None or fmt in known:
         return []
     line, column = src.locate("output", "format")
-    hint = did_you_mean(str(fmt), FORMATS) or f"known formats: {', '.join(FORMATS)}"
+    hint = did_you_mean(str(fmt), known) or f"known formats: {', '.join(known)}"
     return [Diagnostic(src.path or "", line, column, "warning", f"unknown output format {fmt!r} ({hint})")]
 
 

@@ -1,0 +1,52 @@
+"""The `dotprompt` command: one module per subcommand, registered in `COMMANDS`.
+
+Each command module has `add_parser(subparsers)` (declares its name, help and options) and
+`run(args) -> exit code` (calls the library). Adding a command is one module plus one line in
+`COMMANDS`. Errors become one clear line and an exit code here, in `main`, and nowhere else.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from types import ModuleType
+
+from ..errors import DotpromptError, OutputValidationError
+from . import check, convert, listing, local, render, run, schema, test
+from .common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, CommandLineError
+
+# The order is the order of `dotprompt --help`.
+COMMANDS: tuple[ModuleType, ...] = (render, check, schema, run, test, convert, listing, local)
+
+__all__ = ["COMMANDS", "build_parser", "main"]
+
+
+def build_parser(commands: Sequence[ModuleType] = COMMANDS) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="dotprompt", description="Render, check and run .prompt files.")
+    subparsers = parser.add_subparsers(dest="command")
+    for command in commands:
+        command_parser = command.add_parser(subparsers)
+        command_parser.set_defaults(run=command.run, command_parser=command_parser)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None, *, commands: Sequence[ModuleType] = COMMANDS) -> int:
+    parser = build_parser(commands)
+    args = parser.parse_args(argv)
+    if not getattr(args, "command", None):
+        parser.print_help()
+        return EXIT_USAGE
+    try:
+        return int(args.run(args))
+    except CommandLineError as exc:
+        print(f"dotprompt: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except OutputValidationError as exc:
+        print(f"{exc}\n--- model reply ---\n{exc.text}", file=sys.stderr)  # never lose what the model said
+        return EXIT_FAILED
+    except DotpromptError as exc:
+        print(str(exc), file=sys.stderr)
+        return EXIT_FAILED
+    except BrokenPipeError:  # `dotprompt render x | head`
+        return EXIT_OK

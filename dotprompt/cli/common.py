@@ -1,0 +1,54 @@
+"""What every command shares: exit codes, the prompt folder, JSON arguments."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from ..errors import UsageError
+from ..library import PromptLibrary
+from ..loader import project_library, prompts_dir
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+EXIT_INTERRUPTED = 130  # the shell's code for Ctrl-C
+DIR_HELP = "prompt folder (default: $DOTPROMPT_DIR, [tool.dotprompt], ./prompts)"
+
+
+class CommandLineError(UsageError):
+    """Bad command-line input (a flag, a file named on the command line): `main` prints
+    `dotprompt: error: ...` and exits 2. A UsageError raised by the library itself is a run
+    failure of the command instead (exit 1, its message as it is)."""
+
+
+def library(directory: str | None) -> PromptLibrary:
+    """The project's library for `directory` (or the default folder); a missing folder is a CommandLineError."""
+    path = prompts_dir(directory)
+    if not path.is_dir():
+        raise CommandLineError(f"prompt folder {str(path)!r} does not exist (pass --dir, or set DOTPROMPT_DIR)")
+    return project_library(path)
+
+
+def json_arg(value: str | None, flag: str) -> Any:
+    """`--input '{"a": 1}'` or `--input @file.json`; None when the flag was not given."""
+    if value is None:
+        return None
+    text = value
+    if value.startswith("@"):
+        try:
+            text = Path(value[1:]).read_text(encoding="utf-8")
+        except OSError as exc:
+            raise CommandLineError(f"{flag}: cannot read {value[1:]!r}: {exc.strerror}") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        source = value[1:] if value.startswith("@") else flag
+        raise CommandLineError(f"{source}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}") from None
+
+
+def usage(parser: argparse.ArgumentParser) -> int:
+    """A command given without its subcommand: its help on stderr, exit 2."""
+    parser.print_help(sys.stderr)
+    return EXIT_USAGE

@@ -1,0 +1,23 @@
+"""`dotprompt list`: the prompts of a folder, one `label<TAB>path` line each.
+
+(The module is not called `list.py` so that importing it never hides the builtin.)
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from .common import EXIT_OK, library
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    parser = subparsers.add_parser("list", help="list the prompts of a folder")
+    parser.add_argument("dir", nargs="?")
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    for info in library(args.dir).list():
+        print(f"{info.label}\t{info.path}")
+    return EXIT_OK

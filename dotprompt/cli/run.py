@@ -1,0 +1,105 @@
+"""`dotprompt run`: run a prompt on a model and print the validated output; `--input-file` runs a batch."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from .common import EXIT_FAILED, EXIT_OK, CommandLineError, json_arg, library
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    parser = subparsers.add_parser("run", help="run a prompt on a model and print the validated output")
+    parser.add_argument("name")
+    parser.add_argument("--variant")
+    parser.add_argument("--input", help="input as JSON, or @file.json")
+    parser.add_argument("--context", help="context (auth, state, ...) as JSON, or @file.json")
+    parser.add_argument("--model", help="model name, overriding the prompt's (e.g. echo, openai/gpt-4o-mini)")
+    parser.add_argument("--stream", action="store_true", help="print text as it arrives")
+    parser.add_argument("--input-file", type=Path, help="a JSON-lines file of inputs: run them all as a batch")
+    parser.add_argument("--output", type=Path, help="with --input-file: where each row's result goes (JSON lines)")
+    parser.add_argument("--concurrency", type=int, default=8, help="with --input-file: rows run at once")
+    parser.add_argument("--dir")
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..generation.api import run_sync
+
+    prompt = library(args.dir).load(args.name, args.variant)
+    if args.input_file is not None:
+        return _run_batch(prompt, args)
+    inputs = json_arg(args.input, "--input")
+    context = json_arg(args.context, "--context")
+    if args.stream:
+        response = run_sync(_stream(prompt, inputs, context, args.model))
+    else:
+        response = prompt(inputs, context=context, model=args.model)
+    output = response.output
+    if isinstance(output, str):
+        print(output)
+    else:
+        print(json.dumps(output, indent=2, ensure_ascii=False, default=lambda o: o.model_dump(mode="json")))
+    for repair in response.output_repairs:
+        print(f"note: the output needed a repair: {repair.detail}", file=sys.stderr)
+    return EXIT_OK
+
+
+def _run_batch(prompt: Any, args: argparse.Namespace) -> int:
+    from ..batch import read_rows, run_batch
+    from ..generation.api import run_sync
+
+    if args.output is None:
+        raise CommandLineError("--input-file needs --output FILE for the results")
+    try:
+        rows = read_rows(args.input_file)
+    except OSError as exc:
+        raise CommandLineError(f"cannot read {args.input_file}: {exc.strerror}") from None
+    progress = _BatchProgress(len(rows))
+    report = run_sync(run_batch(prompt, rows, args.output, concurrency=args.concurrency, model=args.model,
+                                on_row=progress.row))
+    progress.close()
+    print(f"{report.succeeded} succeeded, {report.failed} failed, {report.skipped} skipped (already done) "
+          f"in {report.seconds:.1f} s -> {args.output}", file=sys.stderr)
+    return EXIT_FAILED if report.failed else EXIT_OK
+
+
+class _BatchProgress:
+    """A live bar on a terminal, a line per failed row otherwise (CI logs)."""
+
+    def __init__(self, total: int) -> None:
+        self.bar = None
+        if sys.stderr.isatty():
+            from rich.progress import Progress
+
+            self.bar = Progress(transient=True)
+            self.bar.start()
+            self.task = self.bar.add_task("rows", total=total)
+
+    def row(self, record: dict[str, Any]) -> None:
+        if self.bar is not None:
+            self.bar.advance(self.task)
+        elif "error" in record:
+            print(f"row {record['row']}: {record['error']['type']}: {record['error']['message'].splitlines()[0]}",
+                  file=sys.stderr)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+
+async def _stream(prompt: Any, inputs: Any, context: Any, model: str | None) -> Any:
+    from ..generation.response import Chunk
+
+    final = None
+    async for item in prompt.stream(inputs, context=context, model=model):
+        if isinstance(item, Chunk):
+            if item.role == "model" and item.text:
+                print(item.text, end="", file=sys.stderr, flush=True)
+        else:
+            final = item
+    print(file=sys.stderr)
+    return final

@@ -1,0 +1,70 @@
+"""The `dotprompt` entry point: the console script, the command table, errors to exit codes."""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shutil
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+from cli_process import run
+
+from dotprompt.cli import COMMANDS, build_parser, main
+from dotprompt.cli.common import CommandLineError
+from dotprompt.errors import UsageError
+
+
+def test_console_script_is_installed(cli_env):
+    script = shutil.which("dotprompt", path=str(Path(sys.executable).parent))
+    assert script is not None
+    done = run([script], "--help", env=cli_env)
+    assert done.returncode == 0 and "render" in done.stdout
+
+
+def _name(command) -> str:
+    """The name a command module gives itself, read from the parser it builds."""
+    parser = command.add_parser(argparse.ArgumentParser(prog="dotprompt").add_subparsers())
+    return parser.prog.split()[-1]
+
+
+def test_the_command_table_drives_help(dotprompt_cmd, cli_env):
+    done = run(dotprompt_cmd, "--help", env=cli_env)
+    assert done.returncode == 0
+    listed = re.search(r"\{([a-z,]+)\}", done.stdout).group(1).split(",")
+    assert listed == [_name(command) for command in COMMANDS]
+    assert listed == ["render", "check", "schema", "run", "test", "convert", "list", "local"]
+
+
+def _hello_command(behaviour):
+    """A command module as a third party would write one: add_parser + run."""
+
+    def add_parser(subparsers):
+        parser = subparsers.add_parser("hello", help="say hello")
+        parser.add_argument("--name", default="world")
+        return parser
+
+    return SimpleNamespace(add_parser=add_parser, run=behaviour)
+
+
+def test_one_table_entry_is_a_whole_command(capsys):
+    hello = _hello_command(lambda args: print(f"hello {args.name}") or 0)
+    assert "say hello" in build_parser([*COMMANDS, hello]).format_help()
+    assert main(["hello", "--name", "Ann"], commands=[*COMMANDS, hello]) == 0
+    assert capsys.readouterr().out == "hello Ann\n"
+
+
+def test_errors_become_one_line_and_an_exit_code(capsys):
+    def fails(exc):
+        def run(args):
+            raise exc
+        return [_hello_command(run)]
+
+    assert main(["hello"], commands=fails(CommandLineError("--name is odd"))) == 2
+    assert capsys.readouterr().err == "dotprompt: error: --name is odd\n"
+    assert main(["hello"], commands=fails(UsageError("unknown model 'x'"))) == 1  # the library's misuse: a failed run
+    assert capsys.readouterr().err == "unknown model 'x'\n"
+    assert main(["hello"], commands=fails(BrokenPipeError())) == 0
+    assert main([], commands=fails(ValueError())) == 2
+    assert "hello" in capsys.readouterr().out

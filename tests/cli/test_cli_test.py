@@ -1,0 +1,57 @@
+"""`dotprompt test`, run as a real subprocess (echo model): record, replay, reports, exit codes."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+
+from cli_process import dotprompt
+from echo_project import PROMPT, TESTS, project
+
+
+def test_record_replay_report_and_exit_codes(tmp_path, cli_env):
+    prompts = project(tmp_path)
+    env = {k: v for k, v in cli_env.items() if k != "CI"}
+    done = dotprompt("test", "--record", cwd=tmp_path, env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    recording = prompts / "__recordings__" / "yesno.jsonl"
+    assert [json.loads(line)["case"] for line in recording.read_text().splitlines()] == ["says no", "says yes"]
+    junit = tmp_path / "report.xml"
+    done = dotprompt("test", "--junit", str(junit), "--json", str(tmp_path / "r.json"), cwd=tmp_path,
+                     env={**env, "CI": "true"})
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "PASS yesno.test.yaml::says yes" in done.stdout and "2 passed, 0 failed" in done.stdout
+    suite = ET.parse(junit).getroot()
+    assert suite.tag == "testsuites" and suite.get("tests") == "2" and suite.get("failures") == "0"
+    assert [c.get("name") for c in suite.iter("testcase")] == ["says yes", "says no"]
+    assert json.loads((tmp_path / "r.json").read_text())[0]["replayed"] is True
+
+    (prompts / "yesno.test.yaml").write_text(TESTS.replace('one_of: ["no", "nope"]', 'one_of: ["nope"]'))
+    done = dotprompt("test", "--replay", "--junit", str(junit), cwd=tmp_path, env=env)
+    assert done.returncode == 1
+    assert 'says no: FAILED' in done.stdout and '$.answer: expected one_of ["nope"], got "no"' in done.stdout
+    failure = next(ET.parse(junit).getroot().iter("failure"))
+    assert "$.answer" in failure.get("message")
+
+    done = dotprompt("test", "-k", "says yes", "--replay", cwd=tmp_path, env=env)
+    assert done.returncode == 0 and "1 passed, 0 failed" in done.stdout
+
+
+def test_broken_prompt_fails_naming_case_path_and_reason(tmp_path, cli_env):
+    prompts = project(tmp_path)
+    dotprompt("test", "--record", cwd=tmp_path, env=cli_env)
+    (prompts / "yesno.prompt").write_text(PROMPT.replace("    answer: string\n---", "    answer: string\n    score: number\n---"))
+    done = dotprompt("test", "--replay", cwd=tmp_path, env=cli_env)
+    assert done.returncode == 1
+    assert "says yes: FAILED" in done.stdout
+    assert "output does not match the output schema at $: 'score' is a required property" in done.stdout
+    assert "no longer matches its request" in done.stdout
+
+
+def test_missing_recording_in_ci_and_bad_test_file(tmp_path, cli_env):
+    prompts = project(tmp_path)
+    done = dotprompt("test", cwd=tmp_path, env={**cli_env, "CI": "1"})
+    assert done.returncode == 1 and "no recording for case 'says yes'" in done.stdout
+    (prompts / "other.test.yaml").write_text("prompt: yesno\ncases:\n  - name: x\n    expect: {outptu: 1}\n")
+    done = dotprompt("test", cwd=tmp_path, env={**cli_env, "CI": "1"})
+    assert done.returncode == 2 and "other.test.yaml:4:" in done.stderr and "did you mean `output`" in done.stderr

@@ -1,17 +1,27 @@
 """Batch runs: one prompt over a JSON-lines file of inputs, with bounded concurrency.
 
-Every row ends as one line in the output file — its output, or its error with whatever the model
-said — written as soon as it finishes, so a crash loses nothing finished. A restart skips the rows
-that already succeeded (rows are matched by line number and input) and runs the rest again.
+Exactly one final record per input row. A row is known by its key: `id:<id>` when the row is a
+mapping with an `id` (string or integer), else `sha256:<hash of its content>` (with `#2`, `#3`...
+for repeats of identical rows). Keys do not depend on line numbers, so inserting or reordering rows
+never re-runs finished ones.
+
+The output file is only ever appended to whole lines (one write, then fsync) while a run goes on,
+and rewritten atomically (temporary file, fsync, rename) before and after: the rewrite keeps one
+record per key (a success beats an error; otherwise the newer wins), drops a torn last line left by a
+crash and keeps any damaged bytes in `<output>.damaged`, so nothing is lost. A lock file
+(`<output>.lock`, flock) refuses a second run on the same output; the OS releases it on any exit.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import fcntl
 import hashlib
 import json
+import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,6 +35,13 @@ class Row:
     number: int  # 1-based line number in the input file
     input: Any
     digest: str
+    key: str = ""  # the row's identity across runs: `id:...` or `sha256:...`
+
+
+class Rows(list):  # type: ignore[type-arg]
+    """The rows of one input file; remembers the file so the output can never overwrite it."""
+
+    path: Path | None = None
 
 
 @dataclass
@@ -34,59 +51,262 @@ class BatchReport:
     succeeded: int = 0
     failed: int = 0
     seconds: float = 0.0
+    repaired: int = 0  # damaged lines set aside in `<output>.damaged` when the run started
 
 
 class BatchInputError(DotpromptError, ValueError):
-    """A line of the input file is not JSON: names the file and line."""
+    """A line of the input file is not JSON (or not UTF-8), or two rows share an id: names the file and line."""
 
 
-def read_rows(path: Path) -> list[Row]:
-    rows = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
+class BatchOutputError(DotpromptError, ValueError):
+    """The output file cannot be used: it is the input file, or another run is writing it."""
+
+
+_BOM = b"\xef\xbb\xbf"
+
+
+def read_rows(path: Path) -> Rows:
+    data = path.read_bytes()
+    if data.startswith(_BOM):
+        data = data[len(_BOM):]  # editors on Windows write one; it is not part of the first row
+    rows = Rows()
+    rows.path = path
+    ids: dict[str, int] = {}
+    repeats: dict[str, int] = {}
+    for number, raw in enumerate(data.split(b"\n"), start=1):
+        value = _parse_row(path, number, raw)
+        if value is _BLANK:
             continue
-        try:
-            value = json.loads(line)
-        except ValueError as exc:
-            raise BatchInputError(f"{path}:{number}: not a JSON value: {exc}") from None
-        rows.append(Row(number, value, _digest(value)))
+        digest = _digest(value)
+        key = _id_key(value)
+        if key is not None:
+            if key in ids:
+                raise BatchInputError(f"{path}:{number}: the id {value['id']!r} was already used on line {ids[key]} "
+                                      "(each row needs its own id; it is how results are matched to rows)")
+            ids[key] = number
+        else:
+            repeats[digest] = repeats.get(digest, 0) + 1
+            key = _content_key(digest, repeats[digest])
+        rows.append(Row(number, value, digest, key))
     return rows
+
+
+_BLANK = object()
+
+
+def _parse_row(path: Path, number: int, raw: bytes) -> Any:
+    try:
+        line = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise BatchInputError(f"{path}:{number}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at column "
+                              f"{exc.start + 1}); save the file as UTF-8") from None
+    if not line.strip():
+        return _BLANK
+    try:
+        return json.loads(line)
+    except ValueError as exc:
+        raise BatchInputError(f"{path}:{number}: not a JSON value: {exc}") from None
 
 
 def _digest(value: Any) -> str:
     return hashlib.sha256(json.dumps(value, sort_keys=True).encode()).hexdigest()[:16]
 
 
-def finished_rows(path: Path) -> set[tuple[int, str]]:
-    """(line, input digest) of rows that already succeeded in an earlier run."""
+def _id_key(value: Any) -> str | None:
+    ident = value.get("id") if isinstance(value, dict) else None
+    if isinstance(ident, (str, int)) and not isinstance(ident, bool):
+        return "id:" + json.dumps(ident)
+    return None
+
+
+def _content_key(digest: str, occurrence: int) -> str:
+    return f"sha256:{digest}" if occurrence == 1 else f"sha256:{digest}#{occurrence}"
+
+
+def record_key(record: dict[str, Any]) -> str:
+    """The key a record belongs to; records written before keys existed get theirs from their input."""
+    key = record.get("key")
+    if isinstance(key, str):
+        return key
+    value = record.get("input")
+    return _id_key(value) or _content_key(_digest(value), 1)
+
+
+# -- the output file ------------------------------------------------------------------------------
+
+
+@dataclass
+class _Line:
+    record: dict[str, Any]
+    raw: bytes  # kept as written: compaction never re-encodes what the model or the user produced
+
+
+def read_output(path: Path) -> tuple[list[_Line], list[bytes]]:
+    """The records of an output file, and the damaged bytes found (a torn tail, torn or glued lines)."""
     if not path.exists():
-        return set()
-    done = set()
-    for line in path.read_text(encoding="utf-8").splitlines():
+        return [], []
+    lines: list[_Line] = []
+    damaged: list[bytes] = []
+    for raw in path.read_bytes().split(b"\n"):
+        if not raw.strip():
+            continue
+        record, junk = _parse_line(raw)
+        if junk:
+            damaged.append(junk)
+        if record is not None:
+            lines.append(_Line(record, raw[len(junk):]))
+    return lines, damaged
+
+
+def _parse_line(raw: bytes) -> tuple[dict[str, Any] | None, bytes]:
+    """(record, damaged prefix). A crash mid-write leaves a torn line, and older versions appended the
+    next record right after it, so a whole record may follow the damage on the same line."""
+    record = _as_record(raw)
+    if record is not None:
+        return record, b""
+    start = raw.find(b'{"', 1)
+    while start != -1:
+        record = _as_record(raw[start:])
+        if record is not None:
+            return record, raw[:start]
+        start = raw.find(b'{"', start + 1)
+    return None, raw
+
+
+def _as_record(raw: bytes) -> dict[str, Any] | None:
+    try:
+        value = json.loads(raw.decode("utf-8"))
+    except ValueError:  # UnicodeDecodeError is a ValueError: a line torn inside a character
+        return None
+    return value if isinstance(value, dict) and "input" in value else None
+
+
+def compact(lines: list[_Line], rows: list[Row]) -> list[_Line]:
+    """One line per key: the current input's rows first, in input order, then records of rows no longer
+    in the input (kept: they are results someone paid for). Per key, a record for the row's current
+    content beats a stale one, a success beats an error, and a newer line beats an older one."""
+    current = {row.key: row.digest for row in rows}
+    best: dict[str, tuple[tuple[bool, bool, int], _Line]] = {}
+    for position, line in enumerate(lines):
+        key = record_key(line.record)
+        rank = (line.record.get("digest") == current.get(key), "error" not in line.record, position)
+        if key not in best or rank > best[key][0]:
+            best[key] = (rank, line)
+    ordered = [best.pop(row.key)[1] for row in rows if row.key in best]
+    return ordered + [line for _, line in sorted(best.values(), key=lambda item: item[0][2])]
+
+
+def _write_atomically(path: Path, lines: list[_Line]) -> None:
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open(temporary, "wb") as handle:
+        handle.writelines(line.raw + b"\n" for line in lines)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(temporary, path)
+    _fsync_directory(path.parent)
+
+
+def _fsync_directory(folder: Path) -> None:
+    # The rename itself is only durable once the directory entry is on disk.
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _append(fd: int, data: bytes) -> None:
+    """The whole line, then fsync: a crash leaves at most one torn last line, which the next run repairs."""
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+    os.fsync(fd)
+
+
+@contextlib.contextmanager
+def output_lock(path: Path) -> Iterator[None]:
+    """Hold `<output>.lock` for the run; a second run on the same output is refused, not interleaved."""
+    lock_path = path.with_name(path.name + ".lock")
+    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
         try:
-            record = json.loads(line)
-        except ValueError:
-            continue  # a line cut short by a crash: that row runs again
-        if isinstance(record, dict) and "error" not in record and "row" in record:
-            done.add((record["row"], record.get("digest", "")))
-    return done
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise BatchOutputError(f"{path} is already being written by another batch run (it holds {lock_path}); "
+                                   "wait for that run to finish, or write to another --output") from None
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock; the OS does the same if the process dies
+
+
+def _check_not_input(rows: list[Row], output: Path) -> None:
+    source = getattr(rows, "path", None)
+    if source is None or not output.exists():
+        return
+    if os.path.samefile(source, output):
+        raise BatchOutputError(f"--output {output} is the input file: the results would overwrite the rows; "
+                               "write them to another file")
+
+
+def _set_aside(output: Path, damaged: list[bytes]) -> None:
+    """Damaged bytes go to `<output>.damaged` instead of being dropped: they may hold a model's words."""
+    with open(output.with_name(output.name + ".damaged"), "ab") as handle:
+        handle.writelines(chunk + b"\n" for chunk in damaged)
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+def _prepare(output: Path, rows: list[Row], report: BatchReport) -> dict[str, dict[str, Any]]:
+    """Repair and compact the existing output; the final record of every key."""
+    lines, damaged = read_output(output)
+    if damaged:
+        _set_aside(output, damaged)
+        report.repaired = len(damaged)
+    kept = compact(lines, rows)
+    if output.exists() and (damaged or len(kept) != len(lines) or not output.read_bytes().endswith(b"\n")):
+        _write_atomically(output, kept)
+    return {record_key(line.record): line.record for line in kept}
+
+
+def _finished(record: dict[str, Any] | None, row: Row) -> bool:
+    return record is not None and "error" not in record and record.get("digest") == row.digest
 
 
 async def run_batch(prompt: Prompt, rows: list[Row], output: Path, *, concurrency: int = 8, model: str | None = None,
                     on_row: Callable[[dict[str, Any]], Any] | None = None) -> BatchReport:
-    done = finished_rows(output)
-    todo = [row for row in rows if (row.number, row.digest) not in done]
-    report = BatchReport(total=len(rows), skipped=len(rows) - len(todo))
-    limit = asyncio.Semaphore(max(1, concurrency))
-    started = time.perf_counter()
+    _check_not_input(rows, output)
+    rows = [row if row.key else _keyed(row) for row in rows]
     output.parent.mkdir(parents=True, exist_ok=True)
-    with output.open("a", encoding="utf-8") as sink:
+    with output_lock(output):
+        report = BatchReport(total=len(rows))
+        final = _prepare(output, rows, report)
+        todo = [row for row in rows if not _finished(final.get(row.key), row)]
+        report.skipped = len(rows) - len(todo)
+        started = time.perf_counter()
+        await _run_rows(prompt, todo, output, concurrency, model, on_row, report)
+        if todo:
+            lines, _ = read_output(output)
+            _write_atomically(output, compact(lines, rows))
+        report.seconds = time.perf_counter() - started
+    return report
+
+
+def _keyed(row: Row) -> Row:
+    # Rows built by hand (not by read_rows) get a key from their content.
+    return Row(row.number, row.input, row.digest, _id_key(row.input) or _content_key(row.digest, 1))
+
+
+async def _run_rows(prompt: Prompt, todo: list[Row], output: Path, concurrency: int, model: str | None,
+                    on_row: Callable[[dict[str, Any]], Any] | None, report: BatchReport) -> None:
+    limit = asyncio.Semaphore(max(1, concurrency))
+    fd = os.open(output, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
 
         async def one(row: Row) -> None:
             async with limit:
                 record = await _run_row(prompt, row, model)
-            sink.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
-            sink.flush()
+            _append(fd, _encode(record))
             if "error" in record:
                 report.failed += 1
             else:
@@ -95,12 +315,22 @@ async def run_batch(prompt: Prompt, rows: list[Row], output: Path, *, concurrenc
                 on_row(record)
 
         await asyncio.gather(*(one(row) for row in todo))
-    report.seconds = time.perf_counter() - started
-    return report
+    finally:
+        os.close(fd)
+
+
+def _encode(record: dict[str, Any]) -> bytes:
+    try:
+        return json.dumps(record, ensure_ascii=False, default=str).encode("utf-8") + b"\n"
+    except (TypeError, ValueError) as exc:  # e.g. NaN-free but circular output: keep the row's place
+        fallback = {k: record[k] for k in ("key", "row", "digest", "input")}
+        fallback["error"] = {"type": type(exc).__name__, "message": f"the result could not be written as JSON: {exc}",
+                             "reply": repr(record.get("output"))}
+        return json.dumps(fallback, ensure_ascii=False, default=str).encode("utf-8") + b"\n"
 
 
 async def _run_row(prompt: Prompt, row: Row, model: str | None) -> dict[str, Any]:
-    record: dict[str, Any] = {"row": row.number, "digest": row.digest, "input": row.input}
+    record: dict[str, Any] = {"key": row.key, "row": row.number, "digest": row.digest, "input": row.input}
     started = time.perf_counter()
     try:
         response = await prompt.generate(row.input, model=model)
@@ -109,6 +339,8 @@ async def _run_row(prompt: Prompt, row: Row, model: str | None) -> dict[str, Any
     except DotpromptError as exc:
         reply = getattr(getattr(exc, "response", None), "text", None)
         record["error"] = {"type": type(exc).__name__, "message": str(exc), **({"reply": reply} if reply else {})}
+    except Exception as exc:  # one row's surprise (a malformed reply, a bug) must not stop the batch
+        record["error"] = {"type": type(exc).__name__, "message": str(exc)}
     else:
         output = response.output
         record["output"] = output.model_dump(mode="json") if hasattr(output, "model_dump") else output

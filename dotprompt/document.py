@@ -40,6 +40,115 @@ TOOL_CHOICES = ("auto", "required", "none")
 
 # libyaml's loader when present: 5-10x faster, same results for the safe subset.
 _LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+# Aliases may repeat at most this many nodes in total: ordinary reuse (a shared config block) stays
+# far below, while a "billion laughs" document would make every later json.dumps/copy explode.
+MAX_ALIAS_EXPANSION = 10_000
+_NOT_JSON_TAGS = {"tag:yaml.org,2002:set": "a set (!!set)", "tag:yaml.org,2002:binary": "binary data (!!binary)",
+                  "tag:yaml.org,2002:omap": "an ordered map (!!omap)", "tag:yaml.org,2002:pairs": "a list of pairs (!!pairs)"}
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+
+
+class _DuplicateKeyError(yaml.constructor.ConstructorError):
+    """A mapping names the same key twice: both marks are kept so the message can give both lines."""
+
+
+class _NotJsonError(yaml.constructor.ConstructorError):
+    """A value JSON cannot hold (NaN, a set, binary data...)."""
+
+
+class _FrontmatterLoader(_LOADER):  # type: ignore[misc, valid-type]
+    """The safe loader, refusing what JSON cannot hold and keys written twice.
+
+    Every value a prompt file yields must survive `render --json` and reach a provider unchanged, so
+    anything else is refused here, where the YAML marks still say which line it came from.
+    """
+
+    def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+        _check_duplicate_keys(node)
+        return super().construct_mapping(node, deep=deep)
+
+    def construct_yaml_float(self, node: Any) -> float:
+        value = super().construct_yaml_float(node)
+        if value != value or value in (float("inf"), float("-inf")):
+            raise _NotJsonError(None, None, f"{node.value!r} is not a finite number (JSON has no NaN or infinity)",
+                                node.start_mark)
+        return value
+
+    def construct_yaml_timestamp_text(self, node: Any) -> str:
+        # Users write `released: 2024-01-01` meaning the text; a datetime object is not JSON.
+        return str(node.value)
+
+    def refuse_not_json(self, node: Any) -> Any:
+        raise _NotJsonError(None, None, f"{_NOT_JSON_TAGS[node.tag]} cannot be written as JSON", node.start_mark)
+
+
+_FrontmatterLoader.add_constructor("tag:yaml.org,2002:float", _FrontmatterLoader.construct_yaml_float)
+_FrontmatterLoader.add_constructor("tag:yaml.org,2002:timestamp", _FrontmatterLoader.construct_yaml_timestamp_text)
+for _tag in _NOT_JSON_TAGS:
+    _FrontmatterLoader.add_constructor(_tag, _FrontmatterLoader.refuse_not_json)
+
+
+def _check_duplicate_keys(node: Any) -> None:
+    seen: dict[tuple[str, Any], Any] = {}
+    for key_node, _ in node.value:
+        if key_node.tag == _MERGE_TAG or not isinstance(key_node, yaml.ScalarNode):
+            continue  # `<<: *base` entries may be overridden: that is what merging is for
+        key = (key_node.tag, key_node.value)
+        if key in seen:
+            raise _DuplicateKeyError("while reading a mapping", seen[key].start_mark,
+                                     f"duplicate key {key_node.value!r}", key_node.start_mark)
+        seen[key] = key_node
+
+
+def compose_yaml(text: str) -> Any:
+    """The YAML node tree (with line marks; aliases are references, never expanded)."""
+    return yaml.compose(text, Loader=_LOADER)
+
+
+def load_yaml_safely(text: str) -> Any:
+    """`yaml.safe_load`, refusing alias bombs, recursive aliases, duplicate keys and non-JSON values.
+
+    Raises yaml.MarkedYAMLError subclasses (with marks) for the caller to locate.
+    """
+    loader = _FrontmatterLoader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        _check_aliases(node)
+        return loader.construct_document(node)
+    finally:
+        loader.dispose()
+
+
+def _check_aliases(root: Any) -> None:
+    """Refuse a node graph whose aliases loop or would expand past MAX_ALIAS_EXPANSION nodes."""
+    sizes: dict[int, int] = {}
+    visiting: set[int] = set()
+    distinct = 0
+
+    def size(node: Any) -> int:
+        nonlocal distinct
+        key = id(node)
+        if key in sizes:
+            return sizes[key]
+        if key in visiting:
+            raise yaml.composer.ComposerError(None, None, "an alias refers to the node that contains it (a loop)",
+                                              node.start_mark)
+        visiting.add(key)
+        distinct += 1
+        children = node.value if isinstance(node, yaml.SequenceNode) else (
+            [n for pair in node.value for n in pair] if isinstance(node, yaml.MappingNode) else [])
+        total = 1 + sum(size(child) for child in children)
+        visiting.discard(key)
+        sizes[key] = total
+        if total - distinct > MAX_ALIAS_EXPANSION:
+            raise yaml.composer.ComposerError(
+                None, None, f"aliases expand to more than {MAX_ALIAS_EXPANSION} extra values (an alias bomb?)",
+                node.start_mark)
+        return total
+
+    size(root)
 FRONTMATTER_PATTERN = re.compile(r"\A((?:(?:#[^\n]*|[ \t]*)\n)*)---[ \t]*\n(.*?\n)?---[ \t]*(?:\n|\Z)", re.S)
 
 
@@ -61,7 +170,7 @@ class PromptSource:
         """File line and column of a frontmatter key path, e.g. ("output", "schema", "name")."""
         if not self.yaml_text:
             return None, None
-        node = yaml.compose(self.yaml_text, Loader=_LOADER)
+        node = compose_yaml(self.yaml_text)
         found = node
         for key in keys:
             child = _child_node(found, key)
@@ -93,6 +202,8 @@ def parse_source(source: str, path: str | None = None) -> PromptSource:
     """Split frontmatter from body and check the known keys' shapes."""
     if not source.strip():
         raise PromptFileError("prompt file is empty", path=path, line=1, hint="write a template, or delete the file")
+    if source.startswith("\ufeff"):
+        source = source[1:]  # a UTF-8 byte order mark (Windows editors) is not part of the text
     normalised = source.replace("\r\n", "\n").replace("\r", "\n")
     match = FRONTMATTER_PATTERN.match(normalised)
     if match is None:
@@ -112,7 +223,19 @@ def parse_source(source: str, path: str | None = None) -> PromptSource:
 
 def _load_yaml(text: str, path: str | None, first_line: int) -> dict[str, Any]:
     try:
-        data = yaml.load(text, Loader=_LOADER) if text.strip() else None
+        data = load_yaml_safely(text) if text.strip() else None
+    except _DuplicateKeyError as exc:
+        first = first_line + exc.context_mark.line
+        mark = exc.problem_mark
+        raise PromptFileError(f"{exc.problem} in frontmatter (first written on line {first})", path=path,
+                              line=first_line + mark.line, column=mark.column + 1,
+                              hint="keep one of the two; YAML would silently use the last") from None
+    except _NotJsonError as exc:
+        mark = exc.problem_mark
+        written = text.splitlines()[mark.line].strip()
+        raise PromptFileError(f"`{written}`: {exc.problem}", path=path, line=first_line + mark.line,
+                              column=mark.column + 1, hint="every frontmatter value must be JSON: "
+                              "a string, number, true/false, null, list or mapping") from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = first_line + mark.line if mark else first_line
@@ -120,6 +243,8 @@ def _load_yaml(text: str, path: str | None, first_line: int) -> dict[str, Any]:
         problem = exc.problem or exc.context or "invalid YAML"
         raise PromptFileError(f"invalid YAML in frontmatter: {problem}", path=path, line=line, column=column,
                               hint="check indentation and quote values containing ':' or '#'") from None
+    except RecursionError:
+        raise PromptFileError("frontmatter is nested too deeply", path=path, line=first_line) from None
     except yaml.YAMLError as exc:
         raise PromptFileError(f"invalid YAML in frontmatter: {exc}", path=path, line=first_line) from None
     if data is None:
@@ -167,9 +292,33 @@ def _check_nested(src: PromptSource) -> None:
     if "toolChoice" in meta and meta["toolChoice"] not in TOOL_CHOICES:
         raise src.error(f"`toolChoice` must be one of {', '.join(TOOL_CHOICES)}", "toolChoice",
                         hint=did_you_mean(meta["toolChoice"], TOOL_CHOICES))
+    for index, entry in enumerate(meta.get("use", [])):
+        _check_use(src, index, entry)
     for index, name in enumerate(meta.get("tools", [])):
         if not isinstance(name, str):
             raise src.error("each entry of `tools` must be a tool name", "tools", index)
+
+
+USE_HINT = "write a middleware name, or `{name: {argument: value}}` with keyword arguments"
+
+
+def _check_use(src: PromptSource, index: int, entry: Any) -> None:
+    """A `use:` entry is a name or a mapping {name: {keyword: value}}; built-ins' arguments must bind."""
+    if isinstance(entry, str):
+        return
+    if not isinstance(entry, dict):
+        raise src.error("each entry of `use` must be a middleware name or a mapping of names to arguments",
+                        "use", index, hint=USE_HINT)
+    for name, arguments in entry.items():
+        if arguments is not None and not (isinstance(arguments, dict) and all(isinstance(k, str) for k in arguments)):
+            raise src.error(f"`use` entry {name!r}: the arguments must be a mapping of keyword to value",
+                            "use", index, name, hint=USE_HINT)
+
+
+def use_arguments(src: PromptSource) -> list[tuple[int, str, dict[str, Any]]]:
+    """(index, middleware name, keyword arguments) of every `use:` entry written as a mapping."""
+    return [(index, str(name), arguments or {}) for index, entry in enumerate(src.metadata.get("use", []))
+            if isinstance(entry, dict) for name, arguments in entry.items()]
 
 
 def did_you_mean(word: str, choices: Any) -> str | None:

@@ -7,6 +7,7 @@ File names: `name.prompt`, `name.variant.prompt`, `_partial.prompt`; a subfolder
 from __future__ import annotations
 
 import difflib
+import inspect
 import os
 import threading
 from collections.abc import Callable, Mapping
@@ -17,7 +18,7 @@ from typing import Any
 from jinja2 import FunctionLoader
 
 from .compiler import CompileContext, CompiledPrompt, compile_prompt, file_stamp, parse_template, read_text
-from .document import parse_source
+from .document import USE_HINT, PromptSource, parse_source, use_arguments
 from .errors import DotpromptError, InvalidPromptNameError, PromptNotFoundError
 from .handlebars import HandlebarsEngine, file_engine
 from .metadata import LibraryDefaults, merge, options_metadata, render_fields
@@ -211,7 +212,24 @@ class PromptLibrary:
                  stamp: Any) -> CompiledPrompt:
         ctx = CompileContext(self._env, self._schemas, self._defaults, self._partial_source, self._revision,
                              self._partial_asts, self.engine, self._handlebars)
-        return compile_prompt(text, path, name, variant, ctx, stamp)
+        compiled = compile_prompt(text, path, name, variant, ctx, stamp)
+        self._check_use_arguments(compiled.source)
+        return compiled
+
+    def _check_use_arguments(self, src: PromptSource) -> None:
+        """Arguments given to built-in middleware in `use:` must fit its signature, checked at load."""
+        entries = [(i, n, a) for i, n, a in use_arguments(src) if self.middleware(n) is None]
+        if not entries:
+            return
+        from .generation.policies import BUILT_IN  # only prompts with `use:` arguments load the loop
+
+        for index, name, arguments in entries:
+            factory = BUILT_IN.get(name)
+            try:
+                if factory is not None:
+                    inspect.signature(factory).bind(**arguments)
+            except TypeError as exc:
+                raise src.error(f"`use` entry {name!r}: {exc}", "use", index, name, hint=USE_HINT) from None
 
     # -- partials ---------------------------------------------------------------------------
 

@@ -13,7 +13,7 @@ from .document import PromptSource, read_keys
 from .errors import PromptFileError, SchemaError
 from .picoschema import PicoschemaError, convert
 from .rendered import InputSpec, OutputSpec
-from .schemas import SchemaRegistry, check_schema, json_schema_of
+from .schemas import REF_HINT, SchemaRegistry, check_schema, json_schema_of, unresolvable_ref
 from .types import ToolDefinition, construct
 
 _FIELD_NAMES = {
@@ -46,6 +46,10 @@ def _convert(schema: Any, section: str, registry: SchemaRegistry, src: PromptSou
         problem = check_schema(fragment)
         if problem:
             raise _located(src, f"{section}.schema is not valid JSON Schema: {problem}", (section, "schema"), None)
+    # References are checked against the whole converted schema: `#` means its root, not a fragment's.
+    bad = unresolvable_ref(converted)
+    if bad:
+        raise _located(src, f"{section}.schema: {bad.reason}", (section, "schema", *bad.path), REF_HINT)
     return converted
 
 

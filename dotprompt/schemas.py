@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
@@ -44,7 +45,9 @@ class CompiledSchema:
 
     def __init__(self, schema: Mapping[str, Any], *, checked: bool = False) -> None:
         if not checked:
-            _validator_class(schema).check_schema(schema)
+            problem = check_schema(schema)
+            if problem:
+                raise SchemaError(f"not a valid JSON Schema: {problem}")
         self.schema = schema
         self._validator: Validator | None = None
         draft_2020 = not isinstance(schema, Mapping) or schema.get("$schema", _DRAFT_2020[0]) in _DRAFT_2020
@@ -55,7 +58,8 @@ class CompiledSchema:
         """jsonschema's validator, built when first needed (error messages, keywords outside the fast subset)."""
         if self._validator is None:
             cls = _validator_class(self.schema)
-            self._validator = cls(self.schema, format_checker=cls.FORMAT_CHECKER)
+            # The offline registry: a `$ref` that slipped past the load-time check still fetches nothing.
+            self._validator = cls(self.schema, format_checker=cls.FORMAT_CHECKER, registry=offline_registry())
         return self._validator
 
     def is_valid(self, instance: Any) -> bool:
@@ -102,6 +106,89 @@ def _check_schema(schema: Any) -> str | None:
     except jsonschema.SchemaError as exc:
         where = "/".join(str(p) for p in exc.absolute_path) or "(root)"
         return f"{exc.message} at {where}"
+    bad = unresolvable_ref(schema)
+    return bad.message if bad else None
+
+
+@dataclass(frozen=True)
+class BadRef:
+    """A `$ref` that does not resolve inside its own schema: where it is (keys from the root) and why."""
+
+    path: tuple[str | int, ...]
+    ref: str
+    reason: str
+
+    @property
+    def message(self) -> str:
+        return f"{self.reason} ({REF_HINT})"
+
+
+REF_HINT = ("only references inside the schema resolve, like `#/$defs/name`; to reuse a schema registered with "
+            "define_schema, write its name as the field's type")
+
+
+def _refuse_retrieval(uri: str) -> Any:
+    # Called by `referencing` for any URI outside the schema document: never fetch (no network, no files).
+    raise LookupError(f"{uri!r} is outside the schema document")
+
+
+def offline_registry() -> Any:
+    """A `referencing.Registry` that resolves nothing but the schema document it is given."""
+    from referencing import Registry
+
+    return Registry(retrieve=_refuse_retrieval)  # type: ignore[call-arg]
+
+
+def unresolvable_ref(schema: Any) -> BadRef | None:
+    """The first `$ref`/`$dynamicRef` in `schema` that does not resolve within the document, else None."""
+    if not isinstance(schema, Mapping) or not _mentions_ref(schema):
+        return None  # the common case: no references at all, so nothing to set up
+    from referencing.jsonschema import DRAFT202012, specification_with
+
+    spec = specification_with(schema.get("$schema", ""), default=DRAFT202012)
+    resolver = offline_registry().resolver_with_root(spec.create_resource(schema))
+    return _first_bad_ref(schema, resolver, spec, (), root=True)
+
+
+def _mentions_ref(schema: Any) -> bool:
+    try:
+        text = json.dumps(schema)
+    except (TypeError, ValueError):
+        return True
+    return '"$ref"' in text or '"$dynamicRef"' in text
+
+
+# Keywords whose values are data, not subschemas: a "$ref" key inside them is not a reference.
+_DATA_KEYWORDS = frozenset({"enum", "const", "default", "examples"})
+
+
+def _first_bad_ref(node: Any, resolver: Any, spec: Any, path: tuple[str | int, ...], *, root: bool = False) -> BadRef | None:
+    import referencing.exceptions
+
+    if isinstance(node, list):
+        for index, item in enumerate(node):
+            found = _first_bad_ref(item, resolver, spec, (*path, index))
+            if found:
+                return found
+        return None
+    if not isinstance(node, Mapping):
+        return None
+    if not root and isinstance(node.get("$id"), str):
+        resolver = resolver.in_subresource(spec.create_resource(node))  # `#...` now means this subschema
+    for keyword in ("$ref", "$dynamicRef"):
+        ref = node.get(keyword)
+        if isinstance(ref, str):
+            try:
+                resolver.lookup(ref)
+            except (referencing.exceptions.Unresolvable, LookupError) as exc:
+                outside = isinstance(exc, (referencing.exceptions.Unretrievable, LookupError))
+                why = "is outside the schema document" if outside else "points to nothing in the schema"
+                return BadRef((*path, keyword), ref, f"{keyword} {ref!r} {why}")
+    for key, value in node.items():
+        if key not in _DATA_KEYWORDS:
+            found = _first_bad_ref(value, resolver, spec, (*path, key))
+            if found:
+                return found
     return None
 
 

@@ -24,7 +24,7 @@ from typing import Any
 
 import yaml
 
-from ..document import did_you_mean
+from ..document import compose_yaml, did_you_mean, load_yaml_safely
 from ..errors import PromptFileError
 from .assertions import PATH_ASSERTIONS, ExpectedValueError, path_assertion_names
 from .paths import PathError, parse_path
@@ -117,8 +117,8 @@ def load_test_file(path: str | Path, prompts_dir: Path | None = None) -> list[Te
     except UnicodeDecodeError:
         raise TestFileError("test file is not UTF-8 text", path=str(path), line=1) from None
     try:
-        node = yaml.compose(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-        data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        node = compose_yaml(text)
+        data = load_yaml_safely(text)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark
         raise TestFileError(f"invalid YAML: {exc.problem}", path=str(path), line=mark.line + 1 if mark else None,

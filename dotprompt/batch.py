@@ -18,6 +18,7 @@ from typing import Any
 
 from .errors import DotpromptError, OutputValidationError
 from .prompt import Prompt
+from .redact import redact, redact_data
 
 
 @dataclass(frozen=True)
@@ -84,8 +85,9 @@ async def run_batch(prompt: Prompt, rows: list[Row], output: Path, *, concurrenc
 
         async def one(row: Row) -> None:
             async with limit:
-                record = await _run_row(prompt, row, model)
-            sink.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
+                record = redact_data(await _run_row(prompt, row, model))
+            # No key reaches the file, whatever an error (or a provider echoing one) said.
+            sink.write(redact(json.dumps(record, ensure_ascii=False, default=str)) + "\n")
             sink.flush()
             if "error" in record:
                 report.failed += 1

@@ -17,6 +17,7 @@ stream whose Content-Type is not text/event-stream, which works today.)
 from __future__ import annotations
 
 import asyncio
+import base64
 import codecs
 import email.utils
 import functools
@@ -212,8 +213,11 @@ def _remember_secrets(config: ProviderConfig) -> None:
     for name, value in config.headers.items():
         if name.lower() in SECRET_HEADERS:
             remember_secret(value.split(" ", 1)[-1])  # "Bearer KEY": the key part
-    for part in url_credentials(config.base_url):
+    user_password = url_credentials(config.base_url)
+    for part in user_password:
         remember_secret(part)
+    if len(user_password) == 2:  # httpx sends URL credentials as Basic auth: an echo would carry them encoded
+        remember_secret(base64.b64encode(f"{user_password[1]}:{user_password[0]}".encode()).decode())
 
 
 @functools.lru_cache(maxsize=1)

@@ -28,6 +28,7 @@ from typing import Any
 
 from .errors import DotpromptError, OutputValidationError
 from .prompt import Prompt
+from .redact import redact, redact_data
 
 
 @dataclass(frozen=True)
@@ -305,8 +306,8 @@ async def _run_rows(prompt: Prompt, todo: list[Row], output: Path, concurrency: 
 
         async def one(row: Row) -> None:
             async with limit:
-                record = await _run_row(prompt, row, model)
-            _append(fd, _encode(record))
+                record = redact_data(await _run_row(prompt, row, model))
+            _append(fd, _encode(record))  # no key reaches the file, whatever an error (or a provider echoing one) said
             if "error" in record:
                 report.failed += 1
             else:
@@ -321,7 +322,7 @@ async def _run_rows(prompt: Prompt, todo: list[Row], output: Path, concurrency: 
 
 def _encode(record: dict[str, Any]) -> bytes:
     try:
-        return json.dumps(record, ensure_ascii=False, default=str).encode("utf-8") + b"\n"
+        return redact(json.dumps(record, ensure_ascii=False, default=str)).encode("utf-8") + b"\n"
     except (TypeError, ValueError) as exc:  # e.g. NaN-free but circular output: keep the row's place
         fallback = {k: record[k] for k in ("key", "row", "digest", "input")}
         fallback["error"] = {"type": type(exc).__name__, "message": f"the result could not be written as JSON: {exc}",

@@ -23,9 +23,15 @@ is raised before any model call; run failures carry what the model and tools pro
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from .redact import redact, redact_data
+
+# The longest wait a provider's Retry-After may ask for; more (or infinity) is clamped to it, NaN is ignored.
+MAX_RETRY_AFTER = 600.0
 
 
 class DotpromptError(Exception):
@@ -172,17 +178,32 @@ class ToolExecutionError(GenerationError):
 
 
 class ModelError(GenerationError):
-    """A model call failed. `retryable` marks rate limits, server errors and timeouts."""
+    """A model call failed. `retryable` marks rate limits, server errors and timeouts.
+
+    Every known key and URL credential is redacted from the message, the request id and `partial`
+    (what had streamed before the failure), so whatever prints or stores the error cannot leak one.
+    """
 
     def __init__(self, message: str, *, status: int | None = None, provider: str | None = None,
                  request_id: str | None = None, retryable: bool = False, retry_after: float | None = None,
                  response: Any = None, partial: Any = None) -> None:
         self.status = status
         self.provider = provider
-        self.request_id = request_id
+        self.request_id = redact(request_id) if request_id else request_id
         self.retryable = retryable
-        self.retry_after = retry_after
-        self.partial = partial  # what had streamed before the failure
+        self.retry_after = clamp_retry_after(retry_after)
+        self.partial = redact_data(partial)  # what had streamed before the failure
         where = " ".join(x for x in (provider, f"HTTP {status}" if status else None,
-                                     f"request {request_id}" if request_id else None) if x)
-        super().__init__(f"{where}: {message}" if where else message, response=response)
+                                     f"request {self.request_id}" if self.request_id else None) if x)
+        super().__init__(redact(f"{where}: {message}" if where else message), response=response)
+
+
+def clamp_retry_after(seconds: float | None) -> float | None:
+    """A usable wait: NaN (or not a number) is no hint, below 0 is 0, above MAX_RETRY_AFTER is MAX_RETRY_AFTER."""
+    try:
+        seconds = None if seconds is None else float(seconds)
+    except (TypeError, ValueError):
+        return None
+    if seconds is None or math.isnan(seconds):
+        return None
+    return min(max(seconds, 0.0), MAX_RETRY_AFTER)

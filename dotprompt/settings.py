@@ -28,6 +28,8 @@ else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib
 
 __all__ = [
+    "DEFAULT_DEADLINE",
+    "DEFAULT_MAX_RESPONSE_BYTES",
     "DEFAULT_MAX_TURNS",
     "DEFAULT_TIMEOUT",
     "LOCAL_MODEL",
@@ -48,6 +50,13 @@ DEFAULT_MAX_TURNS: Final = 5
 
 DEFAULT_TIMEOUT: Final = 120.0
 """Seconds a provider request may take, unless the provider's settings say otherwise."""
+
+DEFAULT_DEADLINE: Final = 1800.0
+"""Seconds a whole model call, stream included, may last (unless the read timeout is longer): generous,
+because a long reasoning stream can honestly take many minutes; keep-alives do not extend it."""
+
+DEFAULT_MAX_RESPONSE_BYTES: Final = 64 * 1024 * 1024
+"""The most a reply (or a whole stream) may send: 64 MiB is ~100x the longest text reply any API gives."""
 
 RETRYABLE_STATUSES: Final = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 529})
 """HTTP statuses worth another attempt: timeouts, conflicts, rate limits, server errors, overload (529)."""

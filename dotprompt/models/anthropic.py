@@ -20,8 +20,9 @@ from ..errors import ModelError
 from ..types import GenerateRequest, Media, Message, ModelChunk, ModelResponse, Part, ToolRequest, Usage
 from .base import ModelInfo, OnChunk
 from .config import ProviderSpec
-from .http import HttpModel, request_id, sse_events, sse_json
+from .http import RETRYABLE_STREAM_ERRORS, HttpModel, sse_json, stream_error
 from .media import parse_data_url
+from .shape import COUNT, OBJECT, STR, AnyOf, By, check, shape_guard
 
 ANTHROPIC_VERSION = "2023-06-01"
 DEFAULT_MAX_TOKENS = 4096  # the API refuses a request without max_tokens
@@ -30,12 +31,19 @@ CONFIG_KEYS = {"maxOutputTokens": "max_tokens", "topP": "top_p", "topK": "top_k"
 FINISH = {"end_turn": "stop", "stop_sequence": "stop", "tool_use": "stop", "max_tokens": "length",
           "model_context_window_exceeded": "length", "refusal": "blocked", "pause_turn": "other"}
 TOOL_CHOICE = {"auto": {"type": "auto"}, "required": {"type": "any"}, "none": {"type": "none"}}
-# `error` events inside an HTTP 200 stream carry no status; these types are the ones worth retrying.
-RETRYABLE_STREAM_ERRORS = frozenset({"overloaded_error", "api_error", "rate_limit_error", "timeout_error"})
 INVALID_ARGUMENTS = {"invalidArguments": "the model's tool-call arguments are not valid JSON"}
 ANTHROPIC_INFO = ModelInfo(label="Anthropic", constrained="none", media=True)
 ANTHROPIC = ProviderSpec("anthropic", "https://api.anthropic.com/v1", key_vars=("ANTHROPIC_API_KEY",),
                          base_url_var="ANTHROPIC_BASE_URL")
+
+# The fields the mapping below reads, and their types (models/shape.py). Unknown block types pass whole.
+USAGE = {k: COUNT for k in ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")}
+BLOCK = By("type", {"text": {"text": STR}, "thinking": {"thinking": STR, "signature": STR},
+                    "tool_use": {"id": STR, "name": STR, "input": AnyOf(OBJECT, STR)}})
+MESSAGE = {"content": [BLOCK], "stop_reason": STR, "usage": USAGE}
+EVENT = {"type": STR, "index": COUNT, "message": {"stop_reason": STR, "usage": USAGE}, "content_block": BLOCK,
+         "delta": {"type": STR, "text": STR, "partial_json": STR, "thinking": STR, "signature": STR, "stop_reason": STR},
+         "usage": USAGE}
 
 
 class AnthropicModel(HttpModel):
@@ -59,10 +67,10 @@ class AnthropicModel(HttpModel):
 
     async def _stream(self, body: dict[str, Any], on_chunk: OnChunk) -> ModelResponse:
         state = _StreamState(self.config.provider)
-        async with self.http.stream("/messages", body, self.headers()) as response:
-            state.request_id = request_id(response)
+        async with self.http.stream("/messages", body, self.headers()) as stream:
+            state.request_id = stream.request_id
             try:
-                async for event in sse_events(response):
+                async for event in stream.events(partial=state.snapshot):
                     state.add(state.parse(event), on_chunk)
                     if state.done:
                         break
@@ -187,9 +195,15 @@ def _media(media: Media) -> dict[str, Any]:
 # -- response --------------------------------------------------------------------------------------
 
 def from_message(data: Mapping[str, Any], provider: str) -> ModelResponse:
+    check(data, MESSAGE, provider)
     content = data.get("content") if isinstance(data, Mapping) else None
     if not isinstance(content, list):
         raise ModelError(f"the reply has no content: {json.dumps(data)[:500]}", provider=provider)
+    with shape_guard(provider):
+        return _response(data, content)
+
+
+def _response(data: Mapping[str, Any], content: list[Any]) -> ModelResponse:
     stop = data.get("stop_reason")
     return ModelResponse(message=Message(role="model", content=[_part(b) for b in content]),
                          finish_reason=FINISH.get(stop, "other") if stop else "unknown",  # type: ignore[arg-type]
@@ -245,7 +259,12 @@ class _StreamState:
     chars: int = 0
 
     def parse(self, event: Any) -> Any:
-        return sse_json(event, self.provider, partial=self.snapshot, request=self.request_id)
+        """The event's data, checked: an error event or a wrongly shaped one is a ModelError keeping the partial."""
+        data = sse_json(event, self.provider, partial=self.snapshot, request=self.request_id)
+        if (error := stream_error(event, data, self.provider, self.request_id, self.snapshot)) is not None:
+            raise error
+        check(data, EVENT, self.provider, what="a stream event", request_id=self.request_id, partial=self.snapshot)
+        return data
 
     def add(self, data: Mapping[str, Any], on_chunk: OnChunk) -> None:
         handler = _HANDLERS.get(data.get("type", "") if isinstance(data, Mapping) else "")

@@ -39,6 +39,8 @@ class ProviderConfig:
     api_key: str | None = field(default=None, repr=False)  # never printed
     timeout: float = project.DEFAULT_TIMEOUT
     headers: Mapping[str, str] = field(default_factory=dict)
+    deadline: float | None = None  # seconds for a whole call, stream included (None: models/http.py's default)
+    max_response_bytes: int | None = None  # the most a reply may send (None: models/http.py's default)
 
 
 def provider_config(spec: ProviderSpec, *, base_url: str | None = None, api_key: str | None = None,
@@ -56,7 +58,8 @@ def provider_config(spec: ProviderSpec, *, base_url: str | None = None, api_key:
                          f"(or pass api_key=... when you register the model)")
     return ProviderConfig(spec.prefix, url.rstrip("/"), key,
                           float(timeout or section.get("timeout") or project.DEFAULT_TIMEOUT),
-                          {**section.get("headers", {}), **(headers or {})})
+                          {**section.get("headers", {}), **(headers or {})},
+                          section.get("deadline"), section.get("max_response_bytes"))
 
 
 def _env_base_url(spec: ProviderSpec, env: Mapping[str, str]) -> str | None:

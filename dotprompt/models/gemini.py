@@ -20,13 +20,13 @@ from typing import Any
 import httpx
 
 from ..errors import ModelError
-from ..settings import RETRYABLE_STATUSES
 from ..types import GenerateRequest, Media, Message, ModelChunk, ModelResponse, Part, ToolRequest, Usage
 from .base import ModelInfo, OnChunk
 from .config import ProviderSpec
 from .gemini_schema import gemini_schema
-from .http import HttpModel, request_id, sse_events, sse_json
+from .http import HttpModel, sse_json, stream_error
 from .media import parse_data_url
+from .shape import COUNT, OBJECT, STR, check, shape_guard
 
 FINISH = {"STOP": "stop", "MAX_TOKENS": "length", "SAFETY": "blocked", "RECITATION": "blocked", "BLOCKLIST": "blocked",
           "PROHIBITED_CONTENT": "blocked", "SPII": "blocked", "IMAGE_SAFETY": "blocked"}
@@ -38,6 +38,14 @@ SYNTHETIC_REF = "gemini-call-"
 GEMINI_INFO = ModelInfo(label="Gemini", constrained="no-tools", media=True)
 GOOGLEAI = ProviderSpec("googleai", "https://generativelanguage.googleapis.com/v1beta",
                         key_vars=("GEMINI_API_KEY", "GOOGLE_API_KEY"), base_url_var="GEMINI_BASE_URL")
+
+# The fields the mapping below reads, and their types (models/shape.py).
+PART = {"text": STR, "thoughtSignature": STR, "functionCall": {"name": STR, "id": STR, "args": OBJECT},
+        "inlineData": {"mimeType": STR, "data": STR}, "fileData": {"fileUri": STR, "mimeType": STR}}
+CANDIDATE = {"content": {"parts": [PART]}, "finishReason": STR, "finishMessage": STR, "index": COUNT}
+USAGE = {k: COUNT for k in ("promptTokenCount", "candidatesTokenCount", "thoughtsTokenCount", "totalTokenCount")}
+RESPONSE = {"candidates": [CANDIDATE], "usageMetadata": USAGE,
+            "promptFeedback": {"blockReason": STR, "blockReasonMessage": STR}}
 
 
 class GeminiModel(HttpModel):
@@ -63,10 +71,10 @@ class GeminiModel(HttpModel):
 
     async def _stream(self, body: dict[str, Any], on_chunk: OnChunk) -> ModelResponse:
         state = _StreamState(self.config.provider)
-        async with self.http.stream(self.path(True), body, self.headers()) as response:
-            state.request_id = request_id(response)
+        async with self.http.stream(self.path(True), body, self.headers()) as stream:
+            state.request_id = stream.request_id
             try:
-                async for event in sse_events(response):
+                async for event in stream.events(partial=state.snapshot):
                     state.add(state.parse(event), on_chunk)
             except httpx.HTTPError as exc:
                 raise state.fail(f"the stream broke after {state.chars} characters: {type(exc).__name__}: {exc}",
@@ -184,6 +192,12 @@ def _media(media: Media) -> dict[str, Any]:
 # -- response --------------------------------------------------------------------------------------
 
 def from_response(data: Mapping[str, Any], provider: str) -> ModelResponse:
+    check(data, RESPONSE, provider)
+    with shape_guard(provider):
+        return _response(data, provider)
+
+
+def _response(data: Mapping[str, Any], provider: str) -> ModelResponse:
     candidates = data.get("candidates") if isinstance(data, Mapping) else None
     if not candidates:
         return _blocked(data, provider)
@@ -260,13 +274,14 @@ class _StreamState:
     chars: int = 0
 
     def parse(self, event: Any) -> Any:
-        return sse_json(event, self.provider, partial=self.snapshot, request=self.request_id)
+        """The event's data, checked: an error event or a wrongly shaped one is a ModelError keeping the partial."""
+        data = sse_json(event, self.provider, partial=self.snapshot, request=self.request_id)
+        if (error := stream_error(event, data, self.provider, self.request_id, self.snapshot)) is not None:
+            raise error
+        check(data, RESPONSE, self.provider, what="a stream event", request_id=self.request_id, partial=self.snapshot)
+        return data
 
     def add(self, data: Mapping[str, Any], on_chunk: OnChunk) -> None:
-        if not isinstance(data, Mapping):
-            return
-        if "error" in data:
-            self._error(data["error"])
         self.usage = data.get("usageMetadata") or self.usage  # each event carries the running totals
         self.feedback = data.get("promptFeedback") or self.feedback
         self.extra.update({k: data[k] for k in ("modelVersion", "responseId") if k in data})
@@ -292,13 +307,6 @@ class _StreamState:
         part = _part(raw, len(self.parts) - 1)  # the same position (and so ref) the final reply gives it
         if part is not None and (text is None or text):
             on_chunk(ModelChunk(content=[part]))
-
-    def _error(self, error: Any) -> None:
-        error = error if isinstance(error, Mapping) else {"message": str(error)}
-        code = error.get("code") if isinstance(error.get("code"), int) else None
-        raise ModelError(str(error.get("message") or error.get("status") or "stream error"), status=code,
-                         provider=self.provider, request_id=self.request_id, retryable=code in RETRYABLE_STATUSES,
-                         partial=self.snapshot())
 
     def fail(self, message: str, *, retryable: bool = False) -> ModelError:
         return ModelError(message, provider=self.provider, request_id=self.request_id, retryable=retryable,

@@ -3,18 +3,30 @@
 HTTP failures become one ModelError family carrying status, provider, request id and the
 provider's own explanation (never the key); rate limits, server errors and timeouts are marked
 retryable with the Retry-After hint parsed, so the `retry` middleware can act on them.
+
+Every call has an overall deadline (`deadline`, default DEFAULT_DEADLINE) and a size cap
+(`max_response_bytes`, default DEFAULT_MAX_RESPONSE_BYTES), both checked as bytes arrive: a stream
+that sends keep-alives or a token now and then forever, or hundreds of megabytes, ends as a
+ModelError keeping what had streamed. While nothing arrives, the read timeout (`timeout`) applies.
+SSE is framed here, splitting lines on CR and LF only (the SSE spec), not with `aiter_lines()`,
+which also splits on U+2028/U+2029/U+0085 inside a token. (httpx-sse frames the same way but owns
+the read loop, so the byte cap could not act before a long line is buffered, and it refuses a
+stream whose Content-Type is not text/event-stream, which works today.)
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
+import codecs
 import email.utils
 import functools
 import json
+import math
 import re
 import ssl
 import time
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -22,9 +34,18 @@ from typing import Any
 import httpx
 
 from ..errors import ModelError
-from ..settings import RETRYABLE_STATUSES
+from ..redact import remember_secret, url_credentials
+from ..settings import DEFAULT_DEADLINE, DEFAULT_MAX_RESPONSE_BYTES, RETRYABLE_STATUSES
 from .base import ModelInfo
 from .config import ProviderConfig, ProviderSpec, provider_config
+
+# Error types/statuses inside an HTTP 200 stream (no status code) that are worth retrying, all providers.
+RETRYABLE_STREAM_ERRORS = frozenset({"overloaded_error", "api_error", "rate_limit_error", "timeout_error", "server_error",
+                                     "rate_limit_exceeded", "UNAVAILABLE", "RESOURCE_EXHAUSTED", "INTERNAL",
+                                     "DEADLINE_EXCEEDED"})
+# Of an error reply only this much is read: enough for any explanation, and a huge one cannot exhaust memory.
+ERROR_BODY_BYTES = 256 * 1024
+SECRET_HEADERS = frozenset({"authorization", "x-api-key", "api-key", "x-goog-api-key", "proxy-authorization"})
 
 
 @dataclass(frozen=True)
@@ -43,11 +64,16 @@ class HttpClient:
 
     POOLS = 8
 
-    def __init__(self, config: ProviderConfig, *, transport: httpx.AsyncBaseTransport | None = None) -> None:
+    def __init__(self, config: ProviderConfig, *, transport: httpx.AsyncBaseTransport | None = None,
+                 deadline: float | None = None, max_response_bytes: int | None = None) -> None:
         self.config = config
+        # The deadline is never shorter than one read timeout: whoever raised the timeout meant long calls.
+        self.deadline = float(deadline or config.deadline or max(DEFAULT_DEADLINE, config.timeout))
+        self.max_response_bytes = int(max_response_bytes or config.max_response_bytes or DEFAULT_MAX_RESPONSE_BYTES)
         self._transport = transport
         self._clients: dict[int, tuple[asyncio.AbstractEventLoop, list[httpx.AsyncClient]]] = {}
         self._turn = 0
+        _remember_secrets(config)
 
     def client(self) -> httpx.AsyncClient:
         loop = asyncio.get_running_loop()
@@ -68,38 +94,78 @@ class HttpClient:
                 del self._clients[key]
 
     async def post_json(self, path: str, body: Mapping[str, Any], headers: Mapping[str, str]) -> tuple[Any, httpx.Response]:
+        """POST and parse the JSON reply, within the deadline and the size cap."""
+        started = time.monotonic()
         try:
-            response = await self.client().post(path, json=body, headers=dict(headers))
+            async with self.client().stream("POST", path, json=body, headers=dict(headers),
+                                            timeout=self._timeout()) as response:
+                if response.status_code >= 400:
+                    raise self.status_error(response, await read_capped(response, ERROR_BODY_BYTES))
+                raw = b"".join([chunk async for chunk in self.chunks(response, started, path)])
         except httpx.HTTPError as exc:
             raise self._transport_error(exc, path) from exc
-        if response.status_code >= 400:
-            raise self.status_error(response)
         try:
-            return response.json(), response
+            return json.loads(raw), response
         except ValueError:
-            raise ModelError(f"the reply is not JSON: {response.text[:500]!r}", provider=self.config.provider,
+            text = raw[:500].decode("utf-8", "replace")
+            raise ModelError(f"the reply is not JSON: {text!r}", provider=self.config.provider,
                              status=response.status_code, request_id=request_id(response)) from None
 
     @asynccontextmanager
-    async def stream(self, path: str, body: Mapping[str, Any], headers: Mapping[str, str]) -> AsyncIterator[httpx.Response]:
+    async def stream(self, path: str, body: Mapping[str, Any], headers: Mapping[str, str]) -> AsyncIterator[EventStream]:
         """A streamed POST; leaving the block (also by cancellation) closes the connection."""
+        started = time.monotonic()
         try:
-            async with self.client().stream("POST", path, json=body, headers=dict(headers)) as response:
+            async with self.client().stream("POST", path, json=body, headers=dict(headers),
+                                            timeout=self._timeout()) as response:
                 if response.status_code >= 400:
-                    await response.aread()
-                    raise self.status_error(response)
-                yield response
+                    raise self.status_error(response, await read_capped(response, ERROR_BODY_BYTES))
+                yield EventStream(self, response, started, path)
         except httpx.HTTPError as exc:
             raise self._transport_error(exc, path) from exc
 
-    def status_error(self, response: httpx.Response) -> ModelError:
+    def _timeout(self) -> httpx.Timeout:
+        # Waiting for a first byte never outlasts the deadline either.
+        return httpx.Timeout(min(self.config.timeout, self.deadline))
+
+    async def chunks(self, response: httpx.Response, started: float, path: str,
+                     partial: Callable[[], Any] = lambda: None) -> AsyncIterator[bytes]:
+        """The (decoded) body bytes; past the size cap or the deadline, a ModelError keeping `partial()`.
+
+        The deadline is checked on every chunk, keep-alives included, so a stream that never stops
+        ends; while nothing arrives the read timeout ends it instead."""
+        received = 0
+        async for chunk in response.aiter_bytes():
+            received += len(chunk)
+            if received > self.max_response_bytes:
+                raise ModelError(f"the reply from {self._url(path)} is larger than max_response_bytes="
+                                 f"{self.max_response_bytes} (raise it in [tool.dotprompt.providers."
+                                 f"{self.config.provider}] or with max_response_bytes=... if this is expected)",
+                                 provider=self.config.provider, request_id=request_id(response), partial=partial())
+            if time.monotonic() - started > self.deadline:
+                raise self.past_deadline(response, path, partial)
+            yield chunk
+
+    def past_deadline(self, response: httpx.Response, path: str, partial: Callable[[], Any]) -> ModelError:
+        return ModelError(f"no complete reply from {self._url(path)} within the deadline of {self.deadline:g} s "
+                          f"(the server kept the call open; raise `deadline` in [tool.dotprompt.providers."
+                          f"{self.config.provider}] or with deadline=... if calls this long are expected)",
+                          provider=self.config.provider, request_id=request_id(response), retryable=True,
+                          partial=partial())
+
+    def _url(self, path: str) -> str:
+        return f"{self.config.base_url}{path}"
+
+    def status_error(self, response: httpx.Response, body: bytes | None = None) -> ModelError:
+        """The ModelError for an HTTP error reply; `body` is what was read of it (default: all of it)."""
         status = response.status_code
-        return ModelError(provider_message(response), status=status, provider=self.config.provider,
+        body = response.content if body is None else body
+        return ModelError(provider_message(response, body), status=status, provider=self.config.provider,
                           request_id=request_id(response), retryable=status in RETRYABLE_STATUSES,
-                          retry_after=retry_after(response.headers) or body_retry_delay(response))
+                          retry_after=retry_after(response.headers) or body_retry_delay(response, body))
 
     def _transport_error(self, exc: httpx.HTTPError, path: str) -> ModelError:
-        url = f"{self.config.base_url}{path}"
+        url = self._url(path)
         if isinstance(exc, httpx.TimeoutException):
             return ModelError(f"timed out after {self.config.timeout:g} s calling {url}", provider=self.config.provider,
                               retryable=True)
@@ -108,6 +174,45 @@ class HttpClient:
                               provider=self.config.provider, retryable=True)
         return ModelError(f"connection to {url} failed: {type(exc).__name__}: {exc}", provider=self.config.provider,
                           retryable=True)
+
+
+class EventStream:
+    """An open SSE reply: `events()` yields its events within the deadline and the size cap."""
+
+    def __init__(self, http: HttpClient, response: httpx.Response, started: float, path: str) -> None:
+        self.http = http
+        self.response = response
+        self.request_id = request_id(response)
+        self._started = started
+        self._path = path
+
+    def events(self, partial: Callable[[], Any] = lambda: None) -> AsyncIterator[SSEEvent]:
+        """The events; a limit hit is a ModelError keeping `partial()` (what the caller accumulated)."""
+        return sse_events(self.http.chunks(self.response, self._started, self._path, partial))
+
+
+async def read_capped(response: httpx.Response, limit: int) -> bytes:
+    """At most `limit` bytes of the body; the rest is left unread (the connection is closed after)."""
+    parts, size = [], 0
+    async for chunk in response.aiter_bytes():
+        parts.append(chunk)
+        size += len(chunk)
+        if size >= limit:
+            break
+    return b"".join(parts)[:limit]
+
+
+def _remember_secrets(config: ProviderConfig) -> None:
+    """Tell `redact` every credential this provider uses: the key, secret headers, URL userinfo."""
+    remember_secret(config.api_key)
+    for name, value in config.headers.items():
+        if name.lower() in SECRET_HEADERS:
+            remember_secret(value.split(" ", 1)[-1])  # "Bearer KEY": the key part
+    user_password = url_credentials(config.base_url)
+    for part in user_password:
+        remember_secret(part)
+    if len(user_password) == 2:  # httpx sends URL credentials as Basic auth: an echo would carry them encoded
+        remember_secret(base64.b64encode(f"{user_password[1]}:{user_password[0]}".encode()).decode())
 
 
 @functools.lru_cache(maxsize=1)
@@ -128,13 +233,14 @@ class HttpModel:
     default_info = ModelInfo()
 
     def __init__(self, name: str, *, model_id: str | None = None, config: ProviderConfig | None = None,
-                 info: ModelInfo | None = None, transport: httpx.AsyncBaseTransport | None = None) -> None:
+                 info: ModelInfo | None = None, transport: httpx.AsyncBaseTransport | None = None,
+                 deadline: float | None = None, max_response_bytes: int | None = None) -> None:
         prefix, _, rest = name.partition("/")
         self.name = name
         self.model_id = model_id or rest or name
         self.config = config or provider_config(self.spec_for(prefix))
         self.info = info or self.default_info
-        self.http = HttpClient(self.config, transport=transport)
+        self.http = HttpClient(self.config, transport=transport, deadline=deadline, max_response_bytes=max_response_bytes)
 
     @classmethod
     def spec_for(cls, prefix: str) -> ProviderSpec:
@@ -144,25 +250,77 @@ class HttpModel:
         return found or ProviderSpec(prefix)
 
 
-async def sse_events(response: httpx.Response) -> AsyncIterator[SSEEvent]:
-    """Server-sent events from a streamed response, as the SSE spec frames them."""
-    event, data = "", []
-    async for line in response.aiter_lines():
+async def sse_events(source: httpx.Response | AsyncIterable[bytes]) -> AsyncIterator[SSEEvent]:
+    """Server-sent events from a streamed response (or its bytes), as the SSE spec frames them:
+    lines end at CR, LF or CRLF only; a blank line ends an event; `:` lines are comments (keep-alives)."""
+    chunks = source.aiter_bytes() if isinstance(source, httpx.Response) else source
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    lines, builder = _LineSplitter(), _EventBuilder()
+    first = True
+    async for chunk in chunks:
+        text = decoder.decode(chunk)
+        if first and text:
+            text, first = text.removeprefix("\ufeff"), False  # the spec allows one leading BOM
+        for line in lines.feed(text):
+            if (event := builder.line(line)) is not None:
+                yield event
+    for line in [*lines.feed(decoder.decode(b"", final=True)), *lines.close(), ""]:  # "": a last event without its blank line
+        if (event := builder.line(line)) is not None:
+            yield event
+
+
+class _EventBuilder:
+    """Applies SSE lines to the event being built; a blank line finishes it (if it has data)."""
+
+    def __init__(self) -> None:
+        self.event, self.data = "", []
+
+    def line(self, line: str) -> SSEEvent | None:
         if not line:
-            if data:
-                yield SSEEvent(event or "message", "\n".join(data))
-            event, data = "", []
-            continue
+            done = SSEEvent(self.event or "message", "\n".join(self.data)) if self.data else None
+            self.event, self.data = "", []
+            return done
         if line.startswith(":"):
-            continue  # a comment / keep-alive
+            return None  # a comment / keep-alive
         name, _, value = line.partition(":")
         value = value[1:] if value.startswith(" ") else value
         if name == "data":
-            data.append(value)
+            self.data.append(value)
         elif name == "event":
-            event = value
-    if data:
-        yield SSEEvent(event or "message", "\n".join(data))
+            self.event = value
+        return None
+
+
+class _LineSplitter:
+    """Incremental line splitting at CR, LF and CRLF only (a CRLF may be cut between two chunks).
+
+    A line's pieces are kept in a list, not concatenated per chunk, so a long line costs linear time."""
+
+    def __init__(self) -> None:
+        self.pending: list[str] = []
+        self.after_cr = False
+
+    def feed(self, text: str) -> list[str]:
+        if self.after_cr and text.startswith("\n"):
+            text = text[1:]  # the LF of a CRLF whose CR ended the previous chunk
+        self.after_cr = False
+        lines, start = [], 0
+        for match in _EOL.finditer(text):
+            self.pending.append(text[start:match.start()])
+            lines.append("".join(self.pending))
+            self.pending = []
+            start = match.end()
+        if start < len(text):
+            self.pending.append(text[start:])
+        elif text.endswith("\r"):
+            self.after_cr = True
+        return lines
+
+    def close(self) -> list[str]:
+        return ["".join(self.pending)] if self.pending else []
+
+
+_EOL = re.compile(r"\r\n|\r|\n")
 
 
 def sse_json(event: SSEEvent, provider: str, partial: Callable[[], Any] = lambda: None,
@@ -171,17 +329,48 @@ def sse_json(event: SSEEvent, provider: str, partial: Callable[[], Any] = lambda
     try:
         return json.loads(event.data)
     except ValueError:
+        if event.event == "error":  # a plain-text error event: its text is the explanation
+            raise ModelError(f"the stream reported an error: {event.data[:1000]}", provider=provider,
+                             request_id=request, retryable=True, partial=partial()) from None
         raise ModelError(f"malformed stream event (not JSON): {event.data[:300]!r}", provider=provider,
                          request_id=request, partial=partial()) from None
 
 
-def provider_message(response: httpx.Response) -> str:
-    """The provider's own explanation of an error, from the usual JSON shapes, else the body text."""
+def stream_error(event: SSEEvent, data: Any, provider: str, request: str | None,
+                 partial: Callable[[], Any]) -> ModelError | None:
+    """The ModelError for an error event inside a 200 stream, or None if this is no error event.
+
+    All three APIs: `{"error": {...}}` (OpenAI-compatible servers, Gemini, Anthropic's `type: error`)
+    or an `event: error` whose data is the error itself. The provider's message is kept."""
+    if isinstance(data, Mapping) and data.get("error") is not None:
+        error = data["error"]
+    elif event.event == "error":
+        error = data
+    else:
+        return None
+    error = error if isinstance(error, Mapping) else {"message": str(error)}
+    kind = next((str(error[k]) for k in ("type", "status", "code") if isinstance(error.get(k), str)), None)
+    code = error.get("code") if isinstance(error.get("code"), int) and 100 <= error["code"] < 600 else None
+    text = str(error.get("message") or error.get("msg") or kind or json.dumps(error, default=str)[:1000])
+    message = f"{text} ({kind})" if kind and kind not in text else text
+    return ModelError(f"the stream reported an error: {message}", status=code, provider=provider, request_id=request,
+                      retryable=code in RETRYABLE_STATUSES or kind in RETRYABLE_STREAM_ERRORS, partial=partial())
+
+
+def _json_body(body: bytes) -> Any:
     try:
-        body = response.json()
+        return json.loads(body)
     except ValueError:
-        return response.text[:1000] or response.reason_phrase
-    error = body.get("error", body) if isinstance(body, dict) else body
+        return None
+
+
+def provider_message(response: httpx.Response, body: bytes | None = None) -> str:
+    """The provider's own explanation of an error, from the usual JSON shapes, else the body text."""
+    body = response.content if body is None else body
+    data = _json_body(body)
+    if data is None:
+        return body[:1000].decode(response.encoding or "utf-8", "replace") or response.reason_phrase
+    error = data.get("error", data) if isinstance(data, dict) else data
     if isinstance(error, dict):
         return str(error.get("message") or error.get("msg") or json.dumps(error)[:1000])
     return str(error)[:1000]
@@ -194,11 +383,12 @@ def request_id(response: httpx.Response) -> str | None:
     return None
 
 
-def body_retry_delay(response: httpx.Response) -> float | None:
+def body_retry_delay(response: httpx.Response, body: bytes | None = None) -> float | None:
     """Google APIs state how long to wait in the body (google.rpc.RetryInfo `"17s"`), not in Retry-After."""
+    data = _json_body(response.content if body is None else body)
     try:
-        details = response.json()["error"]["details"]
-    except (ValueError, KeyError, TypeError):
+        details = data["error"]["details"]
+    except (KeyError, TypeError):
         return None
     for detail in details if isinstance(details, list) else []:
         if isinstance(detail, dict) and str(detail.get("@type", "")).endswith("RetryInfo"):
@@ -208,21 +398,28 @@ def body_retry_delay(response: httpx.Response) -> float | None:
 
 
 def retry_after(headers: Mapping[str, str]) -> float | None:
-    """Seconds from Retry-After (seconds or an HTTP date) or retry-after-ms."""
+    """Seconds from Retry-After (seconds or an HTTP date) or retry-after-ms.
+
+    ModelError clamps what this returns: NaN is no hint, a negative wait 0, more than MAX_RETRY_AFTER that."""
     if "retry-after-ms" in headers:
         try:
-            return float(headers["retry-after-ms"]) / 1000
+            return _finite(float(headers["retry-after-ms"]) / 1000)
         except ValueError:
             pass
     value = headers.get("retry-after")
     if not value:
         return None
     try:
-        return max(float(value), 0.0)
+        return _finite(max(float(value), 0.0))
     except ValueError:
         pass
     try:
         parsed = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError, IndexError):
         return None
     return max(parsed.timestamp() - time.time(), 0.0)
+
+
+def _finite(seconds: float) -> float | None:
+    """NaN is no hint at all ("nan" parses as a float); infinity is left for ModelError to clamp."""
+    return None if math.isnan(seconds) else seconds

@@ -18,7 +18,8 @@ from ..errors import ModelError
 from ..types import GenerateRequest, Message, ModelChunk, ModelResponse, Part, ToolRequest, Usage
 from .base import ModelInfo, OnChunk
 from .config import ProviderSpec
-from .http import HttpModel, sse_events, sse_json
+from .http import HttpModel, sse_json, stream_error
+from .shape import COUNT, STR, check, shape_guard
 
 # Our config names (Genkit's spelling) -> Chat Completions fields; anything else passes through as is.
 CONFIG_KEYS = {"maxOutputTokens": "max_tokens", "topP": "top_p", "stopSequences": "stop",
@@ -39,6 +40,13 @@ def ollama_host(env: Mapping[str, str]) -> str | None:
 OPENAI = ProviderSpec("openai", "https://api.openai.com/v1", key_vars=("OPENAI_API_KEY",), base_url_var="OPENAI_BASE_URL")
 OLLAMA = ProviderSpec("ollama", "http://127.0.0.1:11434/v1", key_required=False, base_url_from_env=ollama_host)
 
+# The fields the mapping below reads, and their types (models/shape.py).
+USAGE = {"prompt_tokens": COUNT, "completion_tokens": COUNT, "total_tokens": COUNT}
+TOOL_CALL = {"id": STR, "function": {"name": STR, "arguments": STR}}
+COMPLETION = {"choices": [{"message": {"content": STR, "tool_calls": [TOOL_CALL]}, "finish_reason": STR}], "usage": USAGE}
+CHUNK = {"choices": [{"delta": {"content": STR, "tool_calls": [{**TOOL_CALL, "index": COUNT}]}, "finish_reason": STR}],
+         "usage": USAGE}
+
 
 class OpenAIModel(HttpModel):
     """A Chat Completions model: `openai/gpt-4o-mini`, `ollama/llama3.2`, or any compatible server."""
@@ -58,19 +66,25 @@ class OpenAIModel(HttpModel):
 
     async def _stream(self, body: dict[str, Any], on_chunk: OnChunk) -> ModelResponse:
         state = _StreamState()
-        async with self.http.stream("/chat/completions", body, self.headers()) as response:
+        provider = self.config.provider
+        async with self.http.stream("/chat/completions", body, self.headers()) as stream:
             try:
-                async for event in sse_events(response):
+                async for event in stream.events(partial=state.snapshot):
                     if event.data.strip() == "[DONE]":
                         break
-                    state.add(sse_json(event, self.config.provider, partial=state.snapshot), on_chunk)
+                    data = sse_json(event, provider, partial=state.snapshot, request=stream.request_id)
+                    if (error := stream_error(event, data, provider, stream.request_id, state.snapshot)) is not None:
+                        raise error
+                    check(data, CHUNK, provider, what="a stream event", request_id=stream.request_id,
+                          partial=state.snapshot)
+                    state.add(data, on_chunk)
             except httpx.HTTPError as exc:
                 raise ModelError(f"the stream broke after {state.chars} characters: {type(exc).__name__}: {exc}",
-                                 provider=self.config.provider, retryable=True, partial=state.snapshot()) from exc
+                                 provider=provider, retryable=True, partial=state.snapshot()) from exc
         if state.finish is None:  # never hand on a reply that was silently cut short
             raise ModelError(f"the stream ended without a finish reason after {state.chars} characters",
-                             provider=self.config.provider, retryable=True, partial=state.snapshot())
-        return from_completion(state.snapshot(), self.config.provider)
+                             provider=provider, retryable=True, partial=state.snapshot())
+        return from_completion(state.snapshot(), provider)
 
 
 # -- request ---------------------------------------------------------------------------------------
@@ -154,10 +168,16 @@ def _tool_results(message: Message, pending_ids: dict[str, list[str]]) -> list[d
 # -- response --------------------------------------------------------------------------------------
 
 def from_completion(data: Mapping[str, Any], provider: str) -> ModelResponse:
+    check(data, COMPLETION, provider)
     try:
         choice = data["choices"][0]
     except (KeyError, IndexError, TypeError):
         raise ModelError(f"the reply has no choices: {json.dumps(data)[:500]}", provider=provider) from None
+    with shape_guard(provider):
+        return _response(data, choice)
+
+
+def _response(data: Mapping[str, Any], choice: Mapping[str, Any]) -> ModelResponse:
     message = choice.get("message") or {}
     parts: list[Part] = []
     if message.get("content"):

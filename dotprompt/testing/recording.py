@@ -22,6 +22,7 @@ from typing import Any, Literal
 
 from ..errors import DotpromptError
 from ..models.base import Model, ModelInfo, OnChunk
+from ..redact import redact
 from ..types import GenerateRequest, ModelChunk, ModelResponse
 
 Mode = Literal["record", "replay", "auto", "live"]
@@ -52,7 +53,8 @@ class Entry:
     source: str = "recorded"
 
     def line(self) -> str:
-        return json.dumps(dataclasses.asdict(self), ensure_ascii=False, sort_keys=True)
+        # Recordings are committed: a key a model or prompt happened to carry must not reach one.
+        return redact(json.dumps(dataclasses.asdict(self), ensure_ascii=False, sort_keys=True))
 
 
 @dataclass

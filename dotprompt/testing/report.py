@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
+from ..redact import redact
 from .runner import CaseSummary
 
 COLUMNS = ("case", "result", "turns", "repairs", "tokens", "latency")
@@ -38,7 +39,7 @@ def print_summary(summaries: Sequence[CaseSummary], out: TextIO, *, fancy: bool,
     for s in summaries:
         if not s.passed:
             print(f"\n{s.case.file}:{s.case.line}: {s.case.name}: FAILED", file=out)
-            for failure in dict.fromkeys(f for run in s.runs for f in run.failures):
+            for failure in _failures(s):
                 print(f"  - {failure}", file=out)
     failed = sum(not s.passed for s in summaries)
     print(f"\n{len(summaries) - failed} passed, {failed} failed", file=out)
@@ -72,7 +73,7 @@ def write_junit(summaries: Sequence[CaseSummary], path: Path) -> None:
                                  name=s.case.name, file=file, line=str(s.case.line),
                                  time=f"{s.last.latency_ms / 1000:.3f}")
             if not s.passed:
-                reasons = list(dict.fromkeys(f for run in s.runs for f in run.failures))
+                reasons = _failures(s)
                 failure = ET.SubElement(case, "failure", message=reasons[0] if reasons else "failed", type="AssertionError")
                 failure.text = "\n".join(reasons)
         total += len(group)
@@ -85,10 +86,15 @@ def write_junit(summaries: Sequence[CaseSummary], path: Path) -> None:
     ET.ElementTree(root).write(path, encoding="utf-8", xml_declaration=True)
 
 
+def _failures(summary: CaseSummary) -> list[str]:
+    """Each distinct failure of a case's runs, redacted: a failure may quote a provider's error body."""
+    return list(dict.fromkeys(redact(f) for run in summary.runs for f in run.failures))
+
+
 def write_json(summaries: Sequence[CaseSummary], path: Path) -> None:
     data = [{"file": s.case.file, "line": s.case.line, "case": s.case.name, "prompt": s.case.prompt,
              "passed": s.passed, "pass_rate": s.pass_rate, "runs": len(s.runs),
-             "failures": list(dict.fromkeys(f for r in s.runs for f in r.failures)),
+             "failures": _failures(s),
              "turns": s.last.turns, "repairs": s.last.repairs, "tokens": s.last.tokens,
              "latency_ms": s.last.latency_ms, "replayed": s.last.replayed} for s in summaries]
     path.write_text(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8")

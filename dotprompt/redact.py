@@ -1,0 +1,80 @@
+"""Redaction of secrets from anything we print, store or raise: one function, `redact`.
+
+It knows every API key a provider was configured with (`remember_secret`, called when a model is
+built), the values of the well-known key variables in the environment, and the credentials of a
+URL (`https://user:password@host`). Errors, batch output, test reports and recordings pass their
+text through it. It imports nothing of ours, so any module can use it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+from typing import Any
+
+# Variables whose values are keys whatever their name says; plus any *_API_KEY / *_TOKEN / *_SECRET.
+KEY_VARS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY", "AZURE_OPENAI_API_KEY",
+            "MISTRAL_API_KEY", "GROQ_API_KEY", "OPENROUTER_API_KEY", "HF_TOKEN")
+_KEY_NAME = re.compile(r"(?:API_KEY|_TOKEN|_SECRET|_PASSWORD)$", re.IGNORECASE)
+MIN_SECRET = 8  # shorter values would blank out ordinary words and numbers, and are not real keys anyway
+MASK = "***"
+# scheme://user:password@host or scheme://token@host: everything between `//` and `@` is a credential.
+_USERINFO = re.compile(r"(?P<scheme>\b[a-zA-Z][a-zA-Z0-9+.-]*://)(?P<userinfo>[^\s/@?#]+)@")
+
+_secrets: set[str] = set()
+_lock = threading.Lock()
+
+
+def remember_secret(value: str | None) -> None:
+    """Redact `value` from now on (an API key, a header value, a URL password); short values are ignored."""
+    if value and len(value) >= MIN_SECRET:
+        with _lock:
+            _secrets.add(value)
+
+
+def forget_secrets() -> None:
+    """Forget the remembered secrets (for tests); the environment is still read on every call."""
+    with _lock:
+        _secrets.clear()
+
+
+def known_secrets() -> list[str]:
+    """Every secret to hide now, longest first, so a key containing another is masked whole."""
+    found = set(_secrets)
+    for name, value in os.environ.items():
+        if (name in KEY_VARS or _KEY_NAME.search(name)) and len(value) >= MIN_SECRET:
+            found.add(value)
+    return sorted(found, key=len, reverse=True)
+
+
+def redact(text: str) -> str:
+    """`text` with every known secret and every URL credential replaced by `***`."""
+    if not text:
+        return text
+    for secret in known_secrets():
+        if secret in text:
+            text = text.replace(secret, MASK)
+    if "@" in text:
+        text = _USERINFO.sub(lambda m: f"{m['scheme']}{MASK}@", text)
+    return text
+
+
+def redact_data(value: Any) -> Any:
+    """A copy of a JSON-like value (dicts, lists, strings) with `redact` applied to every string in it."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {redact_data(k): redact_data(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(redact_data(v) for v in value)
+    return value
+
+
+def url_credentials(url: str) -> list[str]:
+    """The user and password of a URL's userinfo, to remember as secrets."""
+    match = _USERINFO.search(url)
+    if not match:
+        return []
+    user, _, password = match["userinfo"].partition(":")
+    return [part for part in (password, user) if part]

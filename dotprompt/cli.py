@@ -14,6 +14,7 @@ from .library import PromptLibrary
 from .lint import check_library
 from .loader import project_library, prompts_dir
 from .rendered import RenderedPrompt
+from .shutdown import exit_on_sigterm
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -23,6 +24,7 @@ class UsageError(Exception):
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    exit_on_sigterm()  # `timeout`, `kill`, CI: exit cleanly, so atexit stops the local llama-server
     parser = _parser()
     args = parser.parse_args(argv)
     if not getattr(args, "command", None):

@@ -32,6 +32,7 @@ __all__ = [
     "DEFAULT_MAX_RESPONSE_BYTES",
     "DEFAULT_MAX_TURNS",
     "DEFAULT_TIMEOUT",
+    "LOCAL_LOGS_KEPT",
     "LOCAL_MODEL",
     "RETRYABLE_STATUSES",
     "check_max_turns",
@@ -63,6 +64,10 @@ RETRYABLE_STATUSES: Final = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 5
 
 LOCAL_MODEL: Final = "local/smollm2"
 """The small model `dotprompt local setup` prepares; the default model once it is set up."""
+
+LOCAL_LOGS_KEPT: Final = 20
+"""llama-server logs kept under `<local dir>/logs/` from servers that did not stop cleanly (failed, or
+their process was killed); older ones are removed when a server starts."""
 
 
 def valid_max_turns(value: object) -> bool:

@@ -18,6 +18,8 @@ from pathlib import Path
 import jinja2
 import pytest
 from conftest import ROOT
+from isolation import assert_finishes
+from isolation_procs import run_owner_and_kill
 
 from dotprompt import ModelError, UsageError, generate
 from dotprompt.models.local import (
@@ -33,7 +35,7 @@ from dotprompt.models.local import (
     status_lines,
     stop_all,
 )
-from dotprompt.models.local_server import free_port
+from dotprompt.models.local_server import free_port, prune_logs
 from dotprompt.models.local_setup import CHAT_TEMPLATE, SERVER_SOURCE
 
 # A stand-in for llama-server: it parses the same arguments and checks the same key; $FAKE_LLAMA
@@ -354,3 +356,73 @@ def test_server_killed_between_requests_is_reported_once(fake_setup: Path):
         asyncio.run(generate(model=model, prompt="hi"))
     assert asyncio.run(generate(model=model, prompt="hi")).text == "fake reply"
     assert model.connect()[0] is not server
+
+
+# -- the server dies with its parent ---------------------------------------------------------------
+needs_linux = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the parent-death signal is Linux's")
+
+
+@needs_linux
+@pytest.mark.parametrize("sig", ["SIGKILL", "SIGTERM"])
+def test_server_dies_when_its_parent_is_killed(fake_setup: Path, sig: str):
+    # No handler runs in the owner: the kernel kills the server; its log stays (pruned later).
+    verdict = run_owner_and_kill(fake_setup, sig)
+    assert verdict["gone"], verdict
+    assert verdict["owner_status"] == -getattr(signal, sig)
+
+
+@needs_linux
+@pytest.mark.parametrize(("sig", "flags"), [("SIGTERM", ["--exit-on-sigterm"]), ("SIGINT", [])])
+def test_parent_stopped_by_a_signal_stops_its_server_cleanly(fake_setup: Path, sig: str, flags: list[str]):
+    # SIGINT is KeyboardInterrupt and SIGTERM, as the CLI sets it up, SystemExit: atexit stops the server.
+    # (After a KeyboardInterrupt Python ends itself with SIGINT again, so its status is -2.)
+    verdict = run_owner_and_kill(fake_setup, sig, *flags)
+    assert verdict["gone"], verdict
+    assert not verdict["log_kept"], "a clean stop removes the log"
+    assert verdict["owner_status"] == (143 if sig == "SIGTERM" else -signal.SIGINT)
+
+
+@needs_linux
+def test_server_whose_parent_died_before_prctl_exits_at_once():
+    # The hook is made in this process and runs in a grandchild: to it, its parent is already gone.
+    outcome = assert_finishes('''
+        import json, os, subprocess
+        from dotprompt.models.local_server import death_signal_hook
+
+        hook = death_signal_hook()
+        child = os.fork()
+        if child == 0:
+            os._exit(subprocess.Popen(["sleep", "30"], preexec_fn=hook).wait())
+        print(json.dumps(os.waitstatus_to_exitcode(os.waitpid(child, 0)[1])))
+    ''')
+    assert outcome.json() == 1
+
+
+def test_sigterm_exit_is_only_installed_where_it_is_ours():
+    outcome = assert_finishes('''
+        import json, signal, threading
+        from dotprompt.shutdown import exit_on_sigterm
+
+        in_thread = []
+        worker = threading.Thread(target=lambda: in_thread.append(exit_on_sigterm()))
+        worker.start(); worker.join()
+        first = exit_on_sigterm()
+        again = exit_on_sigterm()  # our handler is there now: not the default any more
+        print(json.dumps([in_thread[0], first, again]))
+    ''')
+    assert outcome.json() == [False, True, False]
+
+
+def test_old_logs_of_dead_processes_are_pruned(tmp_path: Path):
+    dead = 4194305  # above Linux's largest pid_max: no such process
+    for age in range(25):
+        log = tmp_path / f"llama-server-{dead}-{8000 + age}.log"
+        log.write_text("x")
+        os.utime(log, (1000 + age, 1000 + age))
+    mine = tmp_path / f"llama-server-{os.getpid()}-7999.log"
+    mine.write_text("x")
+    os.utime(mine, (1, 1))  # the oldest, but its process runs
+    prune_logs(tmp_path, 20)
+    left = {p.name for p in tmp_path.iterdir()}
+    assert mine.name in left and len(left) == 21
+    assert f"llama-server-{dead}-8000.log" not in left and f"llama-server-{dead}-8024.log" in left

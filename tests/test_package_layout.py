@@ -17,7 +17,7 @@ PACKAGE = ROOT / "dotprompt"
 # Floors from the ground up; a module may import its own floor or lower ones, never higher.
 # (generation sits below prompt/library: Prompt.generate runs the loop, the loop never needs a Prompt.)
 FLOORS: list[tuple[str, ...]] = [
-    ("errors", "types", "settings", "redact"),
+    ("errors", "types", "settings", "redact", "shutdown"),
     ("document", "picoschema", "schemas", "fastcheck", "template", "markers", "rendered", "metadata", "runtime",
      "handlebars", "formats"),
     ("compiler", "tools", "models.base", "models.registry", "models.config", "models.doubles", "models.local_paths",
@@ -132,11 +132,16 @@ def _on_self(value: ast.expr) -> bool:
     return isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "super"
 
 
+# Documented standard-library functions that happen to start with an underscore.
+STDLIB_UNDERSCORE = {"os._exit", "sys._getframe"}
+
+
 def _foreign_private(node: ast.Attribute, own: set[str]) -> bool:
     # self._x / cls._x / super()._x are the class's own (or inherited, as jinja's Undefined is meant
     # to be extended); any other underscore attribute must be defined in this module.
     private = node.attr.startswith("_") and not node.attr.startswith("__")
-    return private and node.attr not in own and not _on_self(node.value)
+    allowed = ast.unparse(node) in STDLIB_UNDERSCORE or _on_self(node.value)
+    return private and node.attr not in own and not allowed
 
 
 def test_no_module_reads_another_modules_private_names():

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from types import ModuleType
 
 from ..errors import DotpromptError, OutputValidationError
+from ..shutdown import exit_on_sigterm
 from . import check, convert, listing, local, render, run, schema, test
 from .common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, CommandLineError
 
@@ -32,6 +33,7 @@ def build_parser(commands: Sequence[ModuleType] = COMMANDS) -> argparse.Argument
 
 
 def main(argv: Sequence[str] | None = None, *, commands: Sequence[ModuleType] = COMMANDS) -> int:
+    exit_on_sigterm()  # `timeout`, `kill`, CI: exit cleanly, so atexit stops the local llama-server
     parser = build_parser(commands)
     args = parser.parse_args(argv)
     if not getattr(args, "command", None):

@@ -15,7 +15,7 @@ from ..errors import PromptFileError
 from ..loader import project_library, prompts_dir
 from ..testing.cases import TestCase, load_test_file
 from ..testing.recording import Mode
-from ..testing.report import print_summary, write_json, write_junit
+from ..testing.report import nothing_collected, print_summary, write_json, write_junit
 from ..testing.runner import CaseResult, TestRun
 from .common import DIR_HELP, EXIT_FAILED, EXIT_OK, EXIT_USAGE, CommandLineError
 
@@ -74,6 +74,9 @@ def run_tests(options: TestOptions, out: object = sys.stdout) -> int:
     cases, errors = collect(files, options.prompts_dir, options.keyword)
     for error in errors:
         print(str(error), file=sys.stderr)
+    if not cases:
+        searched = options.paths or [options.prompts_dir]
+        print(f"dotprompt: error: {nothing_collected(searched, files, errors, options.keyword)}", file=sys.stderr)
     fancy = sys.stdout.isatty() and not os.environ.get("CI")
     run = TestRun(project_library(options.prompts_dir), options.mode, options.model, options.concurrency)
     summaries = _execute(run, cases, options, fancy)
@@ -83,7 +86,7 @@ def run_tests(options: TestOptions, out: object = sys.stdout) -> int:
         write_junit(summaries, options.junit)
     if options.json:
         write_json(summaries, options.json)
-    if errors:
+    if errors or not cases:
         return EXIT_USAGE
     return EXIT_OK if all(s.passed for s in summaries) else EXIT_FAILED
 

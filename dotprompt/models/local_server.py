@@ -1,7 +1,13 @@
 """The llama-server process behind `local/...` models: started on first use, stopped at exit.
 
 One server per process and folder (`shared_server`), started under a lock so concurrent first
-requests start it once. It listens on a free loopback port and answers only requests carrying a
+requests start it once. It dies with this process however this process ends: `stop_all` runs at
+exit (and on SIGTERM where `shutdown.exit_on_sigterm` was called, as the CLI does), and on Linux the kernel
+kills the server when this process is killed outright (SIGKILL, an unhandled SIGTERM, a crash);
+see `death_signal_hook`. Elsewhere a killed parent leaves its server running until it is stopped
+by hand: there is no portable parent-death signal, and llama-server watches no pipe.
+
+It listens on a free loopback port and answers only requests carrying a
 random key made for this process, so other local users and web pages cannot drive it. Its output
 goes to a log file under `<local dir>/logs/`, kept when the server fails and removed after a clean stop.
 """
@@ -9,17 +15,21 @@ goes to a log file under `<local dir>/logs/`, kept when the server fails and rem
 from __future__ import annotations
 
 import atexit
+import concurrent.futures
 import contextlib
+import ctypes
 import os
+import queue
 import secrets
 import signal
 import socket
 import subprocess
+import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import IO, Literal
+from typing import IO, Literal, TypeVar
 
 import httpx
 
@@ -31,6 +41,8 @@ from .local_setup import cpu_count, log_tail
 ALIAS = "smollm2"
 CONTEXT = 4096
 PORT_ATTEMPTS = 3
+PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
+T = TypeVar("T")
 
 
 def default_threads() -> int:
@@ -98,6 +110,7 @@ class LlamaServer:
     def _spawn(self, port: int) -> None:
         self.port = port
         self.paths.logs.mkdir(parents=True, exist_ok=True)
+        prune_logs(self.paths.logs, settings.LOCAL_LOGS_KEPT)
         self.log_path = self.paths.logs / f"llama-server-{os.getpid()}-{port}.log"
         self._close_log()
         self._log = self.log_path.open("wb")
@@ -106,8 +119,10 @@ class LlamaServer:
         env["LLAMA_API_KEY"] = self.api_key  # in the environment, not argv: argv is visible to every user
         try:
             # A session of its own: Ctrl-C in a terminal or notebook interrupts Python, not the server.
-            self.process = subprocess.Popen(self.command(port), stdin=subprocess.DEVNULL, stdout=self._log,
-                                            stderr=subprocess.STDOUT, env=env, start_new_session=True)
+            command, log, hook = self.command(port), self._log, death_signal_hook()
+            self.process = in_spawner_thread(lambda: subprocess.Popen(
+                command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env,
+                start_new_session=True, preexec_fn=hook))
         except OSError as exc:
             raise ModelError(f"cannot start the local llama-server {self.paths.server}: {exc.strerror} "
                              "(run `dotprompt local setup` to rebuild it)", provider="local") from exc
@@ -186,6 +201,98 @@ def _exit_text(code: int | None) -> str:
     return f"exit status {code}"
 
 
+# -- dying with this process ------------------------------------------------------------------------
+
+def death_signal_hook() -> Callable[[], None] | None:
+    """On Linux, a `preexec_fn` that makes the kernel SIGKILL the server when this process dies; else None.
+
+    SIGKILL rather than SIGTERM: an orphan has nobody to report to, and it must stop generating now.
+    The hook runs in the forked child, where another thread may have held a lock at the fork, so
+    everything it calls is looked up here in the parent first."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+    # int prctl(int option, unsigned long arg2, ...): a variadic call, so give the widths explicitly.
+    prctl.argtypes = [ctypes.c_int, *[ctypes.c_ulong] * 4]
+    prctl.restype = ctypes.c_int
+    parent = os.getpid()
+    kill = int(signal.SIGKILL)
+    failed = b"dotprompt: prctl(PR_SET_PDEATHSIG) failed; this server will outlive a killed parent\n"
+
+    def hook() -> None:
+        if prctl(PR_SET_PDEATHSIG, kill, 0, 0, 0) != 0:
+            os.write(2, failed)  # stderr is the server's log by now
+        # The parent may have died between fork and prctl: the signal is then never sent, so go now.
+        if os.getppid() != parent:
+            os._exit(1)
+
+    return hook
+
+
+def in_spawner_thread(start: Callable[[], T]) -> T:
+    """`start()` run on this process's spawner thread, a daemon that lives as long as the process.
+
+    Linux sends the parent-death signal when the *thread* that forked the child ends, not the
+    process: a server forked from a worker (asyncio.to_thread, a thread pool) would be killed as soon
+    as that worker retires. A daemon thread is never joined at exit, so the servers are still alive
+    when `stop_all` stops them cleanly."""
+    global _spawn_jobs
+    with _spawn_lock:
+        if _spawn_jobs is None:
+            _spawn_jobs = queue.SimpleQueue()
+            threading.Thread(target=_serve_spawns, args=(_spawn_jobs,), name="dotprompt-llama-spawner",
+                             daemon=True).start()
+        jobs = _spawn_jobs
+    done: concurrent.futures.Future[T] = concurrent.futures.Future()
+    jobs.put((start, done))
+    return done.result()
+
+
+def _serve_spawns(jobs: queue.SimpleQueue[tuple[Callable[[], object], concurrent.futures.Future[object]]]) -> None:
+    while True:
+        start, done = jobs.get()
+        try:
+            done.set_result(start())
+        except BaseException as exc:  # handed to the caller; this thread must live on
+            done.set_exception(exc)
+
+
+def prune_logs(folder: Path, keep: int) -> None:
+    """Remove server logs beyond the newest `keep` whose process is gone.
+
+    A clean stop removes its log; a server whose parent was killed cannot, and one that failed keeps
+    its log on purpose. Logs of running processes (named `llama-server-PID-PORT.log`) stay."""
+    logs = sorted(folder.glob("llama-server-*.log"), key=_mtime, reverse=True)
+    for log in logs[keep:]:
+        owner = log.name.split("-")[2]
+        if owner.isdigit() and not _running_pid(int(owner)):
+            log.unlink(missing_ok=True)
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:  # removed by another process meanwhile
+        return 0.0
+
+
+def _running_pid(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process
+        return True
+    return True
+
+
+_spawn_lock = threading.Lock()
+_spawn_jobs: queue.SimpleQueue[tuple[Callable[[], object], concurrent.futures.Future[object]]] | None = None
+
+
 # -- the shared server -------------------------------------------------------------------------------
 
 _running: set[LlamaServer] = set()
@@ -221,8 +328,10 @@ def stop_all() -> None:
 
 def _forget_parent_servers() -> None:
     # A forked child starts its own server when it needs one, and must not stop its parent's at exit.
-    global _shared_lock
+    global _shared_lock, _spawn_lock, _spawn_jobs
     _shared_lock = threading.Lock()  # the parent may have held it while forking
+    _spawn_lock = threading.Lock()
+    _spawn_jobs = None  # the spawner thread was not forked with us
     _shared.clear()
     _running.clear()
 

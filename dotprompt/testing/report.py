@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
+from ..errors import PromptFileError
 from ..redact import redact
 from .runner import CaseSummary
 
@@ -30,10 +31,12 @@ def rows(summaries: Sequence[CaseSummary], repeated: bool) -> list[tuple[str, ..
 
 def print_summary(summaries: Sequence[CaseSummary], out: TextIO, *, fancy: bool, repeated: bool = False) -> None:
     table = rows(summaries, repeated)
-    if fancy:
+    if not table:
+        pass  # nothing ran: no empty table; `nothing_collected` says why
+    elif fancy:
         _rich_table(table, out)
     else:
-        widths = [max(len(c), *(len(row[i]) for row in table)) for i, c in enumerate(COLUMNS)] if table else []
+        widths = [max(len(c), *(len(row[i]) for row in table)) for i, c in enumerate(COLUMNS)]
         for row in [COLUMNS, *table]:
             print("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip(), file=out)
     for s in summaries:
@@ -43,6 +46,30 @@ def print_summary(summaries: Sequence[CaseSummary], out: TextIO, *, fancy: bool,
                 print(f"  - {failure}", file=out)
     failed = sum(not s.passed for s in summaries)
     print(f"\n{len(summaries) - failed} passed, {failed} failed", file=out)
+
+
+def nothing_collected(searched: Sequence[str | Path], files: Sequence[Path], errors: Sequence[PromptFileError],
+                      keyword: str | None = None) -> str:
+    """Why a run collected no case, naming the folders searched or the files found.
+
+    `files` are the test files found in `searched`, `errors` those of them that could not be read
+    (already reported, each naming its file and line)."""
+    if not files:
+        return f"no test cases collected: no *.test.yaml files in {_names(searched)}"
+    unreadable = {str(e.path) for e in errors}
+    readable = [f for f in files if str(f) not in unreadable]
+    reasons = []
+    if unreadable:
+        reasons.append(f"{len(unreadable)} test file{'s' if len(unreadable) > 1 else ''} could not be read (see above)")
+    if readable and keyword:
+        reasons.append(f"no case in {_names(readable)} matches -k {keyword!r}")
+    elif readable:
+        reasons.append(f"no cases in {_names(readable)}")
+    return "no test cases collected: " + "; ".join(reasons)
+
+
+def _names(files: Sequence[str | Path]) -> str:
+    return ", ".join(str(f) for f in files)
 
 
 def _rich_table(table: list[tuple[str, ...]], out: TextIO) -> None:

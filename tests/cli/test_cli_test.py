@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import subprocess
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 from cli_process import dotprompt
 from echo_project import PROMPT, TESTS, project
@@ -55,3 +57,47 @@ def test_missing_recording_in_ci_and_bad_test_file(tmp_path, cli_env):
     (prompts / "other.test.yaml").write_text("prompt: yesno\ncases:\n  - name: x\n    expect: {outptu: 1}\n")
     done = dotprompt("test", cwd=tmp_path, env={**cli_env, "CI": "1"})
     assert done.returncode == 2 and "other.test.yaml:4:" in done.stderr and "did you mean `output`" in done.stderr
+
+
+def run_with_reports(folder: Path, tmp_path: Path, cli_env: dict[str, str], *extra: str) -> subprocess.CompletedProcess[str]:
+    """`dotprompt test --dir FOLDER --replay` with JUnit and JSON reports, which must still be written."""
+    junit, report = tmp_path / "report.xml", tmp_path / "report.json"
+    done = dotprompt("test", "--dir", str(folder), "--replay", "--junit", str(junit), "--json", str(report), *extra,
+                     cwd=tmp_path, env=cli_env)
+    assert "Traceback" not in done.stderr, done.stderr
+    assert ET.parse(junit).getroot().get("tests") == "0"
+    assert json.loads(report.read_text()) == []
+    return done
+
+
+def test_test_file_with_a_yaml_error_collects_nothing_and_exits_2(tmp_path, cli_env):
+    prompts = project(tmp_path)
+    (prompts / "yesno.test.yaml").write_text("cases:\n  - name: [unclosed\n")
+    done = run_with_reports(prompts, tmp_path, cli_env)
+    assert done.returncode == 2
+    assert f"{prompts / 'yesno.test.yaml'}:3:1: error: invalid YAML" in done.stderr
+    assert "no test cases collected: 1 test file could not be read (see above)" in done.stderr
+
+
+def test_test_file_without_cases_exits_2_naming_it(tmp_path, cli_env):
+    prompts = project(tmp_path)
+    (prompts / "yesno.test.yaml").write_text("cases: []\n")
+    done = run_with_reports(prompts, tmp_path, cli_env)
+    assert done.returncode == 2
+    assert f"dotprompt: error: no test cases collected: no cases in {prompts / 'yesno.test.yaml'}" in done.stderr
+    assert "0 passed, 0 failed" in done.stdout
+
+
+def test_folder_without_test_files_exits_2_naming_it(tmp_path, cli_env):
+    prompts = project(tmp_path)
+    (prompts / "yesno.test.yaml").unlink()
+    done = run_with_reports(prompts, tmp_path, cli_env)
+    assert done.returncode == 2
+    assert f"no test cases collected: no *.test.yaml files in {prompts}" in done.stderr
+
+
+def test_keyword_matching_no_case_exits_2(tmp_path, cli_env):
+    prompts = project(tmp_path)
+    done = run_with_reports(prompts, tmp_path, cli_env, "-k", "nothing like this")
+    assert done.returncode == 2
+    assert f"no case in {prompts / 'yesno.test.yaml'} matches -k 'nothing like this'" in done.stderr

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 
 import jsonschema
 import pytest
+from isolation_procs import run_owner_and_kill
 
 from dotprompt import ModelError, generate_sync, tool
 from dotprompt.models.local import LlamaServer, LocalModel, local_paths
@@ -134,3 +136,11 @@ def test_server_killed_mid_stream(local_model: LocalModel):
     assert server.log_path.exists()  # kept for reading, since the server failed
     server.log_path.unlink()
     assert generate_sync(model=local_model, prompt="Say hello.", config=FAST).text  # the shared server is unharmed
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the parent-death signal is Linux's")
+def test_real_server_dies_with_a_killed_parent_mid_generation(local_model: LocalModel):
+    # The issue: a killed parent left llama-server generating at full CPU. One thread, to spare the runner.
+    verdict = run_owner_and_kill(local_paths().root, "SIGKILL", "--keep-generating", delay=1.0, timeout=90.0,
+                                 memory_mb=8192, env={"DOTPROMPT_LOCAL_THREADS": "1"})
+    assert verdict["gone"], verdict

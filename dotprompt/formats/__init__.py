@@ -11,6 +11,7 @@ from .builtin_formats import register_builtins
 from .errors import OutputParseError, UnknownFormatError
 from .extract import extract_json
 from .incremental import IncrementalJsonParser
+from .limits import MAX_NESTING_DEPTH
 from .registry import define_format, get_format, list_formats
 from .types import Format, FormatHandler, ParsedOutput, Repair, StreamParser
 
@@ -20,6 +21,7 @@ __all__ = [
     "Format",
     "FormatHandler",
     "IncrementalJsonParser",
+    "MAX_NESTING_DEPTH",
     "OutputParseError",
     "ParsedOutput",
     "Repair",

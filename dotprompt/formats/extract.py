@@ -20,7 +20,7 @@ from partial_json_parser import loads as complete_partial_json
 
 from .errors import OutputParseError
 from .lenient import Rewrite, rewrite_json
-from .limits import MAX_NESTING_DEPTH, TooDeep, deeper_than_limit
+from .limits import MAX_NESTING_DEPTH, TooDeepError, deeper_than_limit
 from .locate import Location, locate_json
 from .textpos import where
 from .types import ParsedOutput, Repair
@@ -39,7 +39,7 @@ def extract_json(text: str, *, format_name: str = "json") -> ParsedOutput:
         return ParsedOutput(_checked_depth(json.loads(text), text, 0, len(text)), [])
     except ValueError:
         pass
-    except (RecursionError, TooDeep):
+    except (RecursionError, TooDeepError):
         raise _too_deep(text, format_name) from None
     location = locate_json(text)
     if location is None:
@@ -51,9 +51,9 @@ def extract_json(text: str, *, format_name: str = "json") -> ParsedOutput:
 
 
 def _checked_depth(value: Any, text: str, start: int, end: int) -> Any:
-    """`value`, or TooDeep. Counting brackets (fast, in C) bounds the depth: most values need no walk."""
+    """`value`, or TooDeepError. Counting brackets (fast, in C) bounds the depth: most values need no walk."""
     if text.count("[", start, end) + text.count("{", start, end) > MAX_NESTING_DEPTH and deeper_than_limit(value):
-        raise TooDeep()
+        raise TooDeepError()
     return value
 
 
@@ -70,11 +70,11 @@ def parse_json_at(text: str, start: int, stop: int, *, format_name: str = "json"
             return _checked_depth(value, text, start, end), [], end
     except ValueError:
         pass
-    except (RecursionError, TooDeep):
+    except (RecursionError, TooDeepError):
         raise _too_deep(text, format_name) from None
     try:
         rewrite = rewrite_json(text, start, stop)
-    except TooDeep:
+    except TooDeepError:
         raise _too_deep(text, format_name) from None
     if rewrite.complete:
         return _strict(text, rewrite, start, format_name), rewrite.repairs, rewrite.end

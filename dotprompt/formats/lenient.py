@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Final
 
-from .limits import MAX_NESTING_DEPTH, TooDeep
+from .limits import MAX_NESTING_DEPTH, TooDeepError
 from .textpos import LineCursor
 from .types import Repair
 
@@ -79,7 +79,7 @@ class _Rewriter:
         """Handle one bracket, comma or colon; False when it cannot belong here (stop reading)."""
         if char in "{[":
             if len(self.stack) >= MAX_NESTING_DEPTH:
-                raise TooDeep(offset)
+                raise TooDeepError(offset)
             self.stack.append(char)
         elif char in "}]":
             if not self.stack or self.stack[-1] != _CLOSERS[char]:

@@ -11,7 +11,7 @@ from typing import Any, Final
 MAX_NESTING_DEPTH: Final = 512
 
 
-class TooDeep(Exception):
+class TooDeepError(Exception):
     """Nesting past MAX_NESTING_DEPTH at `offset`; the caller turns it into its own typed error."""
 
     def __init__(self, offset: int | None = None) -> None:

@@ -11,18 +11,15 @@ from .builtin_formats import register_builtins
 from .errors import OutputParseError, UnknownFormatError
 from .extract import extract_json
 from .incremental import IncrementalJsonParser
-from .limits import MAX_NESTING_DEPTH
 from .registry import define_format, get_format, list_formats
-from .types import Format, FormatHandler, LazyValue, ParsedOutput, Repair, StreamParser
+from .types import Format, FormatHandler, ParsedOutput, Repair, StreamParser
 
 register_builtins()
 
 __all__ = [
-    "MAX_NESTING_DEPTH",
     "Format",
     "FormatHandler",
     "IncrementalJsonParser",
-    "LazyValue",
     "OutputParseError",
     "ParsedOutput",
     "Repair",

@@ -9,7 +9,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from ..errors import InputProblem, OutputValidationError, UsageError
-from ..formats import FormatHandler, LazyValue, OutputParseError, ParsedOutput, UnknownFormatError, get_format
+from ..formats import FormatHandler, OutputParseError, ParsedOutput, UnknownFormatError, get_format
+from ..formats.types import LazyValue
 from ..models.base import ModelInfo
 from ..schemas import CompiledSchema, check_schema, compile_validator
 from ..types import Message, Part, construct

@@ -28,7 +28,8 @@ class ArrayStream:
         self._emitted = 0
 
     def feed(self, text: str) -> list[Any]:
-        root = self._parser.feed(text)
+        self._parser.advance(text)  # the open last item is never handed out: no need to publish it
+        root = self._parser.value
         if not isinstance(root, list):  # nothing yet, or an object where an array belongs
             return []
         settled = self._parser.settled

@@ -3,12 +3,16 @@
 The order is cheapest first: the whole text as strict JSON (clean output: no repairs), then the
 value located in a fence or in prose decoded strictly, and only then the lenient rewrite.
 A truncated value is completed by partial-json-parser, allowing only partial strings and
-containers: a number or word cut short is dropped rather than guessed (`12` of `1234`).
+containers: a number or word cut short is dropped rather than guessed (`12` of `1234`). A string
+cut short is closed here first, because the completer trims the whitespace it ends with.
+Nesting past MAX_NESTING_DEPTH is an OutputParseError (json.loads would raise RecursionError, and
+everything downstream recurses too).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any, Final
 
 from partial_json_parser import Allow
@@ -16,12 +20,15 @@ from partial_json_parser import loads as complete_partial_json
 
 from .errors import OutputParseError
 from .lenient import Rewrite, rewrite_json
+from .limits import MAX_NESTING_DEPTH, TooDeepError, deeper_than_limit
 from .locate import Location, locate_json
 from .textpos import where
 from .types import ParsedOutput, Repair
 
 _DECODER: Final = json.JSONDecoder()
 _COMPLETABLE: Final = Allow.STR | Allow.COLLECTION
+# An escape cut short at the end of an open string: an odd run of backslashes, maybe `u` and hex digits.
+_CUT_ESCAPE: Final = re.compile(r"(\\+)(u[0-9a-fA-F]{0,3})?\Z")
 
 
 def extract_json(text: str, *, format_name: str = "json") -> ParsedOutput:
@@ -29,9 +36,11 @@ def extract_json(text: str, *, format_name: str = "json") -> ParsedOutput:
     if not text.strip():
         raise OutputParseError("the reply is empty", text=text, format_name=format_name)
     try:
-        return ParsedOutput(json.loads(text), [])
+        return ParsedOutput(_checked_depth(json.loads(text), text, 0, len(text)), [])
     except ValueError:
         pass
+    except (RecursionError, TooDeepError):
+        raise _too_deep(text, format_name) from None
     location = locate_json(text)
     if location is None:
         raise OutputParseError("no JSON value found (no `{`, `[` or ```json fence)", text=text, format_name=format_name)
@@ -41,16 +50,32 @@ def extract_json(text: str, *, format_name: str = "json") -> ParsedOutput:
     return ParsedOutput(value, [*_extraction(text, location, end), *repairs])
 
 
+def _checked_depth(value: Any, text: str, start: int, end: int) -> Any:
+    """`value`, or TooDeepError. Counting brackets (fast, in C) bounds the depth: most values need no walk."""
+    if text.count("[", start, end) + text.count("{", start, end) > MAX_NESTING_DEPTH and deeper_than_limit(value):
+        raise TooDeepError()
+    return value
+
+
+def _too_deep(text: str, format_name: str) -> OutputParseError:
+    return OutputParseError(f"the value is nested deeper than the limit of {MAX_NESTING_DEPTH} levels (MAX_NESTING_DEPTH)",
+                            text=text, format_name=format_name)
+
+
 def parse_json_at(text: str, start: int, stop: int, *, format_name: str = "json") -> tuple[Any, list[Repair], int]:
     """The value starting at `start` (reading no further than `stop`), its repairs, and its end offset."""
     try:
         value, end = _DECODER.raw_decode(text, start)
+        if end <= stop:
+            return _checked_depth(value, text, start, end), [], end
     except ValueError:
         pass
-    else:
-        if end <= stop:
-            return value, [], end
-    rewrite = rewrite_json(text, start, stop)
+    except (RecursionError, TooDeepError):
+        raise _too_deep(text, format_name) from None
+    try:
+        rewrite = rewrite_json(text, start, stop)
+    except TooDeepError:
+        raise _too_deep(text, format_name) from None
     if rewrite.complete:
         return _strict(text, rewrite, start, format_name), rewrite.repairs, rewrite.end
     return _completed(text, rewrite, start, format_name), [*rewrite.repairs, _truncation(text, rewrite)], rewrite.end
@@ -65,11 +90,20 @@ def _strict(text: str, rewrite: Rewrite, start: int, format_name: str) -> Any:
 
 
 def _completed(text: str, rewrite: Rewrite, start: int, format_name: str) -> Any:
+    body = _closed_string(rewrite.text) if rewrite.open_string else rewrite.text
     try:
-        return complete_partial_json(rewrite.text, _COMPLETABLE)
+        return complete_partial_json(body, _COMPLETABLE)
     except Exception:  # a third-party parser with no documented error type; the text is kept on our error
         message = f"the JSON value at {where(text, start)} is truncated and could not be completed"
         raise OutputParseError(message, text=text, format_name=format_name) from None
+
+
+def _closed_string(body: str) -> str:
+    """The repaired text with its open string closed, minus an escape cut short."""
+    cut = _CUT_ESCAPE.search(body)
+    if cut is not None and len(cut.group(1)) % 2:
+        body = body[: cut.start(1) + len(cut.group(1)) - 1]
+    return body + '"'
 
 
 def _truncation(text: str, rewrite: Rewrite) -> Repair:

@@ -13,6 +13,16 @@ What a snapshot holds (`feed`'s return value, the live root):
 Values that are complete are never mutated afterwards, so only the open spine (the containers on
 the current path) changes; `snapshot_copy()` copies just that spine.
 
+`feed_lazy` is what a streamed run calls once per chunk: it records in O(1) where the spine stands
+(a shared frame per open container, the innermost one's length, the open string's length, the
+count of duplicate-key overwrites) and builds the snapshot only when it is read. A duplicate key
+is the one change that is not an append, so its old value is logged for older snapshots.
+
+Arrays and objects nested past MAX_NESTING_DEPTH stop the parser (`too_deep`); the final parse
+reports the error. Long strings, numbers and keys are held as a few pieces (merged as they
+grow), so a megabyte string in one-character chunks costs neither a join per chunk nor a million
+list entries.
+
 Input handling, chosen so that the parser never raises:
 - text before the first `{` or `[` is skipped (prose, a ```json fence line);
 - after the top-level value closes, everything is ignored (a closing fence, trailing prose);
@@ -28,7 +38,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from itertools import islice
 from typing import Any, Final
+
+from .limits import MAX_NESTING_DEPTH
+from .types import LazyValue
 
 # Parser states. Plain ints: they index the handler table in the hot loop.
 _SEEK: Final = 0  # before the top-level value
@@ -60,6 +74,54 @@ _WORDS: Final[dict[str, Any]] = {
     "true": True, "false": False, "null": None, "NaN": float("nan"), "Infinity": float("inf"), "-Infinity": float("-inf"),
 }
 _INVALID: Final = object()
+_MAX_PIECES: Final = 32  # pieces of an open string before the newest ones are merged
+
+
+def _add(parts: list[str], piece: str) -> None:
+    """Append a piece, merging so the list stays short and each character is copied O(log n) times."""
+    parts.append(piece)
+    if len(parts) > _MAX_PIECES:
+        parts[-_MAX_PIECES // 2 :] = ["".join(parts[-_MAX_PIECES // 2 :])]
+        while len(parts) > 1 and len(parts[-1]) >= len(parts[-2]):
+            last = parts.pop()
+            parts[-1] += last
+
+
+class _Frame:
+    """One open container, shared by every lazy snapshot taken while it is open."""
+
+    __slots__ = ("container", "parent", "parent_len", "parser", "slot")
+
+    def __init__(self, parser: IncrementalJsonParser, container: Any, parent: _Frame | None, slot: Any, parent_len: int) -> None:
+        self.parser = parser  # kept here, not on each snapshot: one reference per container, not per chunk
+        self.container = container
+        self.parent = parent
+        self.slot = slot  # where it sits in the parent
+        self.parent_len = parent_len  # the parent's length while this one is open (it cannot grow)
+
+
+class LazySnapshot(LazyValue):
+    """The value as it stood after one feed, built when `.value` is read (each read builds it anew)."""
+
+    __slots__ = ("_frame", "_inner_len", "_string", "_string_len", "_version")
+
+    def __init__(self, parser: IncrementalJsonParser) -> None:
+        self._frame = parser._frame
+        self._inner_len = len(parser._stack[-1])
+        self._string = parser._string_serial if parser._string_open else None
+        self._string_len = parser._parts_len if parser._string_open else 0
+        self._version = parser._version
+
+    def same_as(self, parser: IncrementalJsonParser) -> bool:
+        """True when `parser` stands where this snapshot was taken."""
+        return (self._frame is parser._frame and self._inner_len == len(parser._stack[-1])
+                and self._version == parser._version
+                and self._string is (parser._string_serial if parser._string_open else None)
+                and self._string_len == (parser._parts_len if parser._string_open else 0))
+
+    @property
+    def value(self) -> Any:
+        return self._frame.parser._materialize(self._frame, self._inner_len, self._string, self._string_len, self._version)
 
 
 def _run_end(pattern: re.Pattern[str], text: str, pos: int) -> int:
@@ -98,11 +160,29 @@ class IncrementalJsonParser:
         self._string_slot: Any = None
         self._dirty = False  # the open string grew since it was last published
         self._complete = False
+        self._last: LazySnapshot | None = None
+        self.too_deep = False  # nesting passed MAX_NESTING_DEPTH: reading stopped there
+        self._frame: _Frame | None = None  # the innermost open container
+        self._parts_len = 0  # characters in `_parts` while a value string is open
+        self._string_serial: tuple[Any, int] | None = None  # (slot, number) of the open value string
+        self._strings = 0
+        self._version = 0  # duplicate-key overwrites so far
+        self._overwritten: dict[int, list[tuple[int, Any, Any]]] = {}  # id(dict) -> (version, key, old value)
 
     # -- public -------------------------------------------------------------------------------
 
     def feed(self, text: str) -> Any:
-        """Append new text; return the live root value so far (None until `{` or `[` arrives)."""
+        """Append new text; return the live root value so far (None until `{` or `[` arrives).
+
+        Publishing the open string's prefix joins it: a long string fed in many small pieces is
+        quadratic here. `advance` and `feed_lazy` never join."""
+        self.advance(text)
+        if self._dirty:
+            self._publish_string()
+        return self._root
+
+    def advance(self, text: str) -> None:
+        """Append new text without publishing the open string (the live tree shows an older prefix)."""
         if self._carry:
             text = self._carry + text
             self._carry = ""
@@ -110,9 +190,17 @@ class IncrementalJsonParser:
         pos, end = 0, len(text)
         while pos < end:
             pos = handlers[self._state](self, text, pos)
-        if self._dirty:
-            self._publish_string()
-        return self._root
+
+    def feed_lazy(self, text: str) -> Any:
+        """Append new text; return the value so far as a LazySnapshot, or the value itself when it
+        can no longer change (None before the value starts, the root once it is complete)."""
+        self.advance(text)
+        if not self._stack:
+            return self._root
+        last = self._last
+        if last is None or not last.same_as(self):  # a chunk that changed nothing shares the record
+            last = self._last = LazySnapshot(self)
+        return last
 
     @property
     def value(self) -> Any:
@@ -144,6 +232,36 @@ class IncrementalJsonParser:
             copies[depth - 1][self._slots[depth]] = copies[depth]
         return copies[0]
 
+    def _materialize(self, frame: _Frame, inner_len: int, string: Any, string_len: int, version: int) -> Any:
+        """Copies of the spine as it stood: truncated, old values of later overwrites restored."""
+        copy = self._truncated(frame.container, inner_len, version)
+        if string is not None:
+            copy[string[0]] = self._string_prefix(string, copy[string[0]])[:string_len]
+        while frame.parent is not None:
+            parent = self._truncated(frame.parent.container, frame.parent_len, version)
+            parent[frame.slot] = copy
+            copy, frame = parent, frame.parent
+        return copy
+
+    def _truncated(self, container: Any, length: int, version: int) -> Any:
+        if type(container) is list:
+            return container[:length]
+        copy = container.copy() if length >= len(container) else dict(islice(container.items(), length))
+        for changed, key, old in reversed(self._overwritten.get(id(container), ())):
+            if changed <= version:
+                break
+            if key in copy:  # a key past the snapshot's length was not there yet
+                copy[key] = old
+        return copy
+
+    def _string_prefix(self, string: Any, settled: Any) -> str:
+        """The string a snapshot saw open: still open (join its pieces once), or since closed."""
+        if self._string_open and self._string_serial is string:
+            joined = "".join(self._parts)
+            self._parts = [joined]
+            return joined
+        return settled
+
     # -- containers ---------------------------------------------------------------------------
 
     def _put(self, value: Any) -> Any:
@@ -152,16 +270,26 @@ class IncrementalJsonParser:
         if type(top) is list:
             top.append(value)
             return len(top) - 1
+        if self._key in top:  # not an append: older lazy snapshots need the value it replaces
+            self._version += 1
+            self._overwritten.setdefault(id(top), []).append((self._version, self._key, top[self._key]))
         top[self._key] = value
         return self._key
 
     def _open(self, bracket: str) -> None:
+        if len(self._stack) >= MAX_NESTING_DEPTH:
+            self.too_deep = True
+            self._state = _DONE
+            return
         container: Any = {} if bracket == "{" else []
         if self._stack:
-            self._slots.append(self._put(container))
+            slot = self._put(container)
+            self._slots.append(slot)
+            self._frame = _Frame(self, container, self._frame, slot, len(self._stack[-1]))
         else:
             self._root = container
             self._slots.append(None)
+            self._frame = _Frame(self, container, None, None, 0)
         self._stack.append(container)
         self._state = _KEY if bracket == "{" else _VALUE
 
@@ -173,6 +301,8 @@ class IncrementalJsonParser:
             depth -= 1
         if not depth:
             return
+        for _ in range(len(self._stack) - depth + 1):
+            self._frame = self._frame.parent if self._frame is not None else None
         del self._stack[depth - 1 :]
         del self._slots[depth - 1 :]
         if self._stack:
@@ -295,16 +425,21 @@ class IncrementalJsonParser:
         self._quote = quote
         self._run = _STRING_RUN[quote]
         self._parts = []
+        self._parts_len = 0
         self._in_key = key
         self._state = _STRING
         if not key:
             self._string_slot = self._put("")  # an open string shows in the snapshot from its first quote
             self._string_open = True
+            self._strings += 1
+            self._string_serial = (self._string_slot, self._strings)
 
     def _string(self, text: str, pos: int) -> int:
         run = self._run.match(text, pos)
         if run is not None:
-            self._parts.append(run.group())
+            piece = run.group()
+            _add(self._parts, piece)
+            self._parts_len += len(piece)
             self._dirty = True
             pos = run.end()
             if pos == len(text):
@@ -342,7 +477,8 @@ class IncrementalJsonParser:
         char = text[pos + 1]
         if char == "u":
             return self._unicode_escape(text, pos)
-        self._parts.append(_ESCAPES.get(char, char))
+        _add(self._parts, _ESCAPES.get(char, char))
+        self._parts_len += 1
         self._dirty = True
         return pos + 2
 
@@ -361,10 +497,12 @@ class IncrementalJsonParser:
                 return len(text)
             low = int(rest[2:], 16) if rest[:2] == "\\u" and _HEX4.fullmatch(rest, 2) else 0
             if 0xDC00 <= low < 0xE000:
-                self._parts.append(chr(0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)))
+                _add(self._parts, chr(0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)))
+                self._parts_len += 1
                 self._dirty = True
                 return pos + 12
-        self._parts.append(chr(code))  # a lone surrogate stays lone, as json.loads keeps it
+        _add(self._parts, chr(code))  # a lone surrogate stays lone, as json.loads keeps it
+        self._parts_len += 1
         self._dirty = True
         return pos + 6
 
@@ -373,7 +511,7 @@ class IncrementalJsonParser:
     def _atom(self, text: str, pos: int) -> int:
         end = _run_end(_ATOM_RUN, text, pos)
         if end > pos:
-            self._parts.append(text[pos:end])
+            _add(self._parts, text[pos:end])
         if end == len(text):
             return end  # the number may go on in the next chunk
         value = _atom_value("".join(self._parts))
@@ -386,7 +524,7 @@ class IncrementalJsonParser:
     def _bare_key(self, text: str, pos: int) -> int:
         end = _run_end(_KEY_RUN, text, pos)
         if end > pos:
-            self._parts.append(text[pos:end])
+            _add(self._parts, text[pos:end])
         if end == len(text):
             return end
         self._key = "".join(self._parts)

@@ -30,6 +30,10 @@ class JsonStream:
         # A copy of the open spine only, so a chunk's output never changes under a caller that kept it.
         return self._parser.snapshot_copy()
 
+    def feed_lazy(self, text: str) -> Any:
+        """The same snapshot, built only when read: O(1) per chunk for a run that keeps every chunk."""
+        return self._parser.feed_lazy(text)
+
 
 class JsonHandler:
     def __init__(self, schema: dict[str, Any] | None) -> None:

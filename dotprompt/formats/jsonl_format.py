@@ -67,7 +67,7 @@ class JsonlStream:
             self._mode = _ITEM if text[pos] == "{" else _SKIP
             self._line = IncrementalJsonParser()
         if self._mode == _ITEM and not self._line.done:
-            self._line.feed(text[pos:stop])
+            self._line.advance(text[pos:stop])  # only a closed object is handed out
             if self._line.done:
                 items.append(self._line.value)
 

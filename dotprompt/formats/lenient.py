@@ -15,7 +15,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Final
 
-from .textpos import where
+from .limits import MAX_NESTING_DEPTH, TooDeepError
+from .textpos import LineCursor
 from .types import Repair
 
 _TOKEN: Final = re.compile(
@@ -49,6 +50,7 @@ class Rewrite:
     complete: bool  # False: the value is truncated; `open_containers` were still open
     open_containers: int = 0
     stopped_by: str | None = None  # the unexpected character that ended reading early
+    open_string: bool = False  # the text ended inside a string value: the caller closes it
 
 
 @dataclass
@@ -61,9 +63,13 @@ class _Rewriter:
     comma_at: int = -1  # index in `out` of the comma just read, for trailing-comma removal
     value_end: int = -1  # offset just past the last value read
     finished: bool = False
+    open_string: bool = False
+    lines: LineCursor | None = None
 
     def note(self, kind: str, detail: str, offset: int) -> None:
-        self.repairs.append(Repair(kind, f"{detail} at {where(self.source, offset)}"))
+        if self.lines is None:
+            self.lines = LineCursor(self.source)
+        self.repairs.append(Repair(kind, f"{detail} at {self.lines.where(offset)}"))
 
     def value(self) -> None:
         self.previous = "value"
@@ -72,6 +78,8 @@ class _Rewriter:
     def punct(self, char: str, offset: int) -> bool:
         """Handle one bracket, comma or colon; False when it cannot belong here (stop reading)."""
         if char in "{[":
+            if len(self.stack) >= MAX_NESTING_DEPTH:
+                raise TooDeepError(offset)
             self.stack.append(char)
         elif char in "}]":
             if not self.stack or self.stack[-1] != _CLOSERS[char]:
@@ -109,8 +117,9 @@ class _Rewriter:
             token = _CONTROL.sub(lambda m: f"\\u{ord(m.group()):04x}", token)
             self.note("control_character", "escaped a raw control character inside a string", offset)
         self.out.append(token)
-        if not closed:
-            return  # truncated inside the string: the caller completes the value
+        if not closed:  # truncated inside the string: the caller completes the value
+            self.open_string = not (self.stack and self.stack[-1] == "{" and self.previous in ("{", ","))
+            return
         if self.stack and self.stack[-1] == "{" and self.previous in ("{", ","):
             self.previous = "key"
         else:
@@ -149,7 +158,7 @@ def _truncated(rw: _Rewriter, pos: int, stopped_by: str | None) -> Rewrite:
         # Something followed the last number or word, so it is whole: a comma tells the completer
         # to keep it (it drops a number the text ended in, which may have had more digits).
         rw.out.append(",")
-    return Rewrite("".join(rw.out), rw.repairs, pos, False, len(rw.stack), stopped_by)
+    return Rewrite("".join(rw.out), rw.repairs, pos, False, len(rw.stack), stopped_by, rw.open_string and stopped_by is None)
 
 
 def _dispatch(rw: _Rewriter, kind: str | None, token: str, pos: int) -> None:

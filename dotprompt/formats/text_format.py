@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .types import Format, ParsedOutput
+from .types import Format, LazyValue, ParsedOutput
 
 
 class TextStream:
@@ -12,10 +12,29 @@ class TextStream:
 
     def __init__(self) -> None:
         self._text = ""
+        self._pieces: list[str] = []
 
     def feed(self, text: str) -> str:
         self._text += text
         return self._text
+
+    def feed_lazy(self, text: str) -> LazyValue:
+        """The accumulated text, joined only when read: keeping every chunk's output stays linear."""
+        if text:
+            self._pieces.append(text)
+        return _TextSoFar(self._pieces, len(self._pieces))
+
+
+class _TextSoFar(LazyValue):
+    __slots__ = ("_count", "_pieces")
+
+    def __init__(self, pieces: list[str], count: int) -> None:
+        self._pieces = pieces
+        self._count = count
+
+    @property
+    def value(self) -> str:
+        return "".join(self._pieces[: self._count])
 
 
 class TextHandler:

@@ -28,12 +28,42 @@ class ParsedOutput:
     repairs: list[Repair] = field(default_factory=list)
 
 
+class LazyValue:
+    """A streamed output built only when read: `.value` (each read builds it anew; `Chunk.output`
+    reads it once and keeps it). Lets a run keep every chunk's output without a copy per chunk."""
+
+    __slots__ = ()
+
+    @property
+    def value(self) -> Any:
+        raise NotImplementedError
+
+    def map(self, function: Callable[[Any], Any]) -> LazyValue:
+        """A LazyValue of `function(self.value)`, applied when read."""
+        return _Mapped(self, function)
+
+
+class _Mapped(LazyValue):
+    __slots__ = ("_function", "_source")
+
+    def __init__(self, source: LazyValue, function: Callable[[Any], Any]) -> None:
+        self._source = source
+        self._function = function
+
+    @property
+    def value(self) -> Any:
+        return self._function(self._source.value)
+
+
 @runtime_checkable
 class StreamParser(Protocol):
     """Incremental state for one streamed message."""
 
     def feed(self, text: str) -> Any:
-        """Append new text; return the output so far (the meaning depends on the format)."""
+        """Append new text; return the output so far (the meaning depends on the format).
+
+        A stream may also offer `feed_lazy(text)`, the same output as a LazyValue (or as the value
+        itself when building it costs nothing); a streamed run prefers it."""
         ...
 
 

@@ -10,6 +10,7 @@ from pydantic import BaseModel
 
 from ..errors import InputProblem, OutputValidationError, UsageError
 from ..formats import FormatHandler, OutputParseError, ParsedOutput, UnknownFormatError, get_format
+from ..formats.types import LazyValue
 from ..models.base import ModelInfo
 from ..schemas import CompiledSchema, check_schema, compile_validator
 from ..types import Message, Part, construct
@@ -55,10 +56,18 @@ class OutputPlan:
                                         messages=response.messages) from None
 
     def chunk_output(self, parser: Any, text: str, output_type: type[BaseModel] | None) -> Any:
-        snapshot = parser.feed(text) if text else parser.feed("")
-        if output_type is not None and isinstance(snapshot, dict):
-            return partial_instance(output_type, snapshot)
-        return snapshot
+        """The chunk's output; a LazyValue (read by `Chunk.output`) when the stream offers one."""
+        feed_lazy = getattr(parser, "feed_lazy", None)
+        snapshot = feed_lazy(text) if feed_lazy is not None else parser.feed(text)
+        if output_type is None:
+            return snapshot
+        if isinstance(snapshot, LazyValue):
+            return snapshot.map(lambda value: _typed(output_type, value))
+        return _typed(output_type, snapshot)
+
+
+def _typed(output_type: type[BaseModel], snapshot: Any) -> Any:
+    return partial_instance(output_type, snapshot) if isinstance(snapshot, dict) else snapshot
 
 
 def partial_instance(output_type: type[BaseModel], data: dict[str, Any]) -> BaseModel:

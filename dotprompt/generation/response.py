@@ -8,6 +8,7 @@ from typing import Any
 
 from pydantic import Field
 
+from ..formats.types import LazyValue
 from ..types import FinishReason, GenerateRequest, Message, Part, ToolRequest, Usage, WireModel
 
 
@@ -71,13 +72,13 @@ class StreamState:
 class Chunk:
     """One streamed piece. `index` is the message it belongs to; it advances when the role changes."""
 
-    __slots__ = ("_position", "_state", "_upto", "content", "index", "output", "role")
+    __slots__ = ("_output", "_position", "_state", "_upto", "content", "index", "role")
 
     def __init__(self, index: int, role: str, content: list[Part], state: StreamState) -> None:
         self.index = index
         self.role = role
         self.content = content
-        self.output: Any = None
+        self._output: Any = None
         self._state = state
         self._position = len(state.chunks)
         pieces = state.texts.setdefault(index, [])
@@ -89,6 +90,18 @@ class Chunk:
 
     def __repr__(self) -> str:
         return f"Chunk(index={self.index}, role={self.role!r}, text={self.text!r})"
+
+    @property
+    def output(self) -> Any:
+        """The output parsed so far. Built on first read (the run keeps every chunk, so a copy per
+        chunk would cost memory quadratic in the reply), then kept: later chunks never change it."""
+        if isinstance(self._output, LazyValue):
+            self._output = self._output.value
+        return self._output
+
+    @output.setter
+    def output(self, value: Any) -> None:
+        self._output = value
 
     @property
     def text(self) -> str:

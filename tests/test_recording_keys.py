@@ -89,7 +89,7 @@ print(json.dumps({"replay": [run("a.test.yaml", "replay"), run("extra.test.yaml"
     texts = sorted(text.strip() for _, _, text in result["lines"])
     assert texts == ["one", "two"], result  # one entry each: no stale lines pile up, none deleted
     # The prompt's own test file keeps the format the committed recordings have (no `file` field).
-    assert ["same", None, "one\n"] in result["lines"], result
+    assert ["same", None, "one"] in result["lines"], result
 
 
 def test_recordings_never_lead_out_of_the_folder(tmp_path):

@@ -7,7 +7,8 @@ is named in `file`, so two test files with a case of the same name never touch e
 A recordings file or folder that is a symbolic link out of its test folder is refused.
 
 Only what a real model returned is ever written (`"source": "recorded"`); a reply written by hand
-must say `"source": "fixture"`. Requests and replies are our own message model, never HTTP: no header, and so no key, can reach a file.
+must say `"source": "fixture"`. Requests and replies are our own message model, never HTTP: no
+header, and so no key, can reach a file.
 """
 
 from __future__ import annotations

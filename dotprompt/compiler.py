@@ -12,14 +12,19 @@ from jinja2.compiler import CodeGenerator
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 from pydantic import ValidationError
 
+from .cache import LRU
 from .document import PromptSource, parse_source
 from .errors import PromptFileError
+from .files import Stamp, decode, digest_of, file_stamp, read_snapshot
 from .handlebars import HandlebarsEngine, HandlebarsTemplate, file_engine
 from .metadata import LibraryDefaults, convert_schemas, render_fields
 from .schemas import CompiledSchema, SchemaRegistry, compile_validator
 from .template import HANDLEBARS_HINT, included_names, looks_like_handlebars, with_line_offset
 
-Stamp = tuple[int, int, int]
+__all__ = ["CompileContext", "CompiledPrompt", "Dependency", "Stamp", "check_includes", "compile_prompt", "file_stamp",
+           "parse_template", "read_text"]
+
+Dependency = tuple[str, Stamp, str]  # a partial file a compiled prompt read: (path, stamp, content hash)
 
 
 @dataclass(frozen=True)
@@ -32,6 +37,9 @@ class CompiledPrompt:
     stamp: Stamp | None
     revision: int  # the library's revision it was compiled at
     variables: frozenset[str]  # names the template reads from its data (for the linter)
+    digest: str | None = None  # content hash of the file bytes it was compiled from
+    depends: tuple[Dependency, ...] = ()  # partial files read while compiling
+    checked_at: float = 0.0  # time.monotonic() when its bytes were last hashed against the file
 
 
 @dataclass
@@ -43,25 +51,17 @@ class CompileContext:
     defaults: LibraryDefaults
     partial_source: Callable[[str], tuple[str, str | None, Any] | None]
     revision: int  # the library's revision it was compiled at
-    partial_asts: dict[tuple[str, str | None], nodes.Template]
+    partial_asts: LRU[nodes.Template]  # one entry per partial (file or name), holding its content hash
     engine: str = "jinja2"  # the library's engine; a file may choose another with `dotprompt.engine`
     handlebars: HandlebarsEngine | None = None
 
 
-def file_stamp(path: str) -> Stamp:
-    st = os.stat(path)
-    return (st.st_mtime_ns, st.st_size, st.st_ino)
-
-
-def read_text(path: str) -> str:
-    with open(path, "rb") as handle:
-        data = handle.read()
+def read_text(path: str, root: str | os.PathLike[str] | None = None) -> str:
+    """The file's text: a regular file inside `root` (if given), never opened in a way that blocks."""
     try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise PromptFileError(f"file is not UTF-8 text (byte 0x{data[exc.start]:02x})", path=path, line=line,
-                              hint="save the file as UTF-8") from None
+        return decode(read_snapshot(path, root).data, path)
+    except OSError as exc:
+        raise PromptFileError(f"cannot read this file: {exc.strerror or exc}", path=path) from None
 
 
 def compile_prompt(text: str, path: str | None, name: str | None, variant: str | None,
@@ -154,9 +154,11 @@ def check_includes(ast: nodes.Template, label: str, path: str | None, ctx: Compi
 
 
 def _partial_ast(ctx: CompileContext, source: str, name: str, filename: str | None) -> nodes.Template:
-    # A shared partial is included by many prompts; parse each distinct source once.
-    key = (source, filename)
-    ast = ctx.partial_asts.get(key)
+    # A shared partial is included by many prompts; parse each version of it once. Keyed by the
+    # partial, holding its content hash: an edit replaces the entry, it does not add one.
+    key, digest = filename or f"<partial {name}>", digest_of(source.encode("utf-8", "surrogatepass"))
+    ast = ctx.partial_asts.get(key, digest)
     if ast is None:
-        ast = ctx.partial_asts[key] = parse_template(ctx.env, source, filename or name, filename)
+        ast = parse_template(ctx.env, source, filename or name, filename)
+        ctx.partial_asts.put(key, digest, ast)
     return ast

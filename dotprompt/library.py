@@ -2,14 +2,21 @@
 
 File names: `name.prompt`, `name.variant.prompt`, `_partial.prompt`; a subfolder is a namespace
 (`billing/extract.prompt` is `billing/extract`).
+
+Files are read through `files`: a prompt, partial or namespace folder whose real path leaves the
+folder is refused, as is anything that is not a regular file (FIFO, socket, directory, dangling
+link), each with a PromptFileError naming the file. Hot reload: a render uses a whole version of
+the file, old or new (see `needs_refresh` / `refresh`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import inspect
 import os
 import threading
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,9 +24,12 @@ from typing import Any
 
 from jinja2 import FunctionLoader
 
-from .compiler import CompileContext, CompiledPrompt, compile_prompt, file_stamp, parse_template, read_text
+from . import settings
+from .cache import LRU
+from .compiler import CompileContext, CompiledPrompt, Dependency, compile_prompt, parse_template, read_text
 from .document import USE_HINT, PromptSource, parse_source, use_arguments
-from .errors import DotpromptError, InvalidPromptNameError, PromptNotFoundError
+from .errors import DotpromptError, InvalidPromptNameError, PromptFileError, PromptNotFoundError
+from .files import FileChangingError, Snapshot, decode, file_stamp, read_settled, read_snapshot
 from .handlebars import HandlebarsEngine, file_engine
 from .metadata import LibraryDefaults, merge, options_metadata, render_fields
 from .prompt import Prompt
@@ -61,7 +71,8 @@ class PromptLibrary:
         self._runtime = RuntimeRegistry()
         self._defaults = LibraryDefaults(default_model, model_configs, self._runtime.tool_definition)
         self._partials: dict[str, str] = {}
-        self._partial_asts: dict[Any, Any] = {}
+        self._partial_asts: LRU[Any] = LRU(settings.PARTIAL_CACHE_SIZE)
+        self._reading = threading.local()  # .depends: partial files read by the compile running on this thread
         self._prompts: dict[tuple[str, str | None], Prompt] = {}
         self._lock = threading.RLock()
         self._revision = 0  # bumped by every define_*; prompts compiled at an older revision recompile
@@ -135,7 +146,7 @@ class PromptLibrary:
 
     def check_partial_file(self, path: str) -> None:
         """Parse and compile a partial file with its engine; a problem is a PromptFileError."""
-        src = parse_source(read_text(path), path)
+        src = parse_source(read_text(path, self.directory), path)
         if file_engine(src.ext, self.engine) == "handlebars":
             self._handlebars.check(src.template, path, src.body_line)
         else:
@@ -167,6 +178,11 @@ class PromptLibrary:
             out.append(PromptInfo(str(rel.with_name(base).as_posix()), variant or None, str(path)))
         return out
 
+    def cache_info(self) -> dict[str, int]:
+        """Entries in the library's caches (each bounded): prompts loaded, parsed partials, Handlebars programs."""
+        return {"prompts": len(self._prompts), "partial_asts": len(self._partial_asts),
+                "handlebars_programs": self._handlebars.cache_size()}
+
     def load(self, name: str, variant: str | None = None) -> Prompt:
         """The prompt `name` (optionally its variant), compiled once and cached."""
         check_name(name)
@@ -186,15 +202,20 @@ class PromptLibrary:
             wanted = f"{name}.{variant}" if variant else name
             where = str(self.directory) if self.directory else "a library with no directory"
             raise PromptNotFoundError(name, variant, difflib.get_close_matches(wanted, labels, n=3, cutoff=0.5), where)
-        text, stamp = read_stable(path)
-        compiled = self._compile(text, path, name, variant, stamp)
-        return Prompt(self, name, variant, path, compiled)
+        try:
+            snapshot = read_settled(path, self.directory)
+        except FileNotFoundError:
+            raise PromptNotFoundError(name, variant, [], f"{path} (deleted)") from None
+        except FileChangingError:
+            raise _still_changing(path) from None
+        return Prompt(self, name, variant, path, self._compile_snapshot(snapshot, path, name, variant))
 
     def _prompt_path(self, name: str, variant: str | None) -> str | None:
+        """The file for the name, if anything by that name is there (a FIFO or a link too: reading it says what is wrong)."""
         if self.directory is None:
             return None
         path = self.directory / (f"{name}.{variant}.prompt" if variant else f"{name}.prompt")
-        return str(path) if path.is_file() else None
+        return str(path) if _entry_exists(path) else None
 
     def from_source(self, source: str, name: str | None = None, *, path: str | None = None) -> Prompt:
         """A prompt compiled from a string (not cached by name)."""
@@ -205,8 +226,77 @@ class PromptLibrary:
         """The prompt compiled afresh: from its file as it is now, or from its source string."""
         if prompt.path is None:
             return self._compile(prompt.source or "", None, prompt.name, prompt.variant, None)
-        text, stamp = read_stable(prompt.path)
-        return self._compile(text, prompt.path, prompt.name, prompt.variant, stamp)
+        try:
+            snapshot = read_settled(prompt.path, self.directory)
+        except FileNotFoundError:
+            raise PromptNotFoundError(prompt.name or prompt.path, prompt.variant, [], f"{prompt.path} (deleted)") from None
+        except FileChangingError:
+            raise _still_changing(prompt.path) from None
+        return self._compile_snapshot(snapshot, prompt.path, prompt.name, prompt.variant)
+
+    # -- hot reload -------------------------------------------------------------------------
+
+    def needs_refresh(self, prompt: Prompt, compiled: CompiledPrompt) -> bool:
+        """Whether `compiled` may be out of date: the library changed, the file's or a partial's stat
+        changed (mtime, size, inode, ctime), or its periodic re-hash is due. Cheap: stats only."""
+        if compiled.revision != self._revision:
+            return True
+        if prompt.path is None:
+            return False
+        if compiled.stamp is None or _stamp_or_none(prompt.path) != compiled.stamp:
+            return True
+        if any(_stamp_or_none(path) != stamp for path, stamp, _ in compiled.depends):
+            return True
+        return time.monotonic() - compiled.checked_at >= settings.RELOAD_REHASH_SECONDS
+
+    def refresh(self, prompt: Prompt, compiled: CompiledPrompt) -> CompiledPrompt:
+        """The compiled form a render should use now.
+
+        The file is read once (waiting out a save in progress) and compiled from exactly those bytes;
+        if its bytes and its partials' hash as before, `compiled` is kept (only its stamps move on).
+        A file that keeps changing keeps `compiled` (the last whole version) until it holds still; a
+        file gone for good raises PromptNotFoundError; a new version that does not compile raises its
+        PromptFileError once it has stayed so for RELOAD_GRACE_SECONDS (a stalled save is not an error)."""
+        if prompt.path is None:
+            return self._compile(prompt.source or "", None, prompt.name, prompt.variant, None)
+        try:
+            snapshot = read_settled(prompt.path, self.directory)
+        except FileNotFoundError:
+            raise PromptNotFoundError(prompt.name or prompt.path, prompt.variant, [], f"{prompt.path} (deleted)") from None
+        except FileChangingError:
+            return compiled
+        if compiled.revision == self._revision and snapshot.digest == compiled.digest:
+            depends = _same_partials(compiled.depends, self.directory)
+            if depends is not None:
+                return dataclasses.replace(compiled, stamp=snapshot.stamp, depends=depends, checked_at=time.monotonic())
+            if self._env.cache is not None:  # a partial's bytes changed: jinja's loaded copy must go too
+                self._env.cache.clear()
+        while True:
+            try:
+                return self._compile_snapshot(snapshot, prompt.path, prompt.name, prompt.variant)
+            except PromptFileError:
+                # A save that stalls half-way (an empty or cut-off file) can hold still longer than the
+                # settle time: a file that fails to compile is trusted only once it is RELOAD_GRACE_SECONDS
+                # old. Until then this thread waits for it and other renders keep the last whole version.
+                if time.time_ns() - snapshot.stamp[0] >= settings.RELOAD_GRACE_SECONDS * 1e9:
+                    raise
+            time.sleep(settings.RELOAD_SETTLE_SECONDS)
+            try:
+                snapshot = read_settled(prompt.path, self.directory)
+            except FileNotFoundError:
+                raise PromptNotFoundError(prompt.name or prompt.path, prompt.variant, [],
+                                          f"{prompt.path} (deleted)") from None
+            except FileChangingError:
+                return compiled
+
+    def _compile_snapshot(self, snapshot: Snapshot, path: str, name: str | None, variant: str | None) -> CompiledPrompt:
+        self._reading.depends = depends = []
+        try:
+            compiled = self._compile(decode(snapshot.data, path), path, name, variant, snapshot.stamp)
+        finally:
+            self._reading.depends = None
+        return dataclasses.replace(compiled, digest=snapshot.digest, depends=tuple(dict.fromkeys(depends)),
+                                   checked_at=time.monotonic())
 
     def _compile(self, text: str, path: str | None, name: str | None, variant: str | None,
                  stamp: Any) -> CompiledPrompt:
@@ -248,8 +338,18 @@ class PromptLibrary:
             return self._partials[name], None, lambda: revision == self._revision
         path = self._partial_path(name)
         if path is not None:
-            text, stamp = read_stable(path)
-            return text, path, lambda: _same_stamp(path, stamp)
+            try:
+                snapshot = read_settled(path, self.directory, "partial file")
+            except FileNotFoundError:
+                snapshot = None  # gone since we looked: as if it never was
+            except FileChangingError:
+                raise _still_changing(path) from None
+            if snapshot is not None:
+                depends = getattr(self._reading, "depends", None)
+                if depends is not None:
+                    depends.append((path, snapshot.stamp, snapshot.digest))
+                stamp = snapshot.stamp
+                return decode(snapshot.data, path), path, lambda: _stamp_or_none(path) == stamp
         if self._partial_resolver is not None:
             found = self._partial_resolver(name)
             if found is not None:
@@ -272,7 +372,7 @@ class PromptLibrary:
             return None
         head, _, tail = name.rpartition("/")
         path = self.directory / head / f"_{tail}.prompt"
-        return str(path) if path.is_file() else None
+        return str(path) if _entry_exists(path) else None
 
     @staticmethod
     def _partial_body(text: str, path: str | None) -> str:
@@ -282,32 +382,73 @@ class PromptLibrary:
         return with_line_offset(src.template, src.body_line)
 
 
-def read_stable(path: str) -> tuple[str, Any]:
-    """The file's text with the stamp it had while read (re-read if it changed underneath us)."""
-    for _ in range(5):
-        before = file_stamp(path)
-        text = read_text(path)
-        if file_stamp(path) == before:
-            break
-    return text, before
-
-
-def _same_stamp(path: str, stamp: Any) -> bool:
+def read_stable(path: str, root: str | os.PathLike[str] | None = None) -> tuple[str, Any]:
+    """The file's text and the stamp it had while read: one whole version, waiting out a save in progress."""
     try:
-        return file_stamp(path) == stamp
-    except OSError:
+        snapshot = read_settled(path, root)
+    except FileChangingError:
+        raise _still_changing(path) from None
+    return decode(snapshot.data, path), snapshot.stamp
+
+
+def _still_changing(path: str) -> PromptFileError:
+    return PromptFileError("this file keeps changing while it is read", path=path,
+                           hint="try again once the save has finished")
+
+
+def _stamp_or_none(path: str) -> Any:
+    try:
+        return file_stamp(path)
+    except (OSError, ValueError):
+        return None
+
+
+def _entry_exists(path: Path) -> bool:
+    try:
+        os.lstat(path)
+    except (OSError, ValueError):
         return False
+    return True
+
+
+def _same_partials(depends: tuple[Dependency, ...], root: Path | None) -> tuple[Dependency, ...] | None:
+    """The partial files with their current stamps if every one still hashes as before, else None."""
+    out = []
+    for path, stamp, digest in depends:
+        if _stamp_or_none(path) == stamp:
+            out.append((path, stamp, digest))
+            continue
+        try:
+            snapshot = read_snapshot(path, root, "partial file")
+        except (OSError, PromptFileError):
+            return None
+        if snapshot.digest != digest:
+            return None
+        out.append((path, snapshot.stamp, digest))
+    return tuple(out)
+
+
+def _name_problem(name: str) -> str | None:
+    if not name or os.path.isabs(name) or "\\" in name or name.startswith("/") \
+            or any(part in ("..", "") for part in name.split("/")):
+        return "names are relative paths inside the prompt folder, without '..', empty parts or a leading '/'"
+    if any(ord(c) < 32 or ord(c) == 127 for c in name):
+        return "names cannot hold control characters (such as NUL or a newline)"
+    if len(name) > settings.MAX_NAME_LENGTH:
+        return f"names are at most {settings.MAX_NAME_LENGTH} characters, this one has {len(name)}"
+    if any(len(part.encode("utf-8", "surrogatepass")) > settings.MAX_NAME_PART_BYTES for part in name.split("/")):
+        return f"each part of a name (between '/') is at most {settings.MAX_NAME_PART_BYTES} bytes, to fit a file name"
+    return None
 
 
 def _unsafe(name: str) -> bool:
-    return (not name or os.path.isabs(name) or "\\" in name or name.startswith("/")
-            or any(part in ("..", "") for part in name.split("/")))
+    return _name_problem(name) is not None
 
 
 def check_name(name: str) -> None:
-    """Refuse names that are absolute or climb out of the prompt folder."""
-    if not isinstance(name, str) or _unsafe(name):
-        raise InvalidPromptNameError(
-            f"invalid prompt name {name!r}: names are relative paths inside the prompt folder, "
-            "without '..', empty parts or a leading '/'")
+    """Refuse names that are absolute, climb out of the prompt folder, or cannot be a file name."""
+    problem = _name_problem(name) if isinstance(name, str) else "a name is a string"
+    if problem is not None:
+        shown = repr(name) if not isinstance(name, str) or len(name) <= 80 else repr(name[:60]) + f"... ({len(name)} characters)"
+        raise InvalidPromptNameError(f"invalid prompt name {shown}: {problem}")
 

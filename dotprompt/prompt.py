@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any
 from jinja2.exceptions import SecurityError, TemplateError
 from pydantic import BaseModel
 
-from .compiler import CompiledPrompt, file_stamp
-from .errors import DotpromptError, InputValidationError, PromptNotFoundError, RenderError, UsageError
+from .compiler import CompiledPrompt
+from .errors import DotpromptError, InputValidationError, RenderError, UsageError
 from .handlebars import HandlebarsTemplate
 from .markers import Markers, to_messages
 from .rendered import RenderedPrompt
@@ -45,24 +45,22 @@ class Prompt:
 
     @property
     def compiled(self) -> CompiledPrompt:
-        """The current compiled form, recompiled first if the file or the library changed."""
-        current = self._compiled
-        if self._is_stale(current):
-            with self._lock:
-                current = self._compiled
-                if self._is_stale(current):
-                    current = self._compiled = self.library.recompile(self)
-        return current
+        """The current compiled form, refreshed first if the file, a partial or the library changed.
 
-    def _is_stale(self, compiled: CompiledPrompt) -> bool:
-        if compiled.revision != self.library.revision:
-            return True
-        if self.path is None:
-            return False
+        One thread refreshes; a render on another thread meanwhile uses the version it has (a whole
+        one), so a slow save never stalls or tears renders."""
+        current = self._compiled
+        if not self.library.needs_refresh(self, current):
+            return current
+        if not self._lock.acquire(blocking=current.revision != self.library.revision):
+            return current
         try:
-            return file_stamp(self.path) != compiled.stamp
-        except FileNotFoundError:
-            raise PromptNotFoundError(self.name or self.path, self.variant, [], f"{self.path} (deleted)") from None
+            current = self._compiled
+            if self.library.needs_refresh(self, current):
+                current = self._compiled = self.library.refresh(self, current)
+        finally:
+            self._lock.release()
+        return current
 
     @property
     def metadata(self) -> dict[str, Any]:

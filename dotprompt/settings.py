@@ -34,6 +34,13 @@ __all__ = [
     "DEFAULT_TIMEOUT",
     "LOCAL_LOGS_KEPT",
     "LOCAL_MODEL",
+    "MAX_NAME_LENGTH",
+    "MAX_NAME_PART_BYTES",
+    "PARTIAL_CACHE_SIZE",
+    "RELOAD_ATTEMPTS",
+    "RELOAD_GRACE_SECONDS",
+    "RELOAD_REHASH_SECONDS",
+    "RELOAD_SETTLE_SECONDS",
     "RETRYABLE_STATUSES",
     "check_max_turns",
     "env_model",
@@ -68,6 +75,31 @@ LOCAL_MODEL: Final = "local/smollm2"
 LOCAL_LOGS_KEPT: Final = 20
 """llama-server logs kept under `<local dir>/logs/` from servers that did not stop cleanly (failed, or
 their process was killed); older ones are removed when a server starts."""
+
+MAX_NAME_LENGTH: Final = 1024
+"""Characters a prompt or partial name (with its namespace folders) may have; longer is an InvalidPromptNameError."""
+
+MAX_NAME_PART_BYTES: Final = 200
+"""UTF-8 bytes one part of a name may have: with `_`, `.variant` and `.prompt` it must fit a file name (255)."""
+
+RELOAD_SETTLE_SECONDS: Final = 0.05
+"""Hot reload: a file changed this recently may still be being written; it is read again after this
+long and used only if it did not change meanwhile (a render never sees half a save)."""
+
+RELOAD_GRACE_SECONDS: Final = 0.5
+"""Hot reload: a changed file that fails to compile (empty, cut off: a save that stalled half-way) raises
+its error only once it is this old; until then renders keep the last whole version."""
+
+RELOAD_ATTEMPTS: Final = 8
+"""Hot reload: reads of a changing or briefly missing file (unlink-then-create saves) before giving up;
+until then, and when giving up on a file that is still there, renders keep the last whole version."""
+
+RELOAD_REHASH_SECONDS: Final = 2.0
+"""Hot reload: a file whose stat looks unchanged is still re-read and hashed this often, so an edit that
+keeps size, mtime and ctime (coarse file system clocks) is seen too."""
+
+PARTIAL_CACHE_SIZE: Final = 256
+"""Parsed partials (jinja2 and Handlebars) kept per library: one entry per partial, least recently used dropped."""
 
 
 def valid_max_turns(value: object) -> bool:

@@ -17,7 +17,7 @@ PACKAGE = ROOT / "dotprompt"
 # Floors from the ground up; a module may import its own floor or lower ones, never higher.
 # (generation sits below prompt/library: Prompt.generate runs the loop, the loop never needs a Prompt.)
 FLOORS: list[tuple[str, ...]] = [
-    ("errors", "types", "settings", "redact", "shutdown"),
+    ("errors", "types", "settings", "redact", "shutdown", "cache", "files"),
     ("document", "picoschema", "schemas", "fastcheck", "template", "markers", "rendered", "metadata", "runtime",
      "handlebars", "formats"),
     ("compiler", "tools", "models.base", "models.registry", "models.config", "models.doubles", "models.local_paths",

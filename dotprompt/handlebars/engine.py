@@ -18,7 +18,10 @@ import re
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from .. import settings
+from ..cache import LRU
 from ..errors import PromptFileError
+from ..files import digest_of
 from ..markers import Markers
 from .helpers import KNOWN_HELPERS, helpers_for
 from .syntax import line_of, syntax_error_line, template_variables, walk
@@ -86,12 +89,18 @@ class HandlebarsEngine:
 
     name = "handlebars"
 
-    def __init__(self, lookup: PartialLookup) -> None:
+    def __init__(self, lookup: PartialLookup, cache_size: int | None = None) -> None:
         self._lookup = lookup
-        self._programs: dict[tuple[str, str | None], list[Node]] = {}
+        # One entry per file (or per distinct source without one), holding its content hash: an edit
+        # replaces the entry instead of adding one, and the least recently used go past the bound.
+        self._programs: LRU[list[Node]] = LRU(cache_size or settings.PARTIAL_CACHE_SIZE)
 
     def clear(self) -> None:
         self._programs.clear()
+
+    def cache_size(self) -> int:
+        """Parsed programs held (prompts and partials)."""
+        return len(self._programs)
 
     def compile(self, source: str, path: str | None, first_line: int = 1, label: str | None = None) -> HandlebarsTemplate:
         where = path or label or "<prompt from source>"
@@ -110,8 +119,9 @@ class HandlebarsEngine:
         self.compile(source, path, first_line)
 
     def _parse(self, source: str, where: str, first_line: int, path: str | None) -> list[Node]:
-        key = (source, path)
-        program = self._programs.get(key)
+        digest = digest_of(source.encode("utf-8", "surrogatepass"))
+        key = path if path is not None else ("<source>", digest)
+        program = self._programs.get(key, digest)
         if program is None:
             try:
                 program = compile_template(source)
@@ -119,7 +129,7 @@ class HandlebarsEngine:
                 line = first_line - 1 + syntax_error_line(source, str(exc))
                 raise PromptFileError(f"Handlebars syntax error: {exc}", path=where, line=line) from None
             self._check_helpers(program, source, where, first_line)
-            self._programs[key] = program
+            self._programs.put(key, digest, program)
         return program
 
     def _check_helpers(self, program: list[Node], source: str, where: str, first_line: int) -> None:

@@ -26,6 +26,7 @@ import yaml
 
 from ..document import compose_yaml, did_you_mean, load_yaml_safely
 from ..errors import PromptFileError
+from ..files import lexically_inside, read_snapshot
 from .assertions import PATH_ASSERTIONS, ExpectedValueError, path_assertion_names
 from .paths import PathError, parse_path
 
@@ -112,8 +113,17 @@ def sidecar_prompt(path: Path, prompts_dir: Path | None) -> tuple[str | None, st
 
 def load_test_file(path: str | Path, prompts_dir: Path | None = None) -> list[TestCase]:
     path = Path(path)
+    # A test file found inside the prompt folder must really be there: a symbolic link out of it is
+    # refused. One named outside the folder (on the command line) is the caller's choice.
+    root = prompts_dir if prompts_dir is not None and lexically_inside(path, prompts_dir) else None
     try:
-        text = path.read_text(encoding="utf-8")
+        data = read_snapshot(str(path), root, "test file").data
+    except PromptFileError as exc:
+        raise TestFileError(exc.message, path=exc.path, hint=exc.hint) from None
+    except OSError as exc:
+        raise TestFileError(f"cannot read this test file: {exc.strerror or exc}", path=str(path)) from None
+    try:
+        text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise TestFileError("test file is not UTF-8 text", path=str(path), line=1) from None
     try:

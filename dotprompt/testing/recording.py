@@ -1,9 +1,14 @@
 """Recordings: every model call made while testing, keyed by a hash of the exact request.
 
 One JSON-lines file per prompt (`prompts/__recordings__/extract.jsonl`), one call per line, sorted
-by case and call so a diff shows what changed. Only what a real model returned is ever written
-(`"source": "recorded"`); a reply written by hand must say `"source": "fixture"`. Requests and
-replies are our own message model, never HTTP: no header, and so no key, can reach a file.
+by case and call so a diff shows what changed. A case is known by its test file and its name: a
+line without `file` belongs to the prompt's own test file (`extract.test.yaml`), any other test file
+is named in `file`, so two test files with a case of the same name never touch each other's lines.
+A recordings file or folder that is a symbolic link out of its test folder is refused.
+
+Only what a real model returned is ever written (`"source": "recorded"`); a reply written by hand
+must say `"source": "fixture"`. Requests and replies are our own message model, never HTTP: no
+header, and so no key, can reach a file.
 """
 
 from __future__ import annotations
@@ -20,7 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from ..errors import DotpromptError
+from ..errors import DotpromptError, PromptFileError
+from ..files import is_inside, read_snapshot
 from ..models.base import Model, ModelInfo, OnChunk
 from ..redact import redact
 from ..types import GenerateRequest, ModelChunk, ModelResponse
@@ -51,10 +57,18 @@ class Entry:
     latency_ms: float
     chunks: list[dict[str, Any]] | None = None
     source: str = "recorded"
+    file: str | None = None  # the test file, unless it is the prompt's own (NAME.test.yaml)
+
+    @property
+    def identity(self) -> tuple[str | None, str, str]:
+        return self.file, self.case, self.key
 
     def line(self) -> str:
+        data = dataclasses.asdict(self)
+        if data["file"] is None:
+            del data["file"]  # the prompt's own test file: lines as they always were
         # Recordings are committed: a key a model or prompt happened to carry must not reach one.
-        return redact(json.dumps(dataclasses.asdict(self), ensure_ascii=False, sort_keys=True))
+        return redact(json.dumps(data, ensure_ascii=False, sort_keys=True))
 
 
 @dataclass
@@ -69,18 +83,37 @@ class RecordingStore:
     """The recordings of one prompt: loaded once, saved once at the end of a run if anything changed."""
 
     path: Path
-    entries: dict[str, Entry] = field(default_factory=dict)
+    entries: dict[tuple[str | None, str, str], Entry] = field(default_factory=dict)
     corrupt: list[CorruptLine] = field(default_factory=list)
     changed: bool = False
+    root: Path | None = None  # the test folder the recordings must stay inside
+    error: str | None = None  # why this store cannot be read or written (every case using it fails)
 
     @classmethod
-    def load(cls, path: Path) -> RecordingStore:
-        store = cls(path)
-        if not path.exists():
+    def load(cls, path: Path, root: Path | None = None) -> RecordingStore:
+        store = cls(path, root=root)
+        if root is not None and not (is_inside(path.parent, root) and is_inside(path, root)):
+            store.error = (f"{path}: the recordings file or its folder is a symbolic link that leads outside the "
+                           f"test folder {root}; replace the link with a real folder or file")
             return store
-        for number, text in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-            if text.strip():
-                store._read_line(number, text)
+        try:
+            data = read_snapshot(str(path), root, "recordings file", "test folder").data
+        except FileNotFoundError:
+            return store
+        except PromptFileError as exc:
+            store.error = str(exc)
+            return store
+        except OSError as exc:
+            store.error = f"{path}: cannot read the recordings file: {exc.strerror or exc}"
+            return store
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            store.error = f"{path}: the recordings file is not UTF-8 text; re-record with `dotprompt test --record`"
+            return store
+        for number, line in enumerate(text.splitlines(), start=1):
+            if line.strip():
+                store._read_line(number, line)
         return store
 
     def _read_line(self, number: int, text: str) -> None:
@@ -91,10 +124,17 @@ class RecordingStore:
             found = _CASE_FIELD.search(text)
             self.corrupt.append(CorruptLine(number, f"corrupt recording line: {exc}", found[1] if found else None))
             return
-        self.entries[entry.key] = entry
+        self.entries[entry.identity] = entry
 
-    def for_case(self, case: str) -> list[Entry]:
-        return sorted((e for e in self.entries.values() if e.case == case), key=lambda e: e.call)
+    def find(self, key: str, case: str, file: str | None = None) -> Entry | None:
+        """The recording of this request for this case, else one of the identical request for any case."""
+        found = self.entries.get((file, case, key))
+        if found is None:
+            found = next((e for e in self.entries.values() if e.key == key), None)
+        return found
+
+    def for_case(self, case: str, file: str | None = None) -> list[Entry]:
+        return sorted((e for e in self.entries.values() if e.case == case and e.file == file), key=lambda e: e.call)
 
     def info_for(self, model: str) -> ModelInfo | None:
         for entry in self.entries.values():
@@ -104,17 +144,20 @@ class RecordingStore:
 
     def add(self, entry: Entry) -> None:
         # Re-recording a case replaces its earlier calls, so stale lines do not pile up.
+        # Only this test file's case: another test file's case of the same name keeps its lines.
         if entry.call == 0:
-            for key in [k for k, e in self.entries.items() if e.case == entry.case]:
+            for key in [k for k, e in self.entries.items() if (e.file, e.case) == (entry.file, entry.case)]:
                 del self.entries[key]
-        self.entries[entry.key] = entry
+        self.entries[entry.identity] = entry
         self.changed = True
 
     def save(self) -> None:
-        if not self.changed:
+        if not self.changed or self.error is not None:
             return
+        if self.root is not None and not (is_inside(self.path.parent, self.root) and is_inside(self.path, self.root)):
+            return  # a link out of the folder appeared since loading: never write through it
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        ordered = sorted(self.entries.values(), key=lambda e: (e.case, e.call, e.key))
+        ordered = sorted(self.entries.values(), key=lambda e: (e.file or "", e.case, e.call, e.key))
         handle, temporary = tempfile.mkstemp(dir=self.path.parent, prefix=".recording-", suffix=".tmp")
         with os.fdopen(handle, "w", encoding="utf-8") as out:
             out.writelines(entry.line() + "\n" for entry in ordered)
@@ -134,11 +177,13 @@ class CallStats:
 class RecordingModel:
     """Stands in for the case's model: replays recorded calls, or calls the real model and records."""
 
-    def __init__(self, name: str, store: RecordingStore, mode: Mode, case: str, real: Callable[[], Model]) -> None:
+    def __init__(self, name: str, store: RecordingStore, mode: Mode, case: str, real: Callable[[], Model],
+                 file: str | None = None) -> None:
         self.name = name
         self.store = store
         self.mode = mode
         self.case = case
+        self.file = file  # the case's test file, None for the prompt's own (see Entry.file)
         self._real_factory = real
         self._real: Model | None = None
         self.stats = CallStats()
@@ -154,7 +199,7 @@ class RecordingModel:
 
     async def generate(self, request: GenerateRequest, on_chunk: OnChunk | None = None) -> ModelResponse:
         key = request_key(self.name, request)
-        entry = self.store.entries.get(key) if self.mode in ("replay", "auto") else None
+        entry = self.store.find(key, self.case, self.file) if self.mode in ("replay", "auto") else None
         call = self.stats.calls
         self.stats.calls += 1
         if entry is not None:
@@ -170,7 +215,7 @@ class RecordingModel:
         return await self._record(key, call, request, on_chunk)
 
     def _stale_entry(self, call: int) -> Entry | None:
-        recorded = self.store.for_case(self.case)
+        recorded = self.store.for_case(self.case, self.file)
         return recorded[call] if call < len(recorded) else None
 
     def _replay(self, entry: Entry, on_chunk: OnChunk | None) -> ModelResponse:
@@ -197,7 +242,7 @@ class RecordingModel:
         self._count(response, latency)
         if self.mode != "live":
             self.store.add(Entry(key, self.case, call, self.name, dataclasses.asdict(self.real.info), request.to_dict(),
-                                 response.to_dict(), latency, chunks or None))
+                                 response.to_dict(), latency, chunks or None, file=self.file))
         return response
 
     def _count(self, response: ModelResponse, latency_ms: float) -> None:
@@ -206,7 +251,7 @@ class RecordingModel:
             self.stats.tokens += response.usage.total_tokens
 
     def _missing_message(self, call: int, request: GenerateRequest) -> str:
-        recorded = self.store.for_case(self.case)
+        recorded = self.store.for_case(self.case, self.file)
         base = f"no recording for case {self.case!r}, model call {call + 1} ({self.store.path})"
         if call < len(recorded):
             fields = _differing_fields(recorded[call].request, request.to_dict())

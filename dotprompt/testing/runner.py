@@ -12,7 +12,8 @@ from typing import Any
 
 from .. import settings
 from ..errors import DotpromptError, OutputValidationError
-from ..library import PromptLibrary
+from ..files import lexically_inside
+from ..library import PromptLibrary, check_name
 from ..models.registry import resolve_model
 from .cases import TestCase
 from .expect import Observed, check
@@ -86,19 +87,53 @@ class TestRun:
             store.save()
 
     def store_for(self, case: TestCase) -> RecordingStore:
-        name = os.path.basename(case.prompt) + (f".{case.variant}" if case.variant else "")
-        path = Path(case.file).parent / "__recordings__" / f"{name}.jsonl"
+        """The recordings of the case's prompt: `__recordings__/NAME[.VARIANT].jsonl` beside the test file,
+        NAME relative to the test file's folder (a prompt of another namespace: beside the prompt folder's
+        root, by its full name), so two prompts never share a file. Raises InvalidPromptNameError."""
+        folder, rel = self._recordings_place(case)
+        path = folder / "__recordings__" / f"{rel}{f'.{case.variant}' if case.variant else ''}.jsonl"
         if path not in self.stores:
-            self.stores[path] = RecordingStore.load(path)
+            self.stores[path] = RecordingStore.load(path, folder)
         return self.stores[path]
 
+    def _recordings_place(self, case: TestCase) -> tuple[Path, str]:
+        check_name(case.prompt)
+        if case.variant is not None:
+            check_name(str(case.variant))
+        here = Path(case.file).parent
+        parts = case.prompt.split("/")
+        root = self.library.directory
+        if root is not None and lexically_inside(here, root):
+            namespace = Path(os.path.relpath(os.path.abspath(here), os.path.abspath(root))).parts
+            namespace = () if namespace == (".",) else namespace
+            if tuple(parts[: len(namespace)]) == namespace and len(parts) > len(namespace):
+                return here, "/".join(parts[len(namespace):])
+            return root, case.prompt
+        return here, case.prompt
+
+    def case_file(self, case: TestCase) -> str | None:
+        """How recordings name the case's test file: None for the prompt's own (NAME[.VARIANT].test.yaml)."""
+        folder, rel = self._recordings_place(case)
+        test_file = Path(case.file)
+        if test_file.parent == folder and "/" not in rel and test_file.name.partition(".")[0] == rel:
+            return None
+        if lexically_inside(test_file, folder):
+            return Path(os.path.relpath(os.path.abspath(test_file), os.path.abspath(folder))).as_posix()
+        return test_file.as_posix()
+
     async def run_case(self, case: TestCase) -> CaseResult:
-        store = self.store_for(case)
+        try:
+            store = self.store_for(case)
+            file = self.case_file(case)
+        except DotpromptError as exc:
+            return CaseResult(case, False, [str(exc)])
+        if store.error is not None:
+            return CaseResult(case, False, [store.error])
         corrupt = [f"{store.path}:{c.line}: {c.message}" for c in store.corrupt if c.case in (case.name, None)]
         try:
             prompt = self.library.load(case.prompt, case.variant)
             name = self._model_name(case, prompt.metadata.get("model"))
-            recorder = RecordingModel(name, store, self.mode, case.name, lambda: resolve_model(name))
+            recorder = RecordingModel(name, store, self.mode, case.name, lambda: resolve_model(name), file)
         except DotpromptError as exc:
             return CaseResult(case, False, [*corrupt, str(exc)])
         started = time.perf_counter()

@@ -16,8 +16,8 @@ _EAGER = frozenset({".errors", ".library", ".loader", ".prompt", ".rendered", ".
 
 _API: dict[str, tuple[str, ...]] = {
     ".errors": ("DotpromptError", "GenerationError", "GenerationResponseError", "InputProblem", "InputValidationError",
-                "InvalidPromptNameError", "ModelError", "OutputValidationError", "PicoschemaError", "PromptFileError",
-                "PromptNotFoundError", "RenderError", "SchemaError", "ToolExecutionError", "UsageError"),
+                "Interrupt", "InvalidPromptNameError", "ModelError", "OutputValidationError", "PicoschemaError",
+                "PromptFileError", "PromptNotFoundError", "RenderError", "SchemaError", "ToolExecutionError", "UsageError"),
     ".library": ("PromptInfo", "PromptLibrary"),
     ".loader": ("default_library", "load_prompt"),
     ".prompt": ("Prompt",),
@@ -33,7 +33,7 @@ _API: dict[str, tuple[str, ...]] = {
     ".models.base": ("Model", "ModelInfo"),
     ".models.registry": ("define_model",),
     ".models.doubles": ("EchoModel", "ScriptedModel"),
-    ".tools": ("Interrupt", "Tool", "define_interrupt", "define_tool", "tool"),
+    ".tools": ("Tool", "define_interrupt", "define_tool", "tool"),
     ".models": ("models",),  # the subpackage itself: dotprompt.models.define_provider, ...
 }
 

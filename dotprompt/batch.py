@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .errors import DotpromptError, OutputValidationError
+from .errors import BatchInputError, BatchOutputError, DotpromptError, OutputValidationError
 from .prompt import Prompt
 from .redact import redact, redact_data
 
@@ -53,14 +53,6 @@ class BatchReport:
     failed: int = 0
     seconds: float = 0.0
     repaired: int = 0  # damaged lines set aside in `<output>.damaged` when the run started
-
-
-class BatchInputError(DotpromptError, ValueError):
-    """A line of the input file is not JSON (or not UTF-8), or two rows share an id: names the file and line."""
-
-
-class BatchOutputError(DotpromptError, ValueError):
-    """The output file cannot be used: it is the input file, or another run is writing it."""
 
 
 _BOM = b"\xef\xbb\xbf"

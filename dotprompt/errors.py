@@ -1,34 +1,79 @@
-"""The one error hierarchy of the package.
+"""The one error hierarchy of the package: every public exception is defined here.
 
     DotpromptError
      ├── PromptFileError          a .prompt file (or partial) is malformed: path, line, column, hint
+     │    └── TestFileError        a `.test.yaml` file cannot be read: file, line, case
      ├── PromptNotFoundError      no prompt by that name; suggests the closest names
      ├── InvalidPromptNameError   a name that would leave the prompt directory
      ├── InputValidationError     input fails the prompt's input schema; every failing path
      ├── SchemaError              a schema given in code (not in a file) is not valid
- ├── PicoschemaError          a Picoschema value cannot be converted (where, and a hint)
-     ├── RenderError              the template failed while rendering (sandbox, recursion, ...)
+     ├── PicoschemaError          a Picoschema value cannot be converted (where, and a hint)
+     ├── RenderError              the template failed while rendering (sandbox, budget, recursion, ...)
      ├── UsageError               the library was called wrongly: unknown model/tool/format, duplicate
-     │                            tool names, max_turns <= 0, an unresolved interrupt on resume
-     ├── LocalSetupError          `dotprompt local setup` failed (models/local_setup.py): names the log
+     │    │                       tool names, max_turns <= 0, an unresolved interrupt on resume
+     │    └── UnknownFormatError   no output format by that name (also a KeyError)
+     ├── OutputParseError         no value could be found in the model's text (also a ValueError)
+     ├── BatchInputError          a batch input line is not JSON/UTF-8, or two rows share an id
+     ├── BatchOutputError         the batch output is the input, or another run is writing it
+     ├── RecordingMissingError    a replayed prompt test has no recording for a request
+     ├── CaseFailedError          a prompt test case failed under pytest (also an AssertionError)
+     ├── LocalSetupError          `dotprompt local setup` failed: names the log
      └── GenerationError          a run failed; `.response` and `.messages` keep everything produced
           ├── GenerationResponseError  the loop stopped (status ABORTED: too many tool turns, ...)
           ├── OutputValidationError    the final output is not JSON or fails its schema
           ├── ToolExecutionError       a tool raised and the caller asked for tool_errors="raise"
           └── ModelError               the model call failed: status, provider, request id, retryable
 
+    Interrupt                     not an error: a tool raises it to stop the loop for a human (exit C)
+    ToolInputError (ValueError)   the model's tool input fails the tool's schema; sent back to the model
+
 Every message says where the problem is and, where we know it, what to do. Misuse (UsageError)
-is raised before any model call; run failures carry what the model and tools produced.
+is raised before any model call; run failures carry what the model and tools produced. Internal
+signals (a fast path falling back, a file changing while read) are private to the modules that
+raise and catch them, and never escape.
 """
 
 from __future__ import annotations
 
+import difflib
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from .redact import redact, redact_data
+
+__all__ = [
+    "MAX_RETRY_AFTER",
+    "BatchInputError",
+    "BatchOutputError",
+    "CaseFailedError",
+    "DotpromptError",
+    "GenerationError",
+    "GenerationResponseError",
+    "InputProblem",
+    "InputValidationError",
+    "Interrupt",
+    "InvalidPromptNameError",
+    "LocalSetupError",
+    "ModelError",
+    "OutputParseError",
+    "OutputValidationError",
+    "PicoschemaError",
+    "PromptFileError",
+    "PromptNotFoundError",
+    "RecordingMissingError",
+    "RenderError",
+    "SchemaError",
+    "TestFileError",
+    "ToolExecutionError",
+    "ToolInputError",
+    "UnknownFormatError",
+    "UsageError",
+    "closest",
+]
+
 
 # The longest wait a provider's Retry-After may ask for; more (or infinity) is clamped to it, NaN is ignored.
 MAX_RETRY_AFTER = 600.0
@@ -207,3 +252,83 @@ def clamp_retry_after(seconds: float | None) -> float | None:
     if seconds is None or math.isnan(seconds):
         return None
     return min(max(seconds, 0.0), MAX_RETRY_AFTER)
+
+
+class TestFileError(PromptFileError):
+    """A test file that cannot be read; names the file, the line and the case."""
+
+    __test__ = False  # not a pytest test class
+
+
+_PREVIEW_CHARS = 80
+
+
+class OutputParseError(DotpromptError, ValueError):
+    """No output value could be found. `.text` is the whole text, never lost; `.format_name` the format."""
+
+    def __init__(self, message: str, *, text: str, format_name: str) -> None:
+        self.text = text
+        self.format_name = format_name
+        preview = text if len(text) <= _PREVIEW_CHARS else text[:_PREVIEW_CHARS] + "..."
+        super().__init__(f"{format_name} output: {message} (text: {preview!r}, {len(text)} characters)")
+
+
+class UnknownFormatError(UsageError, KeyError):
+    """No format by that name; the message lists the known names and the closest one."""
+
+    def __init__(self, name: str, known: Sequence[str]) -> None:
+        self.name = name
+        self.known = sorted(known)
+        hint = f"did you mean {close!r}? " if (close := closest(name, self.known)) else ""
+        self.message = f"unknown output format {name!r}: {hint}known formats: {', '.join(self.known)}"
+        super().__init__(self.message)
+
+    def __str__(self) -> str:  # KeyError would print the message inside quotes
+        return self.message
+
+
+def closest(name: str, known: Sequence[str]) -> str | None:
+    """The known name nearest to `name`, ignoring case (`JSONL` -> `jsonl`), or None."""
+    by_lower = {k.lower(): k for k in known}
+    match = difflib.get_close_matches(name.lower(), list(by_lower), n=1, cutoff=0.5)
+    return by_lower[match[0]] if match else None
+
+
+class BatchInputError(DotpromptError, ValueError):
+    """A line of the input file is not JSON (or not UTF-8), or two rows share an id: names the file and line."""
+
+
+class BatchOutputError(DotpromptError, ValueError):
+    """The output file cannot be used: it is the input file, or another run is writing it."""
+
+
+class RecordingMissingError(DotpromptError):
+    """Replay found no recording for a request; says which case and how to re-record."""
+
+
+class CaseFailedError(DotpromptError, AssertionError):
+    """A prompt test case failed under pytest; `.result` is the case's full result."""
+
+    def __init__(self, result: Any) -> None:
+        super().__init__("\n".join(result.failures))
+        self.result = result
+
+
+class LocalSetupError(DotpromptError):
+    """`dotprompt local setup` failed; `log_path` holds the captured download and build output."""
+
+    def __init__(self, message: str, *, log_path: Path | None = None) -> None:
+        self.log_path = log_path
+        super().__init__(message)
+
+
+class Interrupt(Exception):  # noqa: N818 - it is a signal, not an error
+    """Raised by a tool to stop the loop and hand the decision to a human (exit C)."""
+
+    def __init__(self, metadata: Any = None) -> None:
+        super().__init__("tool interrupted")
+        self.metadata = metadata
+
+
+class ToolInputError(ValueError):
+    """The model called a tool with input that fails the tool's input schema."""

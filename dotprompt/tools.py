@@ -9,21 +9,9 @@ from typing import Any, get_type_hints
 
 from pydantic import BaseModel, TypeAdapter, ValidationError, create_model
 
-from .errors import UsageError
+from .errors import Interrupt, ToolInputError, UsageError
 from .schemas import CompiledSchema, compile_validator, json_path
 from .types import ToolDefinition
-
-
-class Interrupt(Exception):  # noqa: N818 - it is a signal, not an error
-    """Raised by a tool to stop the loop and hand the decision to a human (exit C)."""
-
-    def __init__(self, metadata: Any = None) -> None:
-        super().__init__("tool interrupted")
-        self.metadata = metadata
-
-
-class ToolInputError(ValueError):
-    """The model called a tool with input that fails the tool's input schema."""
 
 
 class Tool:

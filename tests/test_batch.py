@@ -8,7 +8,8 @@ import json
 import pytest
 
 from dotprompt import ScriptedModel
-from dotprompt.batch import BatchInputError, read_rows, run_batch
+from dotprompt.batch import read_rows, run_batch
+from dotprompt.errors import BatchInputError
 from dotprompt.models import define_model
 
 PROMPT = "---\nmodel: scripted-batch\ninput:\n  schema:\n    n: integer\noutput:\n  schema:\n    double: integer\n---\n{{ n }}"

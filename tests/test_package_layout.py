@@ -173,3 +173,36 @@ def test_the_floor_check_sees_lazy_and_relative_imports(tmp_path):
     assert (source.read_text().count("import") > 0) and ("models.registry" in dict(
         (m, line) for line, m in imported_modules(source)))
     assert floor_of("prompt") > floor_of("generation.loop") > floor_of("models.base") > floor_of("types")
+
+
+# Raised and caught inside the package, never reaching a user: they need no place in errors.py.
+INTERNAL_SIGNALS = {
+    "handlebars.fast": {"FallbackError"},  # the fast path hands a render back to the reference renderer
+    "formats.limits": {"TooDeepError"},  # becomes OutputParseError / OutputValidationError
+    "files": {"FileChangingError"},  # the library keeps the last whole version and retries
+    "fastcheck": {"UnsupportedSchemaError"},  # jsonschema takes over
+    "testing.paths": {"PathError"},  # becomes a TestFileError / check diagnostic naming the line
+    "testing.assertions": {"ExpectedValueError"},  # becomes a TestFileError naming the line
+    "cli.common": {"CommandLineError"},  # main() prints it and exits 2
+}
+
+
+def test_every_public_exception_lives_in_errors_under_dotprompt_error():
+    import dotprompt.errors as errors
+
+    elsewhere = []
+    for path in sources():
+        if path.name == "errors.py" and path.parent == PACKAGE:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            bases = [ast.unparse(b) for b in getattr(node, "bases", [])]
+            is_exception = isinstance(node, ast.ClassDef) and any(b.endswith(("Error", "Exception")) for b in bases)
+            if is_exception and not node.name.startswith("_") and \
+                    node.name not in INTERNAL_SIGNALS.get(module_name(path), set()):
+                elsewhere.append(f"{path.relative_to(ROOT)}:{node.lineno} defines {node.name}")
+    assert not elsewhere, "\n".join(elsewhere)
+    signals = {"Interrupt", "ToolInputError"}  # a tool's signal to the loop, and the model-facing input error
+    for name in errors.__all__:
+        value = getattr(errors, name)
+        if isinstance(value, type) and issubclass(value, Exception) and name not in signals:
+            assert issubclass(value, errors.DotpromptError), name

@@ -7,8 +7,8 @@ repair they made (`ParsedOutput.repairs`) so CI can forbid them.
 
 from __future__ import annotations
 
+from ..errors import OutputParseError, UnknownFormatError
 from .builtin_formats import register_builtins
-from .errors import OutputParseError, UnknownFormatError
 from .extract import extract_json
 from .incremental import IncrementalJsonParser
 from .registry import define_format, get_format, list_formats

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import SchemaError
-from .errors import OutputParseError
+from ..errors import OutputParseError, SchemaError
 from .extract import extract_json
 from .incremental import IncrementalJsonParser
 from .schema import fenced, has_type, resolve

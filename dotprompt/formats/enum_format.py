@@ -5,8 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any, Final
 
-from ..errors import SchemaError
-from .errors import OutputParseError
+from ..errors import OutputParseError, SchemaError
 from .schema import has_type, resolve
 from .types import Format, ParsedOutput, Repair
 

@@ -12,8 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from ..errors import SchemaError
-from .errors import OutputParseError
+from ..errors import OutputParseError, SchemaError
 from .extract import parse_json_at
 from .incremental import IncrementalJsonParser
 from .schema import fenced, has_type, resolve, with_definitions

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from ..errors import UsageError
-from .errors import UnknownFormatError
+from ..errors import UnknownFormatError, UsageError
 from .types import Format
 
 _FORMATS: dict[str, Format] = {}

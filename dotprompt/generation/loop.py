@@ -15,10 +15,17 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from ..errors import GenerationResponseError, InputProblem, OutputValidationError, ToolExecutionError, UsageError
+from ..errors import (
+    GenerationResponseError,
+    InputProblem,
+    Interrupt,
+    OutputValidationError,
+    ToolExecutionError,
+    UsageError,
+)
 from ..models.base import Model
 from ..schemas import CompiledSchema, json_path
-from ..tools import Interrupt, Tool, to_jsonable
+from ..tools import Tool, to_jsonable
 from ..types import GenerateRequest, Message, ModelChunk, ModelResponse, OutputConfig, Part, ToolRequest, ToolResponse
 from .formatting import OutputPlan
 from .middleware import TurnEnvelope, chain, model_override

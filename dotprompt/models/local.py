@@ -11,14 +11,14 @@ import asyncio
 import threading
 
 from .. import settings
-from ..errors import ModelError, UsageError
+from ..errors import LocalSetupError, ModelError, UsageError
 from ..types import GenerateRequest, ModelResponse
 from .base import ModelInfo, OnChunk
 from .config import ProviderConfig
 from .local_console import ConsoleProgress, status_lines
 from .local_paths import LocalPaths, local_paths
 from .local_server import ALIAS, LlamaServer, shared_server, stop_all
-from .local_setup import LocalSetupError, SetupEvent, setup
+from .local_setup import SetupEvent, setup
 from .openai import OpenAIModel
 
 __all__ = [

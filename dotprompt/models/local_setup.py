@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Literal
 
-from ..errors import DotpromptError
+from ..errors import LocalSetupError
 from .local_paths import MODEL_FILE, LocalPaths, local_paths
 
 LLAMA_CPP_PYTHON = "llama-cpp-python==0.3.36"  # its sdist vendors llama.cpp 0c1e570
@@ -106,16 +106,6 @@ CHAT_TEMPLATE = """\
     {{- "<|im_start|>assistant\\n" -}}
 {%- endif -%}
 """
-
-
-class LocalSetupError(DotpromptError):
-    """`dotprompt local setup` failed; `log_path` holds the captured download and build output."""
-
-    def __init__(self, message: str, *, log_path: Path | None = None) -> None:
-        self.log_path = log_path
-        super().__init__(message)
-
-
 
 
 # -- progress --------------------------------------------------------------------------------------

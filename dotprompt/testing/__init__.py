@@ -1,7 +1,8 @@
 """Prompt tests: cases beside prompts, recorded model replies, assertions, reports, the pytest plugin."""
 
-from .cases import Expectations, TestCase, TestFileError, load_test_file
-from .recording import RecordingMissingError, RecordingModel, RecordingStore, request_key
+from ..errors import RecordingMissingError, TestFileError
+from .cases import Expectations, TestCase, load_test_file
+from .recording import RecordingModel, RecordingStore, request_key
 from .runner import CaseResult, CaseSummary, TestRun
 
 __all__ = ["CaseResult", "CaseSummary", "Expectations", "RecordingMissingError", "RecordingModel", "RecordingStore",

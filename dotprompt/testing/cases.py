@@ -25,7 +25,7 @@ from typing import Any
 import yaml
 
 from ..document import compose_yaml, did_you_mean, load_yaml_safely
-from ..errors import PromptFileError
+from ..errors import PromptFileError, TestFileError
 from ..files import lexically_inside, read_snapshot
 from .assertions import PATH_ASSERTIONS, ExpectedValueError, path_assertion_names
 from .paths import PathError, parse_path
@@ -35,12 +35,6 @@ FILE_KEYS = ("prompt", "variant", "model", "config", "cases", "tests")
 EXPECT_KEYS = ("output", "output_subset", "paths", "text_contains", "tool_called", "max_turns_used", "no_repairs",
                "latency_ms", "max_tokens")
 _UNSET = object()
-
-
-class TestFileError(PromptFileError):
-    """A test file that cannot be read; names the file, the line and the case."""
-    __test__ = False  # not a pytest test class
-
 
 
 @dataclass(frozen=True)

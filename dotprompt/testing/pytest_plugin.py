@@ -14,11 +14,11 @@ from typing import Any
 
 import pytest
 
-from ..errors import PromptFileError
+from ..errors import CaseFailedError, PromptFileError
 from ..library import PromptLibrary
 from ..loader import project_library, prompts_dir
 from .cases import TestCase, load_test_file
-from .runner import CaseResult, TestRun
+from .runner import TestRun
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -59,12 +59,6 @@ def _runner(config: pytest.Config, root: Path) -> TestRun:
     if root not in _RUNNERS:
         _RUNNERS[root] = TestRun(project_library(root), mode)  # type: ignore[arg-type]
     return _RUNNERS[root]
-
-
-class CaseFailedError(Exception):
-    def __init__(self, result: CaseResult) -> None:
-        super().__init__("\n".join(result.failures))
-        self.result = result
 
 
 class PromptTestItem(pytest.Item):

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from ..errors import DotpromptError, PromptFileError
+from ..errors import PromptFileError, RecordingMissingError
 from ..files import is_inside, read_snapshot
 from ..models.base import Model, ModelInfo, OnChunk
 from ..redact import redact
@@ -33,10 +33,6 @@ from ..types import GenerateRequest, ModelChunk, ModelResponse
 
 Mode = Literal["record", "replay", "auto", "live"]
 _CASE_FIELD = re.compile(r'"case"\s*:\s*"((?:[^"\\]|\\.)*)"')
-
-
-class RecordingMissingError(DotpromptError):
-    """Replay found no recording for a request; says which case and how to re-record."""
 
 
 def request_key(model: str, request: GenerateRequest) -> str:

@@ -11,13 +11,13 @@ from pathlib import Path
 from typing import Any
 
 from .. import settings
-from ..errors import DotpromptError, OutputValidationError
+from ..errors import DotpromptError, OutputValidationError, RecordingMissingError
 from ..files import lexically_inside
 from ..library import PromptLibrary, check_name
 from ..models.registry import resolve_model
 from .cases import TestCase
 from .expect import Observed, check
-from .recording import Mode, RecordingMissingError, RecordingModel, RecordingStore
+from .recording import Mode, RecordingModel, RecordingStore
 
 
 @dataclass

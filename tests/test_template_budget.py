@@ -27,15 +27,16 @@ from dotprompt import PromptLibrary
 from dotprompt.errors import PromptFileError, RenderError
 from dotprompt.settings import RenderBudget
 
+TEXT = {text!r}
 folder = pathlib.Path(tempfile.mkdtemp())
-(folder / "hostile.prompt").write_text({text!r}, encoding="utf-8")
+(folder / "hostile.prompt").write_text(TEXT, encoding="utf-8")
 stage = "load"
 try:
     lib = PromptLibrary(folder, engine={engine!r}, **{library!r})
     if {budget!r} is not None:
         lib = PromptLibrary(folder, engine={engine!r}, render_budget=RenderBudget(**{budget!r}))
     if {via!r} == "from_source":
-        prompt = lib.from_source({text!r}, "hostile")
+        prompt = lib.from_source(TEXT, "hostile")
     else:
         prompt = lib.load("hostile")
     stage = "render"

@@ -15,7 +15,7 @@ from contextvars import ContextVar
 
 from .settings import RENDER_MAX_CHARS, RENDER_MAX_INT_BITS, RenderBudget
 
-__all__ = ["BudgetExceededError", "Meter", "check_int_bits", "current", "max_chars", "metering"]
+__all__ = ["TICK_EVERY", "BudgetExceededError", "Meter", "check_int_bits", "check_size", "current", "max_chars", "metering"]
 
 HINT = ("a template may produce at most max_chars characters in max_seconds seconds; if this prompt really "
         "needs more, raise them: PromptLibrary(render_budget={...}), [tool.dotprompt] render_max_chars / "
@@ -30,17 +30,30 @@ class BudgetExceededError(Exception):
         self.line = line
 
 
+TICK_EVERY = 128  # steps (loop items, output pieces) between two looks at the clock
+
+
 class Meter:
     """Text produced and the deadline of one render."""
 
-    __slots__ = ("budget", "chars", "deadline")
+    __slots__ = ("budget", "chars", "deadline", "max_chars", "steps")
 
     def __init__(self, budget: RenderBudget) -> None:
         self.budget = budget
+        self.max_chars = budget.max_chars
         self.chars = 0
+        self.steps = TICK_EVERY
         self.deadline = time.monotonic() + budget.max_seconds
 
+    def step(self) -> None:
+        """One step of work (a loop item, a piece of output): every TICK_EVERY steps, the clock."""
+        self.steps -= 1
+        if self.steps <= 0:
+            self.steps = TICK_EVERY
+            self.tick()
+
     def tick(self) -> None:
+        """Past the deadline raises."""
         if time.monotonic() > self.deadline:
             raise BudgetExceededError(f"render budget exceeded: the render took more than {self.budget.max_seconds:g} "
                                  f"seconds (max_seconds)")
@@ -48,10 +61,13 @@ class Meter:
     def spend(self, chars: int) -> None:
         """Count `chars` of output; past the budget (size or time) raises."""
         self.chars += chars
-        if self.chars > self.budget.max_chars:
-            raise BudgetExceededError(f"render budget exceeded: the output is over {self.budget.max_chars:,} characters "
-                                 f"(max_chars)")
-        self.tick()
+        if self.chars > self.max_chars:
+            raise BudgetExceededError(f"render budget exceeded: the output is over {self.max_chars:,} characters "
+                                      f"(max_chars)")
+        self.steps -= 1
+        if self.steps <= 0:
+            self.steps = TICK_EVERY
+            self.tick()
 
     def check_size(self, size: int, what: str = "text") -> None:
         """A text or list the template is about to build (or just built) of `size` items."""

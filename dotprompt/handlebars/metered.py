@@ -102,7 +102,7 @@ class MeteredList(list):
         meter = current()
         if meter is None:
             return list.__iter__(self)
-        return _ticking(list.__iter__(self), meter.tick)
+        return _ticking(list.__iter__(self), meter.step)
 
 
 class MeteredDict(dict):
@@ -114,12 +114,12 @@ class MeteredDict(dict):
         meter = current()
         if meter is None:
             return dict.items(self)
-        return _ticking(iter(dict.items(self)), meter.tick)
+        return _ticking(iter(dict.items(self)), meter.step)
 
 
-def _ticking(items: Iterator[Any], tick: Any) -> Iterator[Any]:
+def _ticking(items: Iterator[Any], step: Any) -> Iterator[Any]:
     for item in items:
-        tick()
+        step()
         yield item
 
 

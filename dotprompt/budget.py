@@ -72,8 +72,7 @@ class Meter:
     def check_size(self, size: int, what: str = "text") -> None:
         """A text or list the template is about to build (or just built) of `size` items."""
         if size > self.budget.max_chars:
-            raise BudgetExceededError(f"render budget exceeded: this would build {what} of {size:,} items, over "
-                                 f"{self.budget.max_chars:,} (max_chars)")
+            raise BudgetExceededError(_too_big(what, size, self.max_chars))
 
 
 _CURRENT: ContextVar[Meter | None] = ContextVar("dotprompt_render_meter", default=None)
@@ -95,8 +94,12 @@ def check_size(size: int, what: str = "text") -> None:
     if meter is not None:
         meter.check_size(size, what)
     elif size > RENDER_MAX_CHARS:
-        raise BudgetExceededError(f"render budget exceeded: this would build {what} of {size:,} items, over "
-                             f"{RENDER_MAX_CHARS:,} (max_chars)")
+        raise BudgetExceededError(_too_big(what, size, RENDER_MAX_CHARS))
+
+
+def _too_big(what: str, size: int, limit: int) -> str:
+    unit = "items" if what == "a list" else "characters"
+    return f"render budget exceeded: this would build {what} of {size:,} {unit}, over {limit:,} (max_chars)"
 
 
 def check_int_bits(bits: float) -> None:

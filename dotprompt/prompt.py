@@ -113,7 +113,7 @@ class Prompt:
             raise RenderError(f"blocked by the template sandbox: {exc}", path=self._where(),
                               line=_template_line(exc, compiled)) from None
         except (TemplateError, RecursionError, TypeError, ValueError, AttributeError, LookupError,
-                ArithmeticError) as exc:
+                ArithmeticError, MemoryError) as exc:
             raise RenderError(f"{type(exc).__name__}: {exc}", path=self._where(),
                               line=_template_line(exc, compiled)) from exc
         return to_messages(text, markers, history)

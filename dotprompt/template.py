@@ -14,6 +14,7 @@ from typing import Any
 
 from jinja2 import BaseLoader, ChainableUndefined, Template, nodes, pass_context
 from jinja2.compiler import CodeGenerator, Frame
+from jinja2.defaults import DEFAULT_NAMESPACE
 from jinja2.exceptions import SecurityError
 from jinja2.filters import FILTERS
 from jinja2.runtime import Context
@@ -101,6 +102,7 @@ _SIZED = (str, list, tuple)
 _FORMAT_NUMBER = re.compile(r"\d+")
 _NESTED_FIELD = re.compile(r"\{[^{}]*:[^{}]*\{")
 _WIDTH_METHODS = frozenset({"center", "ljust", "rjust", "zfill"})
+_LIPSUM = DEFAULT_NAMESPACE["lipsum"]
 
 
 def _check_sized(value: Any) -> None:
@@ -141,6 +143,20 @@ def _check_str_method(s: str, name: str, args: tuple[Any, ...], kwargs: dict[str
         _check_replace(s, *args[:3], **{k: v for k, v in kwargs.items() if k == "count"})
     elif name in ("format", "format_map"):
         _check_format(s, args[0] if name == "format_map" and args else args or kwargs)
+    elif name == "join" and args:
+        _check_join(args[0], s)
+
+
+def _check_join(items: Any, separator: Any = "", *_: Any, **__: Any) -> None:
+    """The separators alone of `separator.join(items)` (the items are already within the budget)."""
+    if isinstance(items, (list, tuple, str)) and isinstance(separator, str) and items:
+        check_size((len(items) - 1) * len(separator))
+
+
+def _check_lipsum(n: Any = 5, *_: Any, **kwargs: Any) -> None:
+    n = kwargs.get("n", n)
+    if isinstance(n, int):
+        check_size(n * 400)  # a paragraph is 20 to 100 words; the result is checked too
 
 
 def _check_center(value: Any, width: Any = 80, *_: Any, **__: Any) -> None:
@@ -192,7 +208,7 @@ def _guarded(original: Callable[..., Any], check: Callable[..., None]) -> Callab
 _FILTER_CHECKS: dict[str, Callable[..., None]] = {
     "center": _check_center, "indent": _check_indent, "wordwrap": _check_wordwrap, "format": _check_format_filter,
     "replace": _check_replace, "batch": _check_filled, "slice": _check_filled, "tojson": _check_tojson,
-    "join": lambda *_, **__: None,
+    "join": _check_join,
 }
 GUARDED_FILTERS = {name: _guarded(FILTERS[name], check) for name, check in _FILTER_CHECKS.items()}
 
@@ -280,6 +296,8 @@ class BudgetEnvironment(ImmutableSandboxedEnvironment):
         owner = getattr(method, "__self__", None)
         if isinstance(owner, str):
             _check_str_method(owner, getattr(method, "__name__", ""), args, kwargs)
+        elif __obj is _LIPSUM:
+            _check_lipsum(*args, **kwargs)
         result = super().call(__context, __obj, *args, **kwargs)
         _check_sized(result)
         return result

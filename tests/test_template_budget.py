@@ -121,6 +121,12 @@ def test_width_filters_with_huge_widths():
     refused(attempt("A\n{{ [1]|batch(1000000000, 'x')|list }}\n"), 5, words="render budget")
 
 
+def test_join_and_lipsum_that_multiply_the_text():
+    refused(attempt("A\n{{ (s * 9000)|list|join(s * 9000) }}\n", {"s": "ab"}), 5, words="render budget")
+    refused(attempt("A\n{{ (s * 9000).join(s * 9000) }}\n", {"s": "ab"}), 5, words="render budget")
+    refused(attempt("A\n{{ lipsum(1000000000) }}\n"), 5, words="render budget")
+
+
 def test_replace_that_multiplies_the_text():
     body = "A\n{% set s = 'x'|center(5000000) %}{{ s|replace('', s) }}\n"
     refused(attempt(body), 5, words="render budget")

@@ -25,15 +25,16 @@ CHILD = """
 import json, pathlib, sys, tempfile
 from dotprompt import PromptLibrary
 from dotprompt.errors import PromptFileError, RenderError
-from dotprompt.settings import RenderBudget
 
 TEXT = {text!r}
 folder = pathlib.Path(tempfile.mkdtemp())
 (folder / "hostile.prompt").write_text(TEXT, encoding="utf-8")
 stage = "load"
 try:
-    lib = PromptLibrary(folder, engine={engine!r}, **{library!r})
-    if {budget!r} is not None:
+    if {budget!r} is None:
+        lib = PromptLibrary(folder, engine={engine!r})
+    else:
+        from dotprompt.settings import RenderBudget
         lib = PromptLibrary(folder, engine={engine!r}, render_budget=RenderBudget(**{budget!r}))
     if {via!r} == "from_source":
         prompt = lib.from_source(TEXT, "hostile")
@@ -52,7 +53,7 @@ except (RenderError, PromptFileError) as exc:
 def attempt(body: str, input: object = None, *, engine: str = "jinja2", via: str = "load",
             budget: dict | None = None, timeout: float = TIMEOUT, memory_mb: int = 1024) -> dict:
     # `input` is Python source evaluated in the child (large inputs would not fit on its command line)
-    code = CHILD.format(text=FRONT + body, engine=engine, library={}, budget=budget, via=via,
+    code = CHILD.format(text=FRONT + body, engine=engine, budget=budget, via=via,
                         input=input if isinstance(input, str) else repr(input))
     return assert_finishes(code, timeout=timeout, memory_mb=memory_mb).json()
 

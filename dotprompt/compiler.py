@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from jinja2 import Template, TemplateSyntaxError, nodes
-from jinja2.compiler import CodeGenerator
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 from pydantic import ValidationError
 
@@ -19,7 +19,7 @@ from .files import Stamp, decode, digest_of, file_stamp, read_snapshot
 from .handlebars import HandlebarsEngine, HandlebarsTemplate, file_engine
 from .metadata import LibraryDefaults, convert_schemas, render_fields
 from .schemas import CompiledSchema, SchemaRegistry, compile_validator
-from .template import HANDLEBARS_HINT, included_names, looks_like_handlebars, with_line_offset
+from .template import HANDLEBARS_HINT, BudgetCodeGenerator, included_names, looks_like_handlebars, with_line_offset
 
 __all__ = ["CompileContext", "CompiledPrompt", "Dependency", "Stamp", "check_includes", "compile_prompt", "file_stamp",
            "parse_template", "read_text"]
@@ -98,7 +98,7 @@ def _first_error(exc: ValidationError) -> str:
     return f"{where}: {error['msg']}"
 
 
-class _RecordingCodeGenerator(CodeGenerator):
+class _RecordingCodeGenerator(BudgetCodeGenerator):
     """jinja's code generator, also noting the names the template reads from its data.
 
     `jinja2.meta.find_undeclared_variables` finds them by running the code generator a second
@@ -121,8 +121,13 @@ def _compile_template(src: PromptSource, name: str | None, ctx: CompileContext) 
     ast = parse_template(ctx.env, with_line_offset(src.template, src.body_line), label, src.path)
     check_includes(ast, label, src.path, ctx, chain=())
     generator = _RecordingCodeGenerator(ctx.env, label, src.path or label)
-    generator.visit(ast)
-    code = compile(generator.stream.getvalue(), src.path or label, "exec")
+    try:
+        generator.visit(ast)
+        code = compile(generator.stream.getvalue(), src.path or label, "exec")
+    except (RecursionError, MemoryError, SyntaxError) as exc:  # SyntaxError: too many levels of indentation
+        detail = exc.msg if isinstance(exc, SyntaxError) else type(exc).__name__
+        raise _too_deep(ctx.env, with_line_offset(src.template, src.body_line), path=src.path or label,
+                        detail=detail) from None
     # A plain dict of globals, not jinja's ChainMap: each render copies it, and copying a dict is cheaper.
     template = ctx.env.template_class.from_code(ctx.env, code, dict(ctx.env.globals), None)
     return template, frozenset(generator.variables)
@@ -135,6 +140,41 @@ def parse_template(env: ImmutableSandboxedEnvironment, source: str, label: str, 
         hint = HANDLEBARS_HINT if looks_like_handlebars(source) else None
         raise PromptFileError(f"template syntax error: {exc.message}", path=path or label, line=exc.lineno,
                               hint=hint) from None
+    except (RecursionError, MemoryError) as exc:  # jinja's parser recurses once per nested block
+        raise _too_deep(env, source, path=path or label, detail=type(exc).__name__) from None
+
+
+def _too_deep(env: ImmutableSandboxedEnvironment, source: str, *, path: str, detail: str) -> PromptFileError:
+    """A template that nests too deeply to parse or compile: the line where it gets too deep."""
+    depth, line = nesting(env, source)
+    return PromptFileError(f"template blocks nest too deep to compile ({depth} levels deep here; {detail})",
+                           path=path, line=line, hint="nest fewer blocks: move inner parts into macros or partials")
+
+
+def nesting(env: ImmutableSandboxedEnvironment, source: str) -> tuple[int, int | None]:
+    """(deepest block nesting, the line where it is deepest).
+
+    Counted from jinja's lexer (which does not recurse): `{% name %}` opens a block when an
+    `{% endname %}` closes one somewhere in the source."""
+    tags: list[tuple[str, int]] = []
+    try:
+        tokens = [token for token in env.lex(source) if token[1] != "whitespace"]
+    except TemplateSyntaxError:
+        return 0, None
+    for (lineno, kind, _), following in itertools.pairwise(tokens):
+        if kind == "block_begin" and following[1] == "name":
+            tags.append((following[2], lineno))
+    closed = {name[3:] for name, _ in tags if name.startswith("end")}
+    depth = deepest = 0
+    line = None
+    for name, lineno in tags:
+        if name.startswith("end"):
+            depth -= 1
+        elif name in closed and name != "set":
+            depth += 1
+            if depth > deepest:
+                deepest, line = depth, lineno
+    return deepest, line
 
 
 def check_includes(ast: nodes.Template, label: str, path: str | None, ctx: CompileContext,

@@ -35,6 +35,8 @@ from .metadata import LibraryDefaults, merge, options_metadata, render_fields
 from .prompt import Prompt
 from .runtime import RuntimeRegistry
 from .schemas import SchemaLike, SchemaRegistry
+from .settings import RenderBudget
+from .settings import render_budget as resolve_budget
 from .template import make_environment, with_line_offset
 from .types import ToolDefinition
 
@@ -61,11 +63,13 @@ class PromptLibrary:
     def __init__(self, directory: str | os.PathLike[str] | None = None, *, engine: str = "jinja2",
                  schemas: Mapping[str, SchemaLike] | None = None, partial_resolver: PartialResolver | None = None,
                  schema_resolver: Callable[[str], Any] | None = None, default_model: str | None = None,
-                 model_configs: Mapping[str, Mapping[str, Any]] | None = None) -> None:
+                 model_configs: Mapping[str, Mapping[str, Any]] | None = None,
+                 render_budget: RenderBudget | Mapping[str, Any] | None = None) -> None:
         if engine not in ENGINES:
             raise DotpromptError(f"unknown template engine {engine!r}; available: {', '.join(ENGINES)}")
         self.directory = Path(directory) if directory is not None else None
         self.engine = engine
+        self.render_budget = resolve_budget(render_budget)  # what one render may spend (settings.RenderBudget)
         self._schemas = SchemaRegistry(schemas, schema_resolver)
         self._partial_resolver = partial_resolver
         self._runtime = RuntimeRegistry()

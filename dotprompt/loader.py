@@ -13,7 +13,7 @@ from typing import Any
 from .errors import UsageError
 from .library import PromptLibrary
 from .prompt import Prompt
-from .settings import env_prompts_dir, project_settings
+from .settings import env_prompts_dir, project_settings, render_budget
 
 _libraries: dict[Path, PromptLibrary] = {}
 _lock = threading.Lock()
@@ -42,10 +42,12 @@ def default_library(directory: str | os.PathLike[str] | None = None) -> PromptLi
 
 
 def project_library(directory: str | os.PathLike[str]) -> PromptLibrary:
-    """A library for `directory` set up from `[tool.dotprompt]`: `default_model`, and `tools` — modules
+    """A library for `directory` set up from `[tool.dotprompt]`: `default_model`, the render budget
+    (`render_max_chars`, `render_max_seconds`), and `tools` — modules
     (dotted names, or .py paths relative to pyproject.toml) whose Tool objects are registered."""
     settings, root = project_settings()
-    lib = PromptLibrary(directory, default_model=settings.get("default_model"))
+    lib = PromptLibrary(directory, default_model=settings.get("default_model"),
+                        render_budget=render_budget(project=settings))
     for entry in settings.get("tools", []):
         for found in _tools_in(_import(str(entry), root)):
             lib.define_tool(found)

@@ -11,12 +11,14 @@ from typing import TYPE_CHECKING, Any
 from jinja2.exceptions import SecurityError, TemplateError
 from pydantic import BaseModel
 
+from .budget import HINT, BudgetExceededError, metering
 from .compiler import CompiledPrompt
 from .errors import DotpromptError, InputValidationError, RenderError, UsageError
 from .handlebars import HandlebarsTemplate
 from .markers import Markers, to_messages
 from .rendered import RenderedPrompt
 from .schemas import CompiledSchema, compile_validator
+from .template import render_metered
 from .types import Message, construct
 
 if TYPE_CHECKING:
@@ -92,20 +94,24 @@ class Prompt:
         variables = dict(data) if isinstance(data, Mapping) else {"input": data}
         template = compiled.template
         try:
-            if isinstance(template, HandlebarsTemplate):
-                # Handlebars: the input is the data; context keys are @-variables (@state, @auth, ...).
-                text = template.render(variables, context, markers)
-            else:
-                variables["ctx"] = context or {}
-                variables.update(markers.variables())
-                text = template.render(variables)
+            with metering(self.library.render_budget):
+                if isinstance(template, HandlebarsTemplate):
+                    # Handlebars: the input is the data; context keys are @-variables (@state, @auth, ...).
+                    text = template.render(variables, context, markers)
+                else:
+                    variables["ctx"] = context or {}
+                    variables.update(markers.variables())
+                    text = render_metered(template, variables)
         except DotpromptError:
             raise
+        except BudgetExceededError as exc:
+            raise RenderError(f"{exc} ({HINT})", path=self._where(),
+                              line=exc.line or _template_line(exc, compiled)) from None
         except SecurityError as exc:
             raise RenderError(f"blocked by the template sandbox: {exc}", path=self._where(),
                               line=_template_line(exc, compiled)) from None
         except (TemplateError, RecursionError, TypeError, ValueError, AttributeError, LookupError,
-                ArithmeticError) as exc:
+                ArithmeticError, MemoryError) as exc:
             raise RenderError(f"{type(exc).__name__}: {exc}", path=self._where(),
                               line=_template_line(exc, compiled)) from exc
         return to_messages(text, markers, history)

@@ -4,19 +4,24 @@ The ground floor: this module imports nothing of the package but `errors`, and e
 reads a default, an environment variable or the project's table from here, never on its own.
 
     [tool.dotprompt]            in the nearest pyproject.toml (read by `project_settings`)
-      prompts_dir, default_model, tools, providers.NAME.{base_url, api_key_env, timeout, headers}
+      prompts_dir, default_model, tools, providers.NAME.{base_url, api_key_env, timeout, headers},
+      render_max_chars, render_max_seconds
     DOTPROMPT_DIR               the prompt folder (over prompts_dir)
     DOTPROMPT_MODEL             the model when none is named (over the local model)
     DOTPROMPT_TEST_MODE         record | replay | auto | live for `dotprompt test` and pytest
     DOTPROMPT_LOCAL_DIR         where `dotprompt local setup` puts the local model
     DOTPROMPT_LOCAL_THREADS     llama-server threads (default: every core this process may use)
+    DOTPROMPT_RENDER_MAX_CHARS  the render budget's text size (over render_max_chars)
+    DOTPROMPT_RENDER_MAX_SECONDS  the render budget's time (over render_max_seconds)
 """
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
@@ -41,7 +46,12 @@ __all__ = [
     "RELOAD_GRACE_SECONDS",
     "RELOAD_REHASH_SECONDS",
     "RELOAD_SETTLE_SECONDS",
+    "RENDER_MAX_CHARS",
+    "RENDER_MAX_INT_BITS",
+    "RENDER_MAX_JSON_INDENT",
+    "RENDER_MAX_SECONDS",
     "RETRYABLE_STATUSES",
+    "RenderBudget",
     "check_max_turns",
     "env_model",
     "env_prompts_dir",
@@ -50,6 +60,7 @@ __all__ = [
     "local_threads",
     "project_settings",
     "provider_section",
+    "render_budget",
     "valid_max_turns",
 ]
 
@@ -100,6 +111,65 @@ keeps size, mtime and ctime (coarse file system clocks) is seen too."""
 
 PARTIAL_CACHE_SIZE: Final = 256
 """Parsed partials (jinja2 and Handlebars) kept per library: one entry per partial, least recently used dropped."""
+
+RENDER_MAX_CHARS: Final = 20_000_000
+"""Characters one render may produce, and the largest text or list a template may build on the way
+(about 5 million tokens: far past any model's context, far short of running out of memory)."""
+
+RENDER_MAX_SECONDS: Final = 10.0
+"""Seconds one render may take (checked between loop steps, calls and output pieces)."""
+
+RENDER_MAX_INT_BITS: Final = 65_536
+"""The largest whole number a template may compute (about 19,700 digits); `10**(10**10)` is refused."""
+
+RENDER_MAX_JSON_INDENT: Final = 1_000
+"""The largest `indent=` of the `json` / `tojson` filters and the Handlebars `{{json}}` helper."""
+
+
+@dataclass(frozen=True)
+class RenderBudget:
+    """What one render may spend: `max_chars` of text (output, and any text or list built on the way)
+    and `max_seconds` of time. Breaking it is a RenderError naming the file and the template line."""
+
+    max_chars: int = RENDER_MAX_CHARS
+    max_seconds: float = RENDER_MAX_SECONDS
+
+    def __post_init__(self) -> None:
+        chars, seconds = self.max_chars, self.max_seconds
+        if isinstance(chars, bool) or not isinstance(chars, int) or chars < 1:
+            raise UsageError(f"render budget: max_chars must be a whole number of at least 1, got {chars!r}")
+        if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not (seconds > 0) \
+                or math.isnan(seconds):
+            raise UsageError(f"render budget: max_seconds must be a number above 0, got {seconds!r}")
+
+
+_BUDGET_KEYS = {"max_chars": "render_max_chars", "max_seconds": "render_max_seconds"}
+
+
+def render_budget(value: RenderBudget | Mapping[str, Any] | None = None, *,
+                  project: Mapping[str, Any] | None = None) -> RenderBudget:
+    """The render budget: `value` (a RenderBudget or {max_chars, max_seconds}) over
+    $DOTPROMPT_RENDER_MAX_CHARS / $DOTPROMPT_RENDER_MAX_SECONDS over the project's `[tool.dotprompt]`
+    render_max_chars / render_max_seconds (`project`, as `project_settings` reads it) over the defaults."""
+    if isinstance(value, RenderBudget):
+        return value
+    fields: dict[str, Any] = {}
+    for field, key in _BUDGET_KEYS.items():
+        if project and key in project:
+            fields[field] = project[key]
+        env = os.environ.get(f"DOTPROMPT_{key.upper()}", "").strip()
+        if env:
+            try:
+                fields[field] = int(env) if field == "max_chars" else float(env)
+            except ValueError:
+                raise UsageError(f"DOTPROMPT_{key.upper()} must be a number, got {env!r}") from None
+    if value is not None:
+        unknown = set(value) - set(_BUDGET_KEYS)
+        if unknown:
+            raise UsageError(f"render budget: unknown key(s) {', '.join(sorted(map(str, unknown)))}; "
+                             f"known: {', '.join(_BUDGET_KEYS)}")
+        fields.update(value)
+    return RenderBudget(**fields)
 
 
 def valid_max_turns(value: object) -> bool:

@@ -17,7 +17,7 @@ PACKAGE = ROOT / "dotprompt"
 # Floors from the ground up; a module may import its own floor or lower ones, never higher.
 # (generation sits below prompt/library: Prompt.generate runs the loop, the loop never needs a Prompt.)
 FLOORS: list[tuple[str, ...]] = [
-    ("errors", "types", "settings", "redact", "shutdown", "cache", "files"),
+    ("errors", "types", "settings", "redact", "shutdown", "cache", "files", "budget"),
     ("document", "picoschema", "schemas", "fastcheck", "template", "markers", "rendered", "metadata", "runtime",
      "handlebars", "formats"),
     ("compiler", "tools", "models.base", "models.registry", "models.config", "models.doubles", "models.local_paths",
@@ -184,6 +184,7 @@ INTERNAL_SIGNALS = {
     "testing.paths": {"PathError"},  # becomes a TestFileError / check diagnostic naming the line
     "testing.assertions": {"ExpectedValueError"},  # becomes a TestFileError naming the line
     "cli.common": {"CommandLineError"},  # main() prints it and exits 2
+    "budget": {"BudgetExceededError"},  # Prompt.render turns it into a RenderError naming the line
 }
 
 

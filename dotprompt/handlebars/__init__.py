@@ -1,7 +1,7 @@
 """The Handlebars dialect of `.prompt` templates: the engine, and the conversion to jinja2.
 
 Inside the package imports point one way: `upstream` (the only module that touches
-`dotpromptz-handlebars`) <- `helpers` <- `syntax` <- `to_jinja` <- `fast` <- `engine`.
+`dotpromptz-handlebars`) <- `helpers` <- `syntax` <- `to_jinja` <- `fast` <- `metered` <- `engine`.
 The rest of dotprompt imports from here.
 """
 

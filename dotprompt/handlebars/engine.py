@@ -19,11 +19,13 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from .. import settings
+from ..budget import BudgetExceededError, current
 from ..cache import LRU
 from ..errors import PromptFileError
 from ..files import digest_of
 from ..markers import Markers
 from .helpers import KNOWN_HELPERS, helpers_for
+from .metered import innermost_line, metered_data, metered_program
 from .syntax import line_of, syntax_error_line, template_variables, walk
 from .upstream import Block, InlinePartial, Mustache, Node, Partial, PartialBlock, compile_template, render_program
 
@@ -53,21 +55,27 @@ class HandlebarsTemplate:
     exact for it, else None; a render the fast path cannot vouch for goes through `render_program`.
     """
 
-    __slots__ = ("fast", "filename", "partials", "program", "variables")
+    __slots__ = ("fast", "filename", "first_line", "metered", "partials", "program", "source", "variables")
 
     def __init__(self, program: list[Node], partials: dict[str, list[Node]], filename: str,
-                 variables: frozenset[str], fast: FastTemplate | None = None) -> None:
+                 variables: frozenset[str], fast: FastTemplate | None = None, source: str | None = None,
+                 first_line: int = 1) -> None:
         self.program = program
         self.partials = partials
         self.filename = filename
         self.variables = variables
         self.fast = fast
+        self.source = source  # the template body, for the line of a render that ran out of budget
+        self.first_line = first_line
+        self.metered: tuple[list[Node], dict[str, list[Node]], dict[int, int]] | None = None
 
     def render(self, variables: Any, context: Mapping[str, Any] | None, markers: Markers) -> str:
         """Render with `variables` as the data (`{{name}}`, `@root`) and context keys as `@`-variables."""
         if self.fast is not None:
             try:
                 return self.render_fast(variables, context, markers)
+            except BudgetExceededError:
+                raise  # the reference renderer would only spend the budget again
             except Exception:  # anything unusual: the reference renderer decides (result or error)
                 pass
         return self.render_reference(variables, context, markers)
@@ -75,13 +83,36 @@ class HandlebarsTemplate:
     def render_fast(self, variables: Any, context: Mapping[str, Any] | None, markers: Markers) -> str:
         """The fast path alone: raises for whatever it does not render exactly (`render` falls back)."""
         assert self.fast is not None
-        return self.fast.render(variables, context, markers)
+        try:
+            return self.fast.render(variables, context, markers)
+        except BudgetExceededError as exc:
+            if exc.line is not None:  # the fast template's line: count from the body's first line
+                exc.line += self.first_line - 1
+            raise
 
     def render_reference(self, variables: Any, context: Mapping[str, Any] | None, markers: Markers) -> str:
-        """The reference renderer alone (dotpromptz-handlebars), whatever the fast path could do."""
+        """The reference renderer alone (dotpromptz-handlebars), whatever the fast path could do.
+
+        Within a metered render (`Prompt.render`), it runs a metered copy of the program and the
+        input (`metered`): the same output, charged to the render budget."""
         data = dict(context) if context else {}
-        return render_program(self.program, variables, data=data, helpers=helpers_for(markers),
-                              partials=self.partials, escape_html=False, strict=False)
+        meter = current()
+        if meter is None:
+            return render_program(self.program, variables, data=data, helpers=helpers_for(markers),
+                                  partials=self.partials, escape_html=False, strict=False)
+        if self.metered is None:
+            program, lines = metered_program(self.program, self.source, self.first_line)
+            self.metered = (program, {name: metered_program(p)[0] for name, p in self.partials.items()}, lines)
+        program, partials, lines = self.metered
+        try:
+            text = render_program(program, metered_data(variables), data=metered_data(data),
+                                  helpers=helpers_for(markers), partials=partials, escape_html=False, strict=False)
+            meter.check_size(len(text), "output")
+        except BudgetExceededError as exc:
+            if exc.line is None:
+                exc.line = innermost_line(exc.__traceback__, lines) or self.first_line
+            raise
+        return text
 
 
 class HandlebarsEngine:
@@ -112,7 +143,7 @@ class HandlebarsEngine:
         from .fast import fast_template
 
         return HandlebarsTemplate(program, partials, where, frozenset(template_variables(program)),
-                                  fast_template(source, program))
+                                  fast_template(source, program), source, first_line)
 
     def check(self, source: str, path: str | None, first_line: int = 1) -> None:
         """Raise the PromptFileError compiling would raise (for the linter: partial files)."""

@@ -12,9 +12,10 @@ from typing import Any
 
 from jinja2 import Template, Undefined
 from jinja2.runtime import LoopContext
-from jinja2.sandbox import ImmutableSandboxedEnvironment
 
+from ..budget import BudgetExceededError
 from ..markers import Markers
+from ..template import LOOP_FILTER, BudgetEnvironment, metered_loop, render_metered
 from .helpers import BASE_HELPERS, DOTPROMPT_HELPERS, KNOWN_HELPERS, json_helper, strict_equal
 from .syntax import PATH_HEAD, walk
 from .to_jinja import FastConverter
@@ -113,7 +114,7 @@ def fast_helpers(markers: Markers) -> dict[str, Callable[..., str]]:
     return {"role": role, "history": history, "media": media, "section": section}
 
 
-class _FastEnvironment(ImmutableSandboxedEnvironment):
+class _FastEnvironment(BudgetEnvironment):
     def getitem(self, obj: Any, argument: Any) -> Any:
         return _step(obj, argument)
 
@@ -127,7 +128,8 @@ def _make_fast_environment() -> _FastEnvironment:
     env.globals.clear()
     env.filters.clear()
     env.tests.clear()
-    env.filters.update({"json": _fast_json, "hb_truthy": _fast_truthy, "hb_eq": _fast_equal, "hb_iter": _fast_iter})
+    env.filters.update({"json": _fast_json, "hb_truthy": _fast_truthy, "hb_eq": _fast_equal, "hb_iter": _fast_iter,
+                        LOOP_FILTER: metered_loop})
     return env
 
 
@@ -235,7 +237,21 @@ class FastTemplate:
         names = dict(variables)
         names.update(fast_helpers(markers))
         names["ctx"] = context or {}
-        return self.template.render(names)
+        try:
+            return render_metered(self.template, names)
+        except BudgetExceededError as exc:
+            exc.line = exc.line or _line_in(exc, self.template.filename)  # the converted body keeps the lines
+            raise
+
+
+def _line_in(exc: BaseException, filename: str | None) -> int | None:
+    line = None
+    tb = exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename in (filename, "<template>"):
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    return line
 
 
 def fast_template(source: str, program: list[Node]) -> FastTemplate | None:

@@ -253,7 +253,7 @@ def test_the_limits_have_generous_defaults_and_are_configurable():
 
 PRELUDE = """
 import asyncio, json, sys, time
-sys.path.insert(0, "tests/providers")
+sys.path.insert(0, "tests/models")
 import httpx
 from dotprompt import ModelError, generate
 from dotprompt.models.config import ProviderConfig

@@ -152,11 +152,15 @@ def helper_field_problems(src: PromptSource, schema: Any, engine: str) -> list[P
     out = []
     for field_name in sorted(set(properties) & helper_names(engine)):
         line, column = src.locate_field("input", field_name)
-        what = ("the context (auth, state...) of the render" if field_name == "ctx" and engine != "handlebars"
-                else f"the {field_name} helper")
+        if engine == "handlebars":
+            what = f"`{{{{{field_name}}}}}` calls the {field_name} helper"
+        elif field_name == "ctx":
+            what = "`ctx` is always the context (auth, state...) of the render"
+        else:
+            what = f"`{field_name}` is always the {field_name}() helper"
         out.append(PromptFileError(
             f"input field `{field_name}` has the name of a template helper: in a {engine} template "
-            f"`{field_name}` is always {what}, so the field's value would never reach the prompt",
+            f"{what}, so the field's value would never reach the prompt",
             path=src.path, line=line, column=column,
             hint=f"rename the field, e.g. `{field_name}_value`, in the schema, the template and the callers' input"))
     return out

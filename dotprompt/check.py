@@ -10,13 +10,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from .compiler import helper_names
 from .document import KNOWN_KEYS, PromptSource, did_you_mean
 from .errors import DotpromptError, PromptFileError
 from .formats import list_formats
 from .handlebars import file_engine
 from .library import PromptInfo, PromptLibrary
 from .schemas import CompiledSchema
-from .template import HANDLEBARS_HINT, RESERVED_NAMES, looks_like_handlebars
+from .template import HANDLEBARS_HINT, looks_like_handlebars
 
 Level = Literal["error", "warning"]
 
@@ -93,8 +94,8 @@ def check_test_file(lib: PromptLibrary, path: Path) -> list[Diagnostic]:
 
     try:
         cases = load_test_file(path, lib.directory)
-    except PromptFileError as exc:
-        return [_from_error(exc, str(path))]
+    except PromptFileError as exc:  # a TestFileError holds every problem of the file in `errors`
+        return [_from_error(problem, str(path)) for problem in getattr(exc, "errors", [exc])]
     found: list[Diagnostic] = []
     for case in cases:
         found += _check_case(lib, case)
@@ -132,17 +133,38 @@ def _partial_files(lib: PromptLibrary) -> list[str]:
 
 
 def check_prompt(lib: PromptLibrary, info: PromptInfo) -> list[Diagnostic]:
+    """Every problem of one prompt file. A file that does not load is compiled again, going on past
+    each problem, so that all of them are reported, in line order, not only the first."""
     try:
         prompt = lib.load(info.name, info.variant)
         compiled = prompt.compiled
+    except PromptFileError:
+        return _check_broken(lib, info)
+    except DotpromptError as exc:
+        return [Diagnostic(info.path, None, None, "error", str(exc))]
+    return _lint(lib, compiled.source, compiled.meta, compiled.validator, compiled.variables)
+
+
+def _check_broken(lib: PromptLibrary, info: PromptInfo) -> list[Diagnostic]:
+    try:
+        found = lib.diagnose(info.name, info.variant)
     except PromptFileError as exc:
         return [_from_error(exc, info.path)]
     except DotpromptError as exc:
         return [Diagnostic(info.path, None, None, "error", str(exc))]
-    src = compiled.source
+    out = [_from_error(exc, info.path) for exc in found.problems]
+    if found.source is not None and found.meta is not None:
+        out += _lint(lib, found.source, found.meta, found.validator, found.variables)
+    return sorted(out, key=lambda d: (d.line or 0, d.column or 0))
+
+
+def _lint(lib: PromptLibrary, src: PromptSource, meta: dict, validator: CompiledSchema | None,
+          variables: frozenset[str] | None) -> list[Diagnostic]:
     found = _unknown_keys(src) + _format_problems(src)
-    found += _default_problems(src, compiled.meta, compiled.validator)
-    found += _handlebars_syntax(lib, src) + _undeclared_variables(src, compiled.meta, compiled.variables)
+    found += _default_problems(src, meta, validator)
+    found += _handlebars_syntax(lib, src)
+    if variables is not None:
+        found += _undeclared_variables(src, meta, variables, helper_names(file_engine(src.ext, lib.engine)))
     return found
 
 
@@ -191,18 +213,18 @@ def _handlebars_syntax(lib: PromptLibrary, src: PromptSource) -> list[Diagnostic
     return [Diagnostic(src.path or "", src.body_line, 1, "warning", HANDLEBARS_HINT)]
 
 
-def _undeclared_variables(src: PromptSource, meta: dict, variables: frozenset[str]) -> list[Diagnostic]:
+def _undeclared_variables(src: PromptSource, meta: dict, variables: frozenset[str],
+                          helpers: frozenset[str]) -> list[Diagnostic]:
+    """With an input schema, a variable it does not declare renders as empty text: an error."""
     schema = (meta.get("input") or {}).get("schema")
     if not isinstance(schema, dict) or "properties" not in schema:
         return []
     declared = set(schema["properties"]) | set(meta["input"].get("default") or {})
-    out = [Diagnostic(src.path or "", *src.locate("input", "schema", name), "warning",
-                      f"input field `{name}` is hidden by the template helper of that name; rename the field")
-           for name in sorted(declared & RESERVED_NAMES)]
-    for name in sorted(variables - declared - RESERVED_NAMES):
+    out = []
+    for name in sorted(variables - declared - helpers):
         line = _first_use(src, name)
         hint = did_you_mean(name, declared) or "declare it in input.schema"
-        out.append(Diagnostic(src.path or "", line, None, "warning",
+        out.append(Diagnostic(src.path or "", line, None, "error",
                               f"template variable `{name}` is not declared in input.schema ({hint})"))
     return out
 

@@ -13,16 +13,23 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 from pydantic import ValidationError
 
 from .cache import LRU
-from .document import PromptSource, parse_source
+from .document import Problems, PromptSource, parse_source, report_to
 from .errors import PromptFileError
 from .files import Stamp, decode, digest_of, file_stamp, read_snapshot
-from .handlebars import HandlebarsEngine, HandlebarsTemplate, file_engine
+from .handlebars import KNOWN_HELPERS, HandlebarsEngine, HandlebarsTemplate, file_engine
 from .metadata import LibraryDefaults, convert_schemas, render_fields
 from .schemas import CompiledSchema, SchemaRegistry, compile_validator
-from .template import HANDLEBARS_HINT, BudgetCodeGenerator, included_names, looks_like_handlebars, with_line_offset
+from .template import (
+    HANDLEBARS_HINT,
+    RESERVED_NAMES,
+    BudgetCodeGenerator,
+    included_names,
+    looks_like_handlebars,
+    with_line_offset,
+)
 
-__all__ = ["CompileContext", "CompiledPrompt", "Dependency", "Stamp", "check_includes", "compile_prompt", "file_stamp",
-           "parse_template", "read_text"]
+__all__ = ["CompileContext", "CompiledPrompt", "Dependency", "Diagnosis", "Stamp", "check_includes", "compile_prompt",
+           "diagnose_prompt", "file_stamp", "helper_field_problems", "helper_names", "parse_template", "read_text"]
 
 Dependency = tuple[str, Stamp, str]  # a partial file a compiled prompt read: (path, stamp, content hash)
 
@@ -66,8 +73,40 @@ def read_text(path: str, root: str | os.PathLike[str] | None = None) -> str:
 
 def compile_prompt(text: str, path: str | None, name: str | None, variant: str | None,
                    ctx: CompileContext, stamp: Stamp | None = None) -> CompiledPrompt:
-    src = parse_source(text, path)
-    meta = convert_schemas(src.metadata, ctx.registry, src)
+    """The compiled prompt; its first problem is raised as a PromptFileError."""
+    compiled = _build(text, path, name, variant, ctx, stamp, None).compiled
+    assert compiled is not None  # without a problems list, any problem was raised
+    return compiled
+
+
+@dataclass
+class Diagnosis:
+    """What `dotprompt check` learns from a file that may not compile: every problem found, and
+    whatever did compile (for the checks that need it)."""
+
+    problems: list[PromptFileError]
+    source: PromptSource | None = None
+    meta: dict[str, Any] | None = None  # as in CompiledPrompt; a schema in error is left out
+    variables: frozenset[str] | None = None  # None: the template did not compile
+    validator: CompiledSchema | None = None
+    compiled: CompiledPrompt | None = None  # only when there was no problem at all
+
+
+def diagnose_prompt(text: str, path: str | None, name: str | None, variant: str | None,
+                    ctx: CompileContext) -> Diagnosis:
+    """Compile as `compile_prompt` does, going on past each problem that leaves the rest checkable."""
+    problems: list[PromptFileError] = []
+    try:
+        return _build(text, path, name, variant, ctx, None, problems)
+    except PromptFileError as exc:  # the frontmatter is not YAML: nothing else can be read
+        return Diagnosis([*problems, exc])
+
+
+def _build(text: str, path: str | None, name: str | None, variant: str | None, ctx: CompileContext,
+           stamp: Stamp | None, problems: Problems | None) -> Diagnosis:
+    report = report_to(problems)
+    src = parse_source(text, path, problems)
+    meta = convert_schemas(src.metadata, ctx.registry, src, problems)
     if src.ext:
         meta["ext"] = src.ext
     meta["raw"] = src.raw
@@ -76,20 +115,62 @@ def compile_prompt(text: str, path: str | None, name: str | None, variant: str |
     if variant and "variant" not in meta:
         meta["variant"] = variant
     engine = file_engine(src.ext, ctx.engine)
-    if engine == "handlebars" and ctx.handlebars is not None:
-        template = ctx.handlebars.compile(src.template, src.path, src.body_line, f"<prompt {name or 'from source'}>")
-        variables = template.variables
-    elif engine == "jinja2":
-        template, variables = _compile_template(src, name, ctx)
-    else:
-        raise src.error(f"unknown template engine {engine!r}; available: jinja2, handlebars", "dotprompt.engine")
+    template: Template | HandlebarsTemplate | None = None
+    variables: frozenset[str] | None = None
+    try:
+        if engine == "handlebars" and ctx.handlebars is not None:
+            template = ctx.handlebars.compile(src.template, src.path, src.body_line,
+                                              f"<prompt {name or 'from source'}>")
+            variables = template.variables
+        elif engine == "jinja2":
+            template, variables = _compile_template(src, name, ctx)
+        else:
+            raise src.error(f"unknown template engine {engine!r}; available: jinja2, handlebars", "dotprompt.engine")
+    except PromptFileError as exc:
+        report(exc)
     schema = (meta.get("input") or {}).get("schema")
     validator = compile_validator(schema, checked=True) if isinstance(schema, dict) else None
+    for problem in helper_field_problems(src, schema, engine):
+        report(problem)
+    fields = None
     try:
         fields = render_fields(meta, ctx.defaults)
     except ValidationError as exc:
-        raise src.error(f"invalid toolDefs: {_first_error(exc)}", "toolDefs") from None
-    return CompiledPrompt(src, meta, template, validator, fields, stamp, ctx.revision, variables)
+        report(src.error(f"invalid toolDefs: {_first_error(exc)}", "toolDefs"))
+    found = Diagnosis(problems if problems is not None else [], src, meta, variables, validator)
+    if not found.problems and template is not None and fields is not None and variables is not None:
+        found.compiled = CompiledPrompt(src, meta, template, validator, fields, stamp, ctx.revision, variables)
+    return found
+
+
+def helper_names(engine: str) -> frozenset[str]:
+    """Names a template of this engine reads as a helper, never as an input field of that name."""
+    return KNOWN_HELPERS if engine == "handlebars" else RESERVED_NAMES
+
+
+def helper_field_problems(src: PromptSource, schema: Any, engine: str) -> list[PromptFileError]:
+    """An input field named like a template helper would never reach the prompt: the helper wins.
+
+    In jinja2 `{{ role }}` is the role() helper (printing it fails) and `ctx` is the context; in
+    Handlebars `{{log}}` calls the log helper. The field has to be renamed."""
+    properties = schema.get("properties") if isinstance(schema, dict) else None
+    if not isinstance(properties, dict):
+        return []
+    out = []
+    for field_name in sorted(set(properties) & helper_names(engine)):
+        line, column = src.locate_field("input", field_name)
+        if engine == "handlebars":
+            what = f"`{{{{{field_name}}}}}` calls the {field_name} helper"
+        elif field_name == "ctx":
+            what = "`ctx` is always the context (auth, state...) of the render"
+        else:
+            what = f"`{field_name}` is always the {field_name}() helper"
+        out.append(PromptFileError(
+            f"input field `{field_name}` has the name of a template helper: in a {engine} template "
+            f"{what}, so the field's value would never reach the prompt",
+            path=src.path, line=line, column=column,
+            hint=f"rename the field, e.g. `{field_name}_value`, in the schema, the template and the callers' input"))
+    return out
 
 
 def _first_error(exc: ValidationError) -> str:

@@ -37,6 +37,7 @@ KNOWN_KEYS: dict[str, tuple[type, ...]] = {
 INPUT_KEYS = ("schema", "default")
 OUTPUT_KEYS = ("format", "schema", "constrained", "instructions")
 TOOL_CHOICES = ("auto", "required", "none")
+Problems = list[PromptFileError]  # every problem found in a file, for `dotprompt check`
 
 # libyaml's loader when present: 5-10x faster, same results for the safe subset.
 _LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -98,6 +99,30 @@ def _check_duplicate_keys(node: Any) -> None:
             raise _DuplicateKeyError("while reading a mapping", seen[key].start_mark,
                                      f"duplicate key {key_node.value!r}", key_node.start_mark)
         seen[key] = key_node
+
+
+# Errors YAML notices only where something opened earlier should have ended: the cause is where it opened.
+_OPENED_AT_CONTEXT = {
+    "while parsing a flow sequence": "the `[` opened here is never closed",
+    "while parsing a flow mapping": "the `{` opened here is never closed",
+    "while scanning a quoted scalar": "the quote opened here is never closed",
+    "while scanning a simple key": "this line is not `key: value` (no `:` after it)",
+}
+
+
+def yaml_problem(exc: yaml.MarkedYAMLError, first_line: int = 1) -> tuple[str, Any]:
+    """(what is wrong, the mark of its cause) for a YAML error.
+
+    An unclosed `[`, `{` or quote is only noticed where the text ends or the next key starts; the
+    line to fix is where it opened (the context mark), so that is the one reported. `first_line` is
+    the file line of the text's first line (for the line named in the message)."""
+    problem = exc.problem or exc.context or "invalid YAML"
+    opened = _OPENED_AT_CONTEXT.get(exc.context or "")
+    context, found = exc.context_mark, exc.problem_mark
+    if opened and context is not None and (found is None or found.line > context.line):
+        noticed = f" on line {first_line + found.line}" if found is not None else ""
+        return f"{opened} (YAML: {problem}{noticed})", context
+    return problem, found or context
 
 
 def compose_yaml(text: str) -> Any:
@@ -182,9 +207,26 @@ class PromptSource:
         mark = getattr(found, "_key_mark", None) or found.start_mark
         return self.yaml_line + mark.line, mark.column + 1
 
+    def locate_field(self, section: str, name: str) -> tuple[int | None, int | None]:
+        """File line and column of field `name` of `section`.schema, however it is written: Picoschema
+        (`name`, `name?`, `name(type, description)`) or JSON Schema (`properties: {name: ...}`)."""
+        schema = _child_node(_child_node(compose_yaml(self.yaml_text), section), "schema") if self.yaml_text else None
+        if isinstance(schema, yaml.MappingNode):
+            properties = _child_node(schema, "properties")
+            fields = properties if isinstance(properties, yaml.MappingNode) else schema
+            for key_node, _ in fields.value:
+                if isinstance(key_node, yaml.ScalarNode) and _field_name(str(key_node.value)) == name:
+                    return self.yaml_line + key_node.start_mark.line, key_node.start_mark.column + 1
+        return self.locate(section, "schema")
+
     def error(self, message: str, *keys: str | int, hint: str | None = None) -> PromptFileError:
         line, column = self.locate(*keys)
         return PromptFileError(message, path=self.path, line=line, column=column, hint=hint)
+
+
+def _field_name(key: str) -> str:
+    """The field a Picoschema key names: `name?(string, text)` -> `name`."""
+    return key.split("(")[0].strip().rstrip("?")
 
 
 def _child_node(node: Any, key: str | int) -> Any:
@@ -198,8 +240,11 @@ def _child_node(node: Any, key: str | int) -> Any:
     return None
 
 
-def parse_source(source: str, path: str | None = None) -> PromptSource:
-    """Split frontmatter from body and check the known keys' shapes."""
+def parse_source(source: str, path: str | None = None, problems: Problems | None = None) -> PromptSource:
+    """Split frontmatter from body and check the known keys' shapes.
+
+    A problem with the keys is raised, or with a `problems` list added to it (see `read_keys`). YAML
+    that does not parse is always raised: nothing after it can be read."""
     if not source.strip():
         raise PromptFileError("prompt file is empty", path=path, line=1, hint="write a template, or delete the file")
     if source.startswith("\ufeff"):
@@ -217,7 +262,7 @@ def parse_source(source: str, path: str | None = None) -> PromptSource:
     raw = _load_yaml(yaml_text, path, yaml_line)
     src = PromptSource(path=path, template=rest.strip(), raw=raw, body_line=body_line,
                        yaml_text=yaml_text, yaml_line=yaml_line)
-    read_keys(src)
+    read_keys(src, problems)
     return src
 
 
@@ -237,10 +282,9 @@ def _load_yaml(text: str, path: str | None, first_line: int) -> dict[str, Any]:
                               column=mark.column + 1, hint="every frontmatter value must be JSON: "
                               "a string, number, true/false, null, list or mapping") from None
     except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
+        problem, mark = yaml_problem(exc, first_line)
         line = first_line + mark.line if mark else first_line
         column = mark.column + 1 if mark else None
-        problem = exc.problem or exc.context or "invalid YAML"
         raise PromptFileError(f"invalid YAML in frontmatter: {problem}", path=path, line=line, column=column,
                               hint="check indentation and quote values containing ':' or '#'") from None
     except RecursionError:
@@ -255,64 +299,94 @@ def _load_yaml(text: str, path: str | None, first_line: int) -> dict[str, Any]:
     return data
 
 
-def read_keys(src: PromptSource) -> None:
+def report_to(problems: Problems | None) -> Any:
+    """A function taking a problem: raises it when `problems` is None, else adds it to the list.
+
+    Loading stops at the first problem of a file; `dotprompt check` passes a list to hear of them all."""
+
+    def report(problem: PromptFileError) -> None:
+        if problems is None:
+            raise problem
+        problems.append(problem)
+
+    return report
+
+
+def read_keys(src: PromptSource, problems: Problems | None = None) -> None:
+    """Sort the frontmatter into known keys, extensions and unknown keys, checking the known ones.
+
+    With a `problems` list every problem is added to it (a value in error is left out of the
+    metadata) instead of the first being raised."""
+    report = report_to(problems)
     for key, value in src.raw.items():
         key = str(key)
         if key in KNOWN_KEYS:
-            _check_type(src, key, value)
+            problem = _type_problem(src, key, value)
+            if problem is not None:
+                report(problem)
+                continue
             src.metadata[key] = value
         elif "." in key:
             namespace, _, leaf = key.rpartition(".")
             src.ext.setdefault(namespace, {})[leaf] = value
         else:
             src.unknown_keys.append(key)
-    _check_nested(src)
+    _check_nested(src, report)
 
 
-def _check_type(src: PromptSource, key: str, value: Any) -> None:
+def _type_problem(src: PromptSource, key: str, value: Any) -> PromptFileError | None:
     expected = KNOWN_KEYS[key]
     ok = isinstance(value, expected) and not (key == "maxTurns" and isinstance(value, bool))
-    if not ok:
-        names = " or ".join(_yaml_type_name(t) for t in expected)
-        raise src.error(f"`{key}` must be {names}, got {_yaml_type_name(type(value))}", key)
+    if ok:
+        return None
+    names = " or ".join(_yaml_type_name(t) for t in expected)
+    return src.error(f"`{key}` must be {names}, got {_yaml_type_name(type(value))}", key)
 
 
-def _check_nested(src: PromptSource) -> None:
+def _check_nested(src: PromptSource, report: Any) -> None:
     meta = src.metadata
     for section, allowed in (("input", INPUT_KEYS), ("output", OUTPUT_KEYS)):
         for key in meta.get(section, {}):
             if key not in allowed:
-                raise src.error(f"unknown key `{section}.{key}`", section, key,
-                                hint=did_you_mean(str(key), allowed) or f"known keys: {', '.join(allowed)}")
+                report(src.error(f"unknown key `{section}.{key}`", section, key,
+                                 hint=did_you_mean(str(key), allowed) or f"known keys: {', '.join(allowed)}"))
     default = meta.get("input", {}).get("default")
     if default is not None and not isinstance(default, dict):
-        raise src.error("`input.default` must be a mapping of input field values", "input", "default")
+        report(src.error("`input.default` must be a mapping of input field values", "input", "default"))
+        meta["input"] = {k: v for k, v in meta["input"].items() if k != "default"}
     if "maxTurns" in meta and not valid_max_turns(meta["maxTurns"]):
-        raise src.error("`maxTurns` must be at least 1", "maxTurns")
+        report(src.error("`maxTurns` must be at least 1", "maxTurns"))
+        del meta["maxTurns"]
     if "toolChoice" in meta and meta["toolChoice"] not in TOOL_CHOICES:
-        raise src.error(f"`toolChoice` must be one of {', '.join(TOOL_CHOICES)}", "toolChoice",
-                        hint=did_you_mean(meta["toolChoice"], TOOL_CHOICES))
-    for index, entry in enumerate(meta.get("use", [])):
-        _check_use(src, index, entry)
-    for index, name in enumerate(meta.get("tools", [])):
-        if not isinstance(name, str):
-            raise src.error("each entry of `tools` must be a tool name", "tools", index)
+        report(src.error(f"`toolChoice` must be one of {', '.join(TOOL_CHOICES)}", "toolChoice",
+                         hint=did_you_mean(meta["toolChoice"], TOOL_CHOICES)))
+        del meta["toolChoice"]
+    use_problems = [p for index, entry in enumerate(meta.get("use", [])) for p in _use_problems(src, index, entry)]
+    for problem in use_problems:
+        report(problem)
+    if use_problems:
+        del meta["use"]
+    bad_tools = [index for index, name in enumerate(meta.get("tools", [])) if not isinstance(name, str)]
+    for index in bad_tools:
+        report(src.error("each entry of `tools` must be a tool name", "tools", index))
+    if bad_tools:
+        meta["tools"] = [name for name in meta["tools"] if isinstance(name, str)]
 
 
 USE_HINT = "write a middleware name, or `{name: {argument: value}}` with keyword arguments"
 
 
-def _check_use(src: PromptSource, index: int, entry: Any) -> None:
+def _use_problems(src: PromptSource, index: int, entry: Any) -> list[PromptFileError]:
     """A `use:` entry is a name or a mapping {name: {keyword: value}}; built-ins' arguments must bind."""
     if isinstance(entry, str):
-        return
+        return []
     if not isinstance(entry, dict):
-        raise src.error("each entry of `use` must be a middleware name or a mapping of names to arguments",
-                        "use", index, hint=USE_HINT)
-    for name, arguments in entry.items():
-        if arguments is not None and not (isinstance(arguments, dict) and all(isinstance(k, str) for k in arguments)):
-            raise src.error(f"`use` entry {name!r}: the arguments must be a mapping of keyword to value",
-                            "use", index, name, hint=USE_HINT)
+        return [src.error("each entry of `use` must be a middleware name or a mapping of names to arguments",
+                          "use", index, hint=USE_HINT)]
+    return [src.error(f"`use` entry {name!r}: the arguments must be a mapping of keyword to value",
+                      "use", index, name, hint=USE_HINT)
+            for name, arguments in entry.items()
+            if arguments is not None and not (isinstance(arguments, dict) and all(isinstance(k, str) for k in arguments))]
 
 
 def use_arguments(src: PromptSource) -> list[tuple[int, str, dict[str, Any]]]:

@@ -255,9 +255,27 @@ def clamp_retry_after(seconds: float | None) -> float | None:
 
 
 class TestFileError(PromptFileError):
-    """A test file that cannot be read; names the file, the line and the case."""
+    """A test file that cannot be read; names the file, the line and the case.
+
+    `errors` holds every problem found in the file (this one first): the error's own fields are the
+    first problem's, and its text lists them all, one per line."""
 
     __test__ = False  # not a pytest test class
+
+    def __init__(self, message: str, **where: Any) -> None:
+        super().__init__(message, **where)
+        self.errors: list[TestFileError] = [self]
+
+    @classmethod
+    def every(cls, problems: list[TestFileError]) -> TestFileError:
+        """One error standing for all of `problems` (at least one)."""
+        if len(problems) == 1:
+            return problems[0]
+        first = problems[0]
+        combined = cls(first.message, path=first.path, line=first.line, column=first.column, hint=first.hint)
+        combined.errors = list(problems)
+        combined.args = ("\n".join(p.format() for p in problems),)
+        return combined
 
 
 _PREVIEW_CHARS = 80

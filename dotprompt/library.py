@@ -26,7 +26,16 @@ from jinja2 import FunctionLoader
 
 from . import settings
 from .cache import LRU
-from .compiler import CompileContext, CompiledPrompt, Dependency, compile_prompt, parse_template, read_text
+from .compiler import (
+    CompileContext,
+    CompiledPrompt,
+    Dependency,
+    Diagnosis,
+    compile_prompt,
+    diagnose_prompt,
+    parse_template,
+    read_text,
+)
 from .document import USE_HINT, PromptSource, parse_source, use_arguments
 from .errors import DotpromptError, InvalidPromptNameError, PromptFileError, PromptNotFoundError
 from .files import FileChangingError, Snapshot, decode, file_stamp, read_settled, read_snapshot
@@ -312,18 +321,37 @@ class PromptLibrary:
 
     def _check_use_arguments(self, src: PromptSource) -> None:
         """Arguments given to built-in middleware in `use:` must fit its signature, checked at load."""
+        problems = self._use_argument_problems(src)
+        if problems:
+            raise problems[0]
+
+    def _use_argument_problems(self, src: PromptSource) -> list[PromptFileError]:
         entries = [(i, n, a) for i, n, a in use_arguments(src) if self.middleware(n) is None]
         if not entries:
-            return
+            return []
         from .generation.policies import BUILT_IN  # only prompts with `use:` arguments load the loop
 
+        problems = []
         for index, name, arguments in entries:
             factory = BUILT_IN.get(name)
             try:
                 if factory is not None:
                     inspect.signature(factory).bind(**arguments)
             except TypeError as exc:
-                raise src.error(f"`use` entry {name!r}: {exc}", "use", index, name, hint=USE_HINT) from None
+                problems.append(src.error(f"`use` entry {name!r}: {exc}", "use", index, name, hint=USE_HINT))
+        return problems
+
+    def diagnose(self, name: str, variant: str | None = None) -> Diagnosis:
+        """Every problem of the prompt file `name` (for `dotprompt check`), where `load` raises the first."""
+        path = self._prompt_path(name, variant)
+        if path is None:
+            raise PromptNotFoundError(name, variant, [], str(self.directory))
+        ctx = CompileContext(self._env, self._schemas, self._defaults, self._partial_source, self._revision,
+                             self._partial_asts, self.engine, self._handlebars)
+        found = diagnose_prompt(read_text(path, self.directory), path, name, variant, ctx)
+        if found.source is not None:
+            found.problems += self._use_argument_problems(found.source)
+        return found
 
     # -- partials ---------------------------------------------------------------------------
 

@@ -11,10 +11,11 @@ from __future__ import annotations
 import json
 import secrets
 from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 from .types import Media, Message, Part, construct
 
-__all__ = ["ROLES", "Markers", "to_messages"]
+__all__ = ["ROLES", "Helper", "Markers", "to_messages"]
 
 ROLES = ("system", "user", "model", "tool")
 
@@ -45,7 +46,7 @@ class Markers:
         return f"{self.start}section:{name}{self.end}"
 
     def variables(self) -> dict[str, Callable[..., str]]:
-        return {"role": self.role, "history": self.history, "media": self.media, "section": self.section}
+        return {name: Helper(name, getattr(self, name), usage) for name, usage in _USAGE.items()}
 
     def tokens(self, text: str) -> Iterable[tuple[str, str]]:
         """(kind, value) pairs in order; kind "text" for plain text."""
@@ -59,6 +60,33 @@ class Markers:
             kind, _, value = head.partition(":")
             yield kind, value
             yield "text", rest
+
+
+_USAGE = {"role": 'role("system")', "history": "history()", "media": 'media(url, "image/png")',
+          "section": 'section("output")'}
+
+
+class Helper:
+    """A marker helper as a jinja2 template sees it: called, it writes its marker; printed uncalled
+    (`{{ role }}`, often meant as an input field of that name) it fails instead of writing
+    `<bound method ...>` into the prompt."""
+
+    __slots__ = ("function", "name", "usage")
+
+    def __init__(self, name: str, function: Callable[..., str], usage: str) -> None:
+        self.name = name
+        self.function = function
+        self.usage = usage
+
+    def __call__(self, *args: Any, **kwargs: Any) -> str:
+        return self.function(*args, **kwargs)
+
+    def __str__(self) -> str:
+        raise ValueError(f"`{self.name}` is the template helper {self.name}(), not a value: call it, as in "
+                         f"{{{{ {self.usage} }}}}; an input field named `{self.name}` cannot be read in a jinja2 "
+                         f"template: rename the field")
+
+    __html__ = __str__
 
 
 class _MessageBuilder:

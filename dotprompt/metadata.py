@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from .document import PromptSource, read_keys
+from .document import Problems, PromptSource, read_keys
 from .errors import PromptFileError, SchemaError
 from .picoschema import PicoschemaError, convert
 from .rendered import InputSpec, OutputSpec
@@ -23,15 +23,24 @@ _FIELD_NAMES = {
 }
 
 
-def convert_schemas(meta: dict[str, Any], registry: SchemaRegistry, src: PromptSource | None) -> dict[str, Any]:
-    """A copy of `meta` with input and output schemas as JSON Schema (Picoschema and models converted)."""
+def convert_schemas(meta: dict[str, Any], registry: SchemaRegistry, src: PromptSource | None,
+                    problems: Problems | None = None) -> dict[str, Any]:
+    """A copy of `meta` with input and output schemas as JSON Schema (Picoschema and models converted).
+
+    With a `problems` list, a schema that does not convert is added to it and left out of the copy."""
     meta = dict(meta)
     for section in ("input", "output"):
         block = meta.get(section)
         if not isinstance(block, Mapping) or block.get("schema") is None:
             continue
         block = dict(block)
-        block["schema"] = _convert(block["schema"], section, registry, src)
+        try:
+            block["schema"] = _convert(block["schema"], section, registry, src)
+        except PromptFileError as exc:
+            if problems is None:
+                raise
+            problems.append(exc)
+            del block["schema"]
         meta[section] = block
     return meta
 

@@ -206,7 +206,7 @@ def test_tool_called_and_turns(folder):
         ("cases:\n  - name: a\n  - name: a\n", "two cases are named 'a'", 3),
         ("cases: {name: a}\n", "must be a list", 1),
         ("cases:\n  - name: a\n    inptu: {}\n", "unknown key `inptu`", 3),
-        ("cases:\n  - [oops\n", "invalid YAML", 3),
+        ("cases:\n  - [oops\n", "invalid YAML", 2),  # where the `[` opens, not where the file ends
     ],
 )
 def test_malformed_test_files_name_file_and_line(folder, text, message, line):

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ..errors import GenerationError
 from .common import EXIT_FAILED, EXIT_OK, CommandLineError, json_arg, library
 
 
@@ -19,6 +20,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument("--context", help="context (auth, state, ...) as JSON, or @file.json")
     parser.add_argument("--model", help="model name, overriding the prompt's (e.g. echo, openai/gpt-4o-mini)")
     parser.add_argument("--stream", action="store_true", help="print text as it arrives")
+    parser.add_argument("--tool-errors", choices=["return", "raise"],
+                        help="a tool that raises: tell the model and go on (return, the default; each error is "
+                             "shown on stderr), or stop the run with exit 1 (raise)")
     parser.add_argument("--input-file", type=Path, help="a JSON-lines file of inputs: run them all as a batch")
     parser.add_argument("--output", type=Path, help="with --input-file: where each row's result goes (JSON lines)")
     parser.add_argument("--concurrency", type=int, default=8, help="with --input-file: rows run at once")
@@ -31,13 +35,22 @@ def run(args: argparse.Namespace) -> int:
 
     prompt = library(args.dir).load(args.name, args.variant)
     if args.input_file is not None:
+        if args.tool_errors is not None:
+            raise CommandLineError("--tool-errors applies to a single run; with --input-file a row's tool errors "
+                                   "go back to the model")
         return _run_batch(prompt, args)
     inputs = json_arg(args.input, "--input")
     context = json_arg(args.context, "--context")
-    if args.stream:
-        response = run_sync(_stream(prompt, inputs, context, args.model))
-    else:
-        response = prompt(inputs, context=context, model=args.model)
+    overrides = {"tool_errors": args.tool_errors} if args.tool_errors else {}
+    try:
+        if args.stream:
+            response = run_sync(_stream(prompt, inputs, context, args.model, overrides))
+        else:
+            response = prompt(inputs, context=context, model=args.model, **overrides)
+    except GenerationError as exc:  # the run failed after tools ran: their errors may be why
+        _show_tool_errors(exc.messages)
+        raise
+    _show_tool_errors(response.messages)
     output = response.output
     if isinstance(output, str):
         print(output)
@@ -91,11 +104,23 @@ class _BatchProgress:
             self.bar.stop()
 
 
-async def _stream(prompt: Any, inputs: Any, context: Any, model: str | None) -> Any:
+def _show_tool_errors(messages: Any) -> None:
+    """Each tool error the model was told of, on stderr: a failing tool must not pass unseen."""
+    for message in messages or ():
+        for part in getattr(message, "content", None) or ():
+            answer = part.tool_response
+            if answer is None or not (part.metadata or {}).get("toolError"):
+                continue
+            error = answer.output.get("error") if isinstance(answer.output, dict) else answer.output
+            ref = f" (ref {answer.ref})" if answer.ref else ""
+            print(f"tool error: {answer.name}{ref} raised {error} (the model was told and went on)", file=sys.stderr)
+
+
+async def _stream(prompt: Any, inputs: Any, context: Any, model: str | None, overrides: dict[str, Any]) -> Any:
     from ..generation.response import Chunk
 
     final = None
-    async for item in prompt.stream(inputs, context=context, model=model):
+    async for item in prompt.stream(inputs, context=context, model=model, **overrides):
         if isinstance(item, Chunk):
             if item.role == "model" and item.text:
                 print(item.text, end="", file=sys.stderr, flush=True)

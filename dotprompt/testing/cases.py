@@ -12,7 +12,8 @@
             - {path: $.total, gte: 40, lte: 50}
           no_repairs: true
 
-A malformed file is a TestFileError naming the file and line, like a malformed prompt.
+A malformed file is a TestFileError naming the file and line, like a malformed prompt; every bad case and
+assertion of the file is in its `errors`, not only the first.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from typing import Any
 
 import yaml
 
-from ..document import compose_yaml, did_you_mean, load_yaml_safely
+from ..document import compose_yaml, did_you_mean, load_yaml_safely, yaml_problem
 from ..errors import PromptFileError, TestFileError
 from ..files import lexically_inside, read_snapshot
 from .assertions import PATH_ASSERTIONS, ExpectedValueError, path_assertion_names
@@ -124,22 +125,32 @@ def load_test_file(path: str | Path, prompts_dir: Path | None = None) -> list[Te
         node = compose_yaml(text)
         data = load_yaml_safely(text)
     except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark
-        raise TestFileError(f"invalid YAML: {exc.problem}", path=str(path), line=mark.line + 1 if mark else None,
+        problem, mark = yaml_problem(exc)
+        raise TestFileError(f"invalid YAML: {problem}", path=str(path), line=mark.line + 1 if mark else None,
                             column=mark.column + 1 if mark else None) from None
-    return _Reader(path, node, prompts_dir).cases(data)
+    reader = _Reader(path, node, prompts_dir)
+    cases = reader.cases(data)
+    if reader.problems:
+        raise TestFileError.every(reader.problems)
+    return cases
 
 
 class _Reader:
+    """Reads the cases of a file, noting every problem (in `problems`) and going on with the next case."""
+
     def __init__(self, path: Path, node: Any, prompts_dir: Path | None) -> None:
         self.path = path
         self.root = node
         self.prompts_dir = prompts_dir
+        self.problems: list[TestFileError] = []
 
     def error(self, message: str, node: Any, hint: str | None = None) -> TestFileError:
         mark = getattr(node, "start_mark", None)
         return TestFileError(message, path=str(self.path), line=mark.line + 1 if mark else None,
                              column=mark.column + 1 if mark else None, hint=hint)
+
+    def report(self, message: str, node: Any, hint: str | None = None) -> None:
+        self.problems.append(self.error(message, node, hint))
 
     def cases(self, data: Any) -> list[TestCase]:
         if data is None:
@@ -152,35 +163,47 @@ class _Reader:
             key = "cases" if "cases" in data else "tests"
             raw_cases, cases_node = data.get(key) or [], _child(self.root, key)
         if not isinstance(raw_cases, list):
-            raise self.error("`cases` must be a list of test cases", cases_node)
-        prompt, variant = self.prompt_of(defaults)
+            self.report("`cases` must be a list of test cases", cases_node)
+            return []
+        found = self.prompt_of(defaults)
+        if found is None:
+            return []
+        prompt, variant = found
         seen: set[str] = set()
         out = []
         for index, raw in enumerate(raw_cases):
             case_node = cases_node.value[index] if isinstance(cases_node, yaml.SequenceNode) else cases_node
             case = self.case(raw, case_node, index, prompt, variant, defaults)
-            if case.name in seen:
-                raise self.error(f"two cases are named {case.name!r}; case names must be unique", case_node)
-            seen.add(case.name)
-            out.append(case)
+            name = _case_name(raw, index)
+            if name in seen:
+                self.report(f"two cases are named {name!r}; case names must be unique", case_node)
+            elif case is not None:
+                out.append(case)
+            seen.add(name)
         return out
 
-    def prompt_of(self, defaults: Mapping[str, Any]) -> tuple[str, str | None]:
+    def prompt_of(self, defaults: Mapping[str, Any]) -> tuple[str, str | None] | None:
         side_name, side_variant = sidecar_prompt(self.path, self.prompts_dir)
         name = defaults.get("prompt") or side_name
         if not name:
-            raise self.error("the test file does not say which prompt it tests", self.root,
-                             "add `prompt: NAME`, or name the file NAME.test.yaml beside NAME.prompt")
+            self.report("the test file does not say which prompt it tests", self.root,
+                        "add `prompt: NAME`, or name the file NAME.test.yaml beside NAME.prompt")
+            return None
         return str(name), defaults.get("variant") or side_variant
 
     def case(self, raw: Any, node: Any, index: int, prompt: str, variant: str | None,
-             defaults: Mapping[str, Any]) -> TestCase:
+             defaults: Mapping[str, Any]) -> TestCase | None:
+        """The case, or None when it has a problem (each one noted)."""
         if not isinstance(raw, Mapping):
-            raise self.error(f"case #{index + 1} must be a mapping with `name`, `input` and `expect`", node)
+            self.report(f"case #{index + 1} must be a mapping with `name`, `input` and `expect`", node)
+            return None
+        before = len(self.problems)
         self.check_keys(raw, node, CASE_KEYS, "test case")
-        name = str(raw.get("name") or f"case {index + 1}")
+        name = _case_name(raw, index)
         line = node.start_mark.line + 1 if hasattr(node, "start_mark") else 1
         expect = self.expectations(raw.get("expect") or {}, _child(node, "expect"), name)
+        if len(self.problems) > before:
+            return None
         return TestCase(name=name, prompt=prompt, variant=raw.get("variant", variant), input=raw.get("input"),
                         file=str(self.path), line=line, context=raw.get("context"), history=raw.get("history"),
                         model=raw.get("model") or defaults.get("model"),
@@ -189,16 +212,17 @@ class _Reader:
     def check_keys(self, raw: Mapping[str, Any], node: Any, allowed: tuple[str, ...], what: str) -> None:
         for key in raw:
             if key not in allowed:
-                raise self.error(f"unknown key `{key}` in {what}", _key_node(node, key),
-                                 did_you_mean(str(key), allowed) or f"known keys: {', '.join(allowed)}")
+                self.report(f"unknown key `{key}` in {what}", _key_node(node, key),
+                            did_you_mean(str(key), allowed) or f"known keys: {', '.join(allowed)}")
 
     def expectations(self, raw: Any, node: Any, case: str) -> Expectations:
         if not isinstance(raw, Mapping):
-            raise self.error(f"case {case!r}: `expect` must be a mapping", node)
+            self.report(f"case {case!r}: `expect` must be a mapping", node)
+            return Expectations()
         for key in raw:
             if key not in EXPECT_KEYS:
-                raise self.error(f"case {case!r}: unknown assertion `{key}`", _key_node(node, key),
-                                 did_you_mean(str(key), EXPECT_KEYS) or f"known assertions: {', '.join(EXPECT_KEYS)}")
+                self.report(f"case {case!r}: unknown assertion `{key}`", _key_node(node, key),
+                            did_you_mean(str(key), EXPECT_KEYS) or f"known assertions: {', '.join(EXPECT_KEYS)}")
         out = Expectations(max_turns_used=raw.get("max_turns_used"), no_repairs=bool(raw.get("no_repairs", False)),
                            latency_ms=raw.get("latency_ms"), max_tokens=raw.get("max_tokens"))
         if "output" in raw:
@@ -207,39 +231,50 @@ class _Reader:
             out.output_subset = raw["output_subset"]
         texts = raw.get("text_contains", [])
         out.text_contains = [texts] if isinstance(texts, str) else list(texts)
-        out.paths = [self.path_check(item, n, case) for item, n in _items(raw.get("paths", []), _child(node, "paths"))]
-        out.tool_called = [self.tool_check(item, n, case) for item, n in
-                           _items(raw.get("tool_called", []), _child(node, "tool_called"))]
+        paths = [self.path_check(item, n, case) for item, n in _items(raw.get("paths", []), _child(node, "paths"))]
+        out.paths = [check for check in paths if check is not None]
+        tools = [self.tool_check(item, n, case) for item, n in
+                 _items(raw.get("tool_called", []), _child(node, "tool_called"))]
+        out.tool_called = [check for check in tools if check is not None]
         return out
 
-    def path_check(self, raw: Any, node: Any, case: str) -> PathCheck:
+    def path_check(self, raw: Any, node: Any, case: str) -> PathCheck | None:
         if not isinstance(raw, Mapping) or "path" not in raw:
-            raise self.error(f"case {case!r}: each `paths` entry needs `path` and one check", node)
+            self.report(f"case {case!r}: each `paths` entry needs `path` and one check", node)
+            return None
         ops = [k for k in raw if k != "path"]
         known = path_assertion_names()
         if len(ops) != 1 or ops[0] not in known:
             wrong = next((k for k in ops if k not in known), None)
             hint = did_you_mean(str(wrong), known) if wrong else None
-            raise self.error(f"case {case!r}: a `paths` entry takes exactly one of {', '.join(known)}", node, hint)
+            self.report(f"case {case!r}: a `paths` entry takes exactly one of {', '.join(known)}", node, hint)
+            return None
         try:
             parse_path(str(raw["path"]))
         except PathError as exc:
-            raise self.error(f"case {case!r}: {exc}", node) from None
+            self.report(f"case {case!r}: {exc}", node)
+            return None
         op, value = ops[0], raw[ops[0]]
         check_expected = PATH_ASSERTIONS[op].check_expected
         try:
             if check_expected is not None:
                 check_expected(value)
         except ExpectedValueError as exc:
-            raise self.error(f"case {case!r}: {exc}", node, exc.hint) from None
+            self.report(f"case {case!r}: {exc}", node, exc.hint)
+            return None
         return PathCheck(str(raw["path"]), op, value, node.start_mark.line + 1 if hasattr(node, "start_mark") else None)
 
-    def tool_check(self, raw: Any, node: Any, case: str) -> ToolCheck:
+    def tool_check(self, raw: Any, node: Any, case: str) -> ToolCheck | None:
         if isinstance(raw, str):
             return ToolCheck(raw, None, None)
         if not isinstance(raw, Mapping) or "name" not in raw:
-            raise self.error(f"case {case!r}: `tool_called` takes a tool name or {{name, input}}", node)
+            self.report(f"case {case!r}: `tool_called` takes a tool name or {{name, input}}", node)
+            return None
         return ToolCheck(str(raw["name"]), raw.get("input"), node.start_mark.line + 1 if hasattr(node, "start_mark") else None)
+
+
+def _case_name(raw: Any, index: int) -> str:
+    return str((raw.get("name") if isinstance(raw, Mapping) else None) or f"case {index + 1}")
 
 
 def _entry(node: Any, key: str) -> tuple[Any, Any]:

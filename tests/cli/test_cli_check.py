@@ -29,13 +29,13 @@ def test_check_reports_every_problem_with_locations(tmp_path, dotprompt_cmd, cli
     assert f"{prompts}/typo.prompt:3:1: warning: unknown key `max_turns` (did you mean `maxTurns`?)" in out
     assert f"{prompts}/typo.prompt:5:3: warning: unknown output format 'jsn'" in out
     assert f"{prompts}/pico.prompt:4:5: error: unknown type 'strng' in output.schema.name" in out
-    assert f"{prompts}/vars.prompt:7: warning: template variable `nmae` is not declared" in out
+    assert f"{prompts}/vars.prompt:7: error: template variable `nmae` is not declared" in out
     assert "did you mean `name`" in out
     assert f"{prompts}/hbs.prompt:1:" in out and "Handlebars" in out
     assert f"{prompts}/_broken.prompt:1: error: template syntax error" in out
     assert "partial cycle: loop -> loop" in out
     assert f"{prompts}/default.prompt:5:3: error: input.default $.n: 'x' is not of type 'integer'" in out
-    assert f"{prompts}/shadow.prompt:4:5: warning: input field `role` is hidden by the template helper" in out
+    assert f"{prompts}/shadow.prompt:4:5: error: input field `role` has the name of a template helper" in out
     assert "Traceback" not in out + done.stderr
 
 

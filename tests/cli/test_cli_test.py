@@ -75,7 +75,7 @@ def test_test_file_with_a_yaml_error_collects_nothing_and_exits_2(tmp_path, cli_
     (prompts / "yesno.test.yaml").write_text("cases:\n  - name: [unclosed\n")
     done = run_with_reports(prompts, tmp_path, cli_env)
     assert done.returncode == 2
-    assert f"{prompts / 'yesno.test.yaml'}:3:1: error: invalid YAML" in done.stderr
+    assert f"{prompts / 'yesno.test.yaml'}:2:11: error: invalid YAML: the `[` opened here is never closed" in done.stderr
     assert "no test cases collected: 1 test file could not be read (see above)" in done.stderr
 
 

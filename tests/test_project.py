@@ -83,3 +83,10 @@ def test_the_code_is_ruff_clean():
     done = subprocess.run([sys.executable, "-m", "ruff", "check", "."], cwd=ROOT, capture_output=True, text=True,
                           timeout=120)
     assert done.returncode == 0, done.stdout[-3000:]
+
+
+def test_the_version_is_written_once():
+    import importlib.metadata
+
+    assert importlib.metadata.version("dotprompt-toolkit") == dotprompt.__version__
+    assert "version =" not in (ROOT / "pyproject.toml").read_text(encoding="utf-8").split("[project]")[1].split("[")[0]

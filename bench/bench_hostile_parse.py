@@ -10,6 +10,7 @@ Run: .venv/bin/python bench/bench_hostile_parse.py
 
 from __future__ import annotations
 
+import asyncio
 import json
 import random
 import time
@@ -17,7 +18,9 @@ import tracemalloc
 from collections.abc import Callable
 from typing import Any
 
+from dotprompt import generate_stream
 from dotprompt.formats import OutputParseError, get_format
+from dotprompt.models.doubles import ScriptedModel
 
 MB = 1 << 20
 
@@ -86,6 +89,24 @@ def memory_row(items: int) -> tuple[int, int]:
     return len(text), peak
 
 
+def run_seconds_and_peak(text: str, trace: bool) -> tuple[float, int]:
+    """A whole generate_stream run (json output) of `text` in 8-character chunks; the caller keeps no chunks."""
+
+    async def go() -> None:
+        async for _ in generate_stream(model=ScriptedModel([text], chunk_size=8), prompt="x", output_format="json"):
+            pass
+
+    if trace:
+        tracemalloc.start()
+    start = time.perf_counter()
+    asyncio.run(go())
+    seconds = time.perf_counter() - start
+    peak = tracemalloc.get_traced_memory()[1] if trace else 0
+    if trace:
+        tracemalloc.stop()
+    return seconds, peak
+
+
 def main() -> None:
     print(f"{'1 MB hostile input':32} {'chars':>9} {'whole s':>8} {'streamed s':>10}  whole result")
     worst_whole = worst_streamed = 0.0
@@ -105,6 +126,13 @@ def main() -> None:
     t1 = min(streamed_seconds(one) for _ in range(3))
     t2 = min(streamed_seconds(two) for _ in range(3))
     print(f"\nlinearity: 1x text {t1:.3f} s, 2x text {t2:.3f} s, ratio {t2 / t1:.2f} (goal <= 2.3)")
+    text = reply(2500)
+    _, peak = run_seconds_and_peak(text, trace=True)
+    print(f"\nwhole generate_stream run (json, 8-char chunks, caller keeps no chunks): {len(text)} chars, "
+          f"peak {peak / 1e6:.2f} MB = {peak / len(text):.1f}x reply (goal <= 20)")
+    r1 = min(run_seconds_and_peak(reply(2500), trace=False)[0] for _ in range(3))
+    r2 = min(run_seconds_and_peak(reply(5000), trace=False)[0] for _ in range(3))
+    print(f"whole run linearity: 1x text {r1:.3f} s, 2x text {r2:.3f} s, ratio {r2 / r1:.2f} (goal <= 2.3)")
 
 
 if __name__ == "__main__":

@@ -58,13 +58,24 @@ _BLOCK_COMMENT: Final = 9
 _DONE: Final = 10  # the top-level value closed, or a closing fence cut it short
 
 _WS: Final = re.compile(r"[ \t\n\r]*")
+_WS_CHARS: Final = " \t\n\r"
 _START: Final = re.compile(r"[{\[]")
 _STRING_RUN: Final = {'"': re.compile(r'[^"\\]+'), "'": re.compile(r"[^'\\]+")}
+# A string with no escape that closes within the chunk: taken in one step.
+_WHOLE_STRING: Final = {'"': re.compile(r'"([^"\\]*)"'), "'": re.compile(r"'([^'\\]*)'")}
 _ATOM_RUN: Final = re.compile(r"[\w.+\-]*")
 _KEY_RUN: Final = re.compile(r"[\w$]*")
 _NUMBER: Final = re.compile(r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?")
 _HEX4: Final = re.compile(r"[0-9a-fA-F]{4}")
 _HEX_PREFIX: Final = re.compile(r"[0-9a-fA-F]{0,3}")
+# Characters each state between tokens skips (`_punctuation`): whitespace and anything its handler
+# would not act on, so a run of junk (`{{{{` inside an object) is one step, not one per character.
+_JUNK_RUNS: Final = {
+    _VALUE: re.compile(r"[^\"'{\[\]}\w.+\-/`]+"),
+    _KEY: re.compile(r"[^\"'}\]\w$/`]+"),
+    _COLON: re.compile(r"[^:}\]/`]+"),
+    _AFTER: re.compile(r"[^,}\]/`]+"),
+}
 # What may still become `\uDC00`..`\uDFFF` once more text arrives.
 _LOW_SURROGATE_PREFIX: Final = re.compile(r"\\(?:u(?:[dD](?:[c-fC-F][0-9a-fA-F]?)?)?)?")
 
@@ -132,6 +143,8 @@ def _run_end(pattern: re.Pattern[str], text: str, pos: int) -> int:
 
 def _atom_value(token: str) -> Any:
     """The value of a complete number or word, the way json.loads reads it; `_INVALID` otherwise."""
+    if token.isdigit() and token.isascii() and (token[0] != "0" or len(token) == 1) and len(token) < 4000:
+        return int(token)  # the common case, without the pattern (4000: under int()'s digit limit)
     match = _NUMBER.fullmatch(token)
     if match is None:
         return _WORDS.get(token, _INVALID)
@@ -194,7 +207,13 @@ class IncrementalJsonParser:
     def feed_lazy(self, text: str) -> Any:
         """Append new text; return the value so far as a LazySnapshot, or the value itself when it
         can no longer change (None before the value starts, the root once it is complete)."""
-        self.advance(text)
+        if self._carry:
+            text = self._carry + text
+            self._carry = ""
+        handlers = _HANDLERS
+        pos, end = 0, len(text)
+        while pos < end:  # `advance`, inlined: this runs once per streamed chunk
+            pos = handlers[self._state](self, text, pos)
         if not self._stack:
             return self._root
         last = self._last
@@ -321,46 +340,74 @@ class IncrementalJsonParser:
         return match.end()
 
     def _value(self, text: str, pos: int) -> int:
-        pos = _run_end(_WS, text, pos)
-        if pos == len(text):
-            return pos
         char = text[pos]
+        if char in _WS_CHARS:
+            pos = _WS.match(text, pos).end()
+            if pos == len(text):
+                return pos
+            char = text[pos]
         if char == '"' or char == "'":
+            whole = _WHOLE_STRING[char].match(text, pos)
+            if whole is not None:  # no snapshot can see it open: put the finished string
+                self._put(whole.group(1))
+                self._state = _AFTER
+                return whole.end()
             self._begin_string(char, key=False)
         elif char == "{" or char == "[":
             self._open(char)
         elif char == "]" or char == "}":  # `[]`, a trailing comma, or `{"a": }` (the key is dropped)
             self._close(char)
-        elif _run_end(_ATOM_RUN, text, pos) > pos:
-            self._parts = []
-            self._state = _ATOM
-            return pos
         else:
-            return self._punctuation(text, pos)
+            end = _ATOM_RUN.match(text, pos).end()
+            if end == pos:
+                return self._punctuation(text, pos)
+            if end == len(text):  # the number may go on in the next chunk
+                self._parts = [text[pos:end]]
+                self._state = _ATOM
+                return end
+            value = _atom_value(text[pos:end])
+            self._state = _AFTER
+            if value is not _INVALID:
+                self._put(value)
+            return end
         return pos + 1
 
     def _object_key(self, text: str, pos: int) -> int:
-        pos = _run_end(_WS, text, pos)
-        if pos == len(text):
-            return pos
         char = text[pos]
+        if char in _WS_CHARS:
+            pos = _WS.match(text, pos).end()
+            if pos == len(text):
+                return pos
+            char = text[pos]
         if char == '"' or char == "'":
+            whole = _WHOLE_STRING[char].match(text, pos)
+            if whole is not None:
+                self._key = whole.group(1)
+                self._state = _COLON
+                return whole.end()
             self._begin_string(char, key=True)
         elif char == "}" or char == "]":
             self._close(char)
-        elif _run_end(_KEY_RUN, text, pos) > pos:
-            self._parts = []
-            self._state = _BARE_KEY
-            return pos
         else:
-            return self._punctuation(text, pos)
+            end = _KEY_RUN.match(text, pos).end()
+            if end == pos:
+                return self._punctuation(text, pos)
+            if end == len(text):
+                self._parts = [text[pos:end]]
+                self._state = _BARE_KEY
+                return end
+            self._key = text[pos:end]
+            self._state = _COLON
+            return end
         return pos + 1
 
     def _colon(self, text: str, pos: int) -> int:
-        pos = _run_end(_WS, text, pos)
-        if pos == len(text):
-            return pos
         char = text[pos]
+        if char in _WS_CHARS:
+            pos = _WS.match(text, pos).end()
+            if pos == len(text):
+                return pos
+            char = text[pos]
         if char == ":":
             self._state = _VALUE
         elif char == "}" or char == "]":  # a key without a value: dropped
@@ -370,10 +417,12 @@ class IncrementalJsonParser:
         return pos + 1
 
     def _after(self, text: str, pos: int) -> int:
-        pos = _run_end(_WS, text, pos)
-        if pos == len(text):
-            return pos
         char = text[pos]
+        if char in _WS_CHARS:
+            pos = _WS.match(text, pos).end()
+            if pos == len(text):
+                return pos
+            char = text[pos]
         if char == ",":
             self._state = _KEY if type(self._stack[-1]) is dict else _VALUE
         elif char == "}" or char == "]":
@@ -389,7 +438,7 @@ class IncrementalJsonParser:
             self._state = _DONE
             return len(text)
         if char != "/":
-            return pos + 1
+            return _JUNK_RUNS[self._state].match(text, pos).end()
         if pos + 1 == len(text):
             self._carry = "/"  # a comment or a stray slash: the next chunk decides
             return pos + 1

@@ -6,38 +6,119 @@ trailing commas, `//` and `/* */` comments, single-quoted strings, unquoted keys
 `True`/`False`/`None`, raw control characters inside strings. Anything else it leaves for
 json.loads to reject. It stops early at an unexpected character or a mismatched bracket; the
 value is then incomplete and the caller completes it like a truncated one.
+
+The reader is one loop over one token pattern (each token carries the whitespace before it), so
+a megabyte of hostile text is about a million cheap steps. Repairs are logged as (kind, offset,
+argument) and only the first MAX_REPORTED_REPAIRS become messages; past them a kind is counted,
+and reported as one summary Repair with the count and the first position (`RepairLog`).
 """
 
 from __future__ import annotations
 
-import json
 import re
-from dataclasses import dataclass, field
-from typing import Final
+from dataclasses import dataclass
+from typing import Any, Final
 
-from .limits import MAX_NESTING_DEPTH, TooDeepError
+from .limits import MAX_NESTING_DEPTH, MAX_REPORTED_REPAIRS, TooDeepError
 from .textpos import LineCursor
 from .types import Repair
 
+# A strict string with no raw control character, and a strict number or word: what a container
+# may hold for the reader to take it whole.
+_STRICT_STRING: Final = r'"[^"\\\x00-\x1f]*+(?:\\[^\x00-\x1f][^"\\\x00-\x1f]*+)*+"'
+_SCALAR: Final = (_STRICT_STRING + r"|-?(?:0|[1-9][0-9]*+)(?:\.[0-9]++)?(?:[eE][-+]?[0-9]++)?(?![\w.+\-$])"
+                  r"|(?:true|false|null)(?![\w.+\-$])")
 _TOKEN: Final = re.compile(
     r"""
-      (?P<ws>[ \t\r\n]+)
-    | (?P<string>"[^"\\]*(?:\\.[^"\\]*)*")
-    | (?P<squote>'[^'\\]*(?:\\.[^'\\]*)*')
-    | (?P<comment>//[^\n]*|/\*.*?\*/)
+    [ \t\r\n]*
+    (?:
+      (?P<string>"[^"\\]*(?:\\.[^"\\]*)*")
+    | (?P<flat>  # a container of strict scalars only, maybe with a trailing comma: one token, not dozens
+        \[[ \t\r\n]*+(?:(?:SCALAR)[ \t\r\n]*+,[ \t\r\n]*+)*+(?:(?:SCALAR)[ \t\r\n]*+)?\]
+      | \{[ \t\r\n]*+(?:STRING[ \t\r\n]*+:[ \t\r\n]*+(?:SCALAR)[ \t\r\n]*+,[ \t\r\n]*+)*+
+           (?:STRING[ \t\r\n]*+:[ \t\r\n]*+(?:SCALAR)[ \t\r\n]*+)?\}
+      )
+    | (?P<trailing>,[ \t\r\n]*[}\]])
     | (?P<punct>[{}\[\]:,])
     | (?P<atom>[\w.+\-$]+)
+    | (?P<squote>'[^'\\]*(?:\\.[^'\\]*)*')
+    | (?P<comment>//[^\n]*|/\*.*?\*/)
     | (?P<open_string>"[^"\\]*(?:\\.[^"\\]*)*\\?\Z)
     | (?P<open_squote>'[^'\\]*(?:\\.[^'\\]*)*\\?\Z)
     | (?P<open_comment>/\*.*\Z)
     | (?P<other>.)
-    """,
+    | (?P<end>\Z)
+    )
+    """.replace("SCALAR", _SCALAR).replace("STRING", _STRICT_STRING),
     re.VERBOSE | re.DOTALL,
 )
+# Token kinds by group number: `lastindex` is cheaper to read than `lastgroup`.
+_STRING, _FLAT, _TRAILING, _PUNCT, _ATOM, _SQUOTE, _COMMENT, _OPEN_STRING, _OPEN_SQUOTE, _OPEN_COMMENT, _OTHER, _END = (
+    _TOKEN.groupindex[name] for name in ("string", "flat", "trailing", "punct", "atom", "squote", "comment", "open_string",
+                                         "open_squote", "open_comment", "other", "end"))
+_PUNCTUATION: Final = frozenset({_PUNCT, _TRAILING})
+_PLAIN: Final = frozenset({_STRING, _ATOM})
+_COMMENTS: Final = frozenset({_COMMENT, _OPEN_COMMENT})
 _CONTROL: Final = re.compile(r"[\x00-\x1f]")
+_CONTROL_ESCAPES: Final = {code: f"\\u{code:04x}" for code in range(0x20)}
 _SQUOTE_BODY: Final = re.compile(r"\\(.)|\"", re.DOTALL)
 _PY_LITERALS: Final = {"True": "true", "False": "false", "None": "null"}
-_CLOSERS: Final = {"}": "{", "]": "["}
+_OPENERS: Final = {"}": "{", "]": "["}
+
+# Each kind's message for one repair (formatted with its argument), and for a counted summary.
+_ONE: Final = {
+    "trailing_comma": "removed a trailing comma before {0!r}",
+    "unquoted_key": "quoted the key {0!r}",
+    "python_literal": "replaced Python {0} with {1}",
+    "single_quotes": "turned a single-quoted string into a double-quoted one",
+    "control_character": "escaped a raw control character inside a string",
+    "comment": "removed a comment",
+}
+_MANY: Final = {
+    "trailing_comma": "removed {0:,} more trailing commas",
+    "unquoted_key": "quoted {0:,} more unquoted keys",
+    "python_literal": "replaced {0:,} more Python True/False/None words",
+    "single_quotes": "turned {0:,} more single-quoted strings into double-quoted ones",
+    "control_character": "escaped raw control characters inside {0:,} more strings",
+    "comment": "removed {0:,} more comments",
+}
+
+
+class RepairLog:
+    """The repairs of one rewrite: the first MAX_REPORTED_REPAIRS as (kind, offset, argument),
+    then per kind a count and the first offset. Messages are built once, by `repairs()`."""
+
+    __slots__ = ("_counted", "_listed")
+
+    def __init__(self) -> None:
+        self._listed: list[tuple[str, int, Any]] = []
+        self._counted: dict[str, list[int]] = {}  # kind -> [count, first offset]
+
+    def add(self, kind: str, offset: int, argument: Any = None) -> None:
+        if len(self._listed) < MAX_REPORTED_REPAIRS:
+            self._listed.append((kind, offset, argument))
+            return
+        counted = self._counted.get(kind)
+        if counted is None:
+            self._counted[kind] = [1, offset]
+        else:
+            counted[0] += 1
+
+    def repairs(self, text: str) -> list[Repair]:
+        lines = LineCursor(text)
+        listed = [Repair(kind, f"{_message(kind, argument)} at {lines.where(offset)}") for kind, offset, argument in self._listed]
+        summaries = [
+            Repair(kind, f"{_MANY[kind].format(count)}, the first of them at {lines.where(offset)} "
+                         f"(past the first {MAX_REPORTED_REPAIRS} repairs, each kind is counted, not listed)", count)
+            for kind, (count, offset) in sorted(self._counted.items(), key=lambda item: item[1][1])
+        ]
+        return listed + summaries
+
+
+def _message(kind: str, argument: Any) -> str:
+    if kind == "python_literal":
+        return _ONE[kind].format(argument, _PY_LITERALS[argument])
+    return _ONE[kind].format(argument)
 
 
 @dataclass
@@ -53,121 +134,172 @@ class Rewrite:
     open_string: bool = False  # the text ended inside a string value: the caller closes it
 
 
-@dataclass
-class _Rewriter:
-    source: str
-    out: list[str] = field(default_factory=list)
-    repairs: list[Repair] = field(default_factory=list)
-    stack: list[str] = field(default_factory=list)
-    previous: str = ""  # the last significant token: a bracket, `,`, `:`, or "value"
-    comma_at: int = -1  # index in `out` of the comma just read, for trailing-comma removal
-    value_end: int = -1  # offset just past the last value read
-    finished: bool = False
-    open_string: bool = False
-    lines: LineCursor | None = None
-
-    def note(self, kind: str, detail: str, offset: int) -> None:
-        if self.lines is None:
-            self.lines = LineCursor(self.source)
-        self.repairs.append(Repair(kind, f"{detail} at {self.lines.where(offset)}"))
-
-    def value(self) -> None:
-        self.previous = "value"
-        self.finished = not self.stack
-
-    def punct(self, char: str, offset: int) -> bool:
-        """Handle one bracket, comma or colon; False when it cannot belong here (stop reading)."""
-        if char in "{[":
-            if len(self.stack) >= MAX_NESTING_DEPTH:
-                raise TooDeepError(offset)
-            self.stack.append(char)
-        elif char in "}]":
-            if not self.stack or self.stack[-1] != _CLOSERS[char]:
-                return False
-            if self.previous == ",":
-                self.out[self.comma_at] = ""
-                self.note("trailing_comma", f"removed a trailing comma before {char!r}", offset)
-            self.stack.pop()
-            self.out.append(char)
-            self.value()
-            return True
-        elif char == ",":
-            self.comma_at = len(self.out)
-        self.out.append(char)
-        self.previous = char
-        return True
-
-    def atom(self, token: str, offset: int) -> None:
-        if self.stack and self.stack[-1] == "{" and self.previous in ("{", ","):
-            self.out.append(json.dumps(token))
-            self.note("unquoted_key", f"quoted the key {token!r}", offset)
-            self.previous = "key"
-            return
-        if token in _PY_LITERALS:
-            self.note("python_literal", f"replaced Python {token} with {_PY_LITERALS[token]}", offset)
-            token = _PY_LITERALS[token]
-        self.out.append(token)
-        self.value()
-
-    def string(self, token: str, offset: int, *, single: bool, closed: bool) -> None:
-        if single:
-            token = _requote(token, closed=closed)
-            self.note("single_quotes", "turned a single-quoted string into a double-quoted one", offset)
-        if _CONTROL.search(token):
-            token = _CONTROL.sub(lambda m: f"\\u{ord(m.group()):04x}", token)
-            self.note("control_character", "escaped a raw control character inside a string", offset)
-        self.out.append(token)
-        if not closed:  # truncated inside the string: the caller completes the value
-            self.open_string = not (self.stack and self.stack[-1] == "{" and self.previous in ("{", ","))
-            return
-        if self.stack and self.stack[-1] == "{" and self.previous in ("{", ","):
-            self.previous = "key"
-        else:
-            self.value()
-
-
 def _requote(token: str, *, closed: bool) -> str:
     """'it\\'s "x"' -> "it's \\"x\\"": unescape single quotes, escape double quotes."""
     body = token[1:-1] if closed else token[1:]
-    body = _SQUOTE_BODY.sub(lambda m: ("'" if m.group(1) == "'" else m.group()) if m.group(1) is not None else '\\"', body)
+    if "\\" in body or '"' in body:
+        body = _SQUOTE_BODY.sub(lambda m: ("'" if m.group(1) == "'" else m.group()) if m.group(1) is not None else '\\"', body)
     return '"' + body + ('"' if closed else "")
 
 
 def rewrite_json(text: str, start: int, stop: int) -> Rewrite:
     """Strict JSON for the value starting at `start`, reading no further than `stop`."""
-    rw = _Rewriter(text)
+    edits = _Edits()
+    edit = edits.add
+    stack: list[str] = []
+    log = RepairLog()
+    note = log.add
+    previous = ""  # the last significant token: a bracket, `,`, `:`, "key" or "value"
+    comma_at = -1  # offset of the comma just read, for trailing-comma removal
+    value_end = -1  # offset just past the last value read
+    open_string = False
+    finished = False  # the top-level value closed
+    next_token = _TOKEN.scanner(text, start, stop).match  # tokens are contiguous: each starts where the last ended
+    control = _CONTROL.search
     pos = start
-    while pos < stop and not rw.finished:
-        match = _TOKEN.match(text, pos, stop)
-        if match is None:  # unreachable: `other` matches any character
+    while pos < stop:
+        token = next_token()
+        kind = token.lastindex
+        pos = token.end()
+        if kind in _PUNCTUATION:
+            char = text[pos - 1]
+            if char == ",":
+                comma_at = pos - 1
+                previous = ","
+            elif char == ":":
+                previous = ":"
+            elif char == "{" or char == "[":
+                if len(stack) >= MAX_NESTING_DEPTH:
+                    raise TooDeepError(pos - 1)
+                stack.append(char)
+                previous = char
+            else:
+                if kind == _TRAILING:  # `,` then a closing bracket
+                    comma_at = token.start(kind)
+                    previous = ","
+                if not stack or stack[-1] != _OPENERS[char]:
+                    return _truncated(text, start, edits, stack, log, previous, value_end, pos - 1, char, open_string)
+                if previous == ",":
+                    edit(comma_at, comma_at + 1, "")
+                    note("trailing_comma", pos - 1, char)
+                stack.pop()
+                previous = "value"
+                value_end = pos
+                if not stack:
+                    finished = True
+                    break
+        elif kind == _FLAT:
+            if len(stack) >= MAX_NESTING_DEPTH:
+                raise TooDeepError(token.start(kind))
+            last = pos - 2  # the last character before the closing bracket
+            while text[last] in " \t\r\n":
+                last -= 1
+            if text[last] == ",":
+                edit(last, last + 1, "")
+                note("trailing_comma", pos - 1, text[pos - 1])
+            previous = "value"
+            value_end = pos
+            if not stack:
+                finished = True
+                break
+        elif kind in _PLAIN:
+            body = token.group(kind)
+            in_key = bool(stack) and stack[-1] == "{" and (previous == "{" or previous == ",")
+            if kind == _ATOM:
+                if in_key:
+                    note("unquoted_key", pos - len(body), body)
+                    edit(pos - len(body), pos, '"' + body + '"')  # \w, `.`, `+`, `-`, `$`: nothing to escape
+                    previous = "key"
+                    continue
+                if body in _PY_LITERALS:
+                    note("python_literal", pos - len(body), body)
+                    edit(pos - len(body), pos, _PY_LITERALS[body])
+            elif control(body) is not None:
+                note("control_character", pos - len(body))
+                edit(pos - len(body), pos, body.translate(_CONTROL_ESCAPES))
+            if in_key:
+                previous = "key"
+                continue
+            previous = "value"
+            value_end = pos
+            if not stack:
+                finished = True
+                break
+        elif kind == _END:
             break
-        kind, token = match.lastgroup, match.group()
-        if kind == "other" or (kind == "punct" and not rw.punct(token, pos)):
-            return _truncated(rw, pos, stopped_by=token)
-        _dispatch(rw, kind, token, pos)
-        pos = match.end()
-        if rw.previous == "value" and kind not in ("ws", "comment", "open_comment"):
-            rw.value_end = pos
-    if rw.finished:
-        return Rewrite("".join(rw.out), rw.repairs, pos, True)
-    return _truncated(rw, pos, stopped_by=None)
+        elif kind == _OTHER:
+            return _truncated(text, start, edits, stack, log, previous, value_end, pos - 1, text[pos - 1], open_string)
+        elif kind in _COMMENTS:
+            note("comment", token.start(kind))
+            edit(token.start(kind), pos, " ")
+        else:  # single-quoted strings, and strings the text ends inside
+            closed = kind == _SQUOTE
+            offset = token.start(kind)
+            body = token.group(kind)
+            repaired = False
+            if kind != _OPEN_STRING:
+                body = _requote(body, closed=closed)
+                note("single_quotes", offset)
+                repaired = True
+            if control(body) is not None:
+                body = body.translate(_CONTROL_ESCAPES)
+                note("control_character", offset)
+                repaired = True
+            if repaired:
+                edit(offset, pos, body)
+            in_key = bool(stack) and stack[-1] == "{" and (previous == "{" or previous == ",")
+            if not closed:  # truncated inside the string: the caller completes the value
+                open_string = not in_key
+                continue
+            if in_key:
+                previous = "key"
+                continue
+            previous = "value"
+            value_end = pos
+            if not stack:
+                finished = True
+                break
+    if not finished:
+        return _truncated(text, start, edits, stack, log, previous, value_end, pos, None, open_string)
+    return Rewrite(edits.apply(text, start, pos), log.repairs(text), pos, True)
 
 
-def _truncated(rw: _Rewriter, pos: int, stopped_by: str | None) -> Rewrite:
-    if rw.previous == "value" and (stopped_by is not None or pos > rw.value_end):
+class _Edits:
+    """Replacements in the text, kept as three lists of plain values: a tuple per edit would be an
+    object the garbage collector walks again and again while a hostile reply piles up 100,000s."""
+
+    __slots__ = ("ends", "in_order", "starts", "texts")
+
+    def __init__(self) -> None:
+        self.starts: list[int] = []
+        self.ends: list[int] = []
+        self.texts: list[str] = []
+        self.in_order = True
+
+    def add(self, start: int, end: int, replacement: str) -> None:
+        if self.starts and start < self.starts[-1]:
+            self.in_order = False  # a trailing comma is removed after the comments between it and its bracket
+        self.starts.append(start)
+        self.ends.append(end)
+        self.texts.append(replacement)
+
+    def apply(self, text: str, start: int, end: int) -> str:
+        """text[start:end] with the edits made."""
+        order = range(len(self.starts)) if self.in_order else sorted(range(len(self.starts)), key=self.starts.__getitem__)
+        pieces, kept = [], start
+        for index in order:
+            pieces.append(text[kept : self.starts[index]])
+            pieces.append(self.texts[index])
+            kept = self.ends[index]
+        pieces.append(text[kept:end])
+        return "".join(pieces)
+
+
+def _truncated(text: str, start: int, edits: _Edits, stack: list[str], log: RepairLog, previous: str,
+               value_end: int, pos: int, stopped_by: str | None, open_string: bool) -> Rewrite:
+    body = edits.apply(text, start, pos)
+    if previous == "value" and (stopped_by is not None or pos > value_end):
         # Something followed the last number or word, so it is whole: a comma tells the completer
         # to keep it (it drops a number the text ended in, which may have had more digits).
-        rw.out.append(",")
-    return Rewrite("".join(rw.out), rw.repairs, pos, False, len(rw.stack), stopped_by, rw.open_string and stopped_by is None)
-
-
-def _dispatch(rw: _Rewriter, kind: str | None, token: str, pos: int) -> None:
-    if kind == "ws":
-        rw.out.append(token)
-    elif kind in ("comment", "open_comment"):
-        rw.out.append(" ")
-        rw.note("comment", "removed a comment", pos)
-    elif kind == "atom":
-        rw.atom(token, pos)
-    elif kind in ("string", "squote", "open_string", "open_squote"):
-        rw.string(token, pos, single=kind in ("squote", "open_squote"), closed=kind in ("string", "squote"))
+        body += ","
+    return Rewrite(body, log.repairs(text), pos, False, len(stack), stopped_by, open_string and stopped_by is None)

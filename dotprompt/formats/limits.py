@@ -29,3 +29,9 @@ def deeper_than_limit(value: Any) -> bool:
         children = item.values() if type(item) is dict else item
         pending.extend((child, depth + 1) for child in children if type(child) in (list, dict))
     return False
+
+# Repairs reported one by one on a parse result (`ParsedOutput.repairs`), in the order they were
+# made. Past this many, each further kind of repair is one summary Repair carrying its count and
+# where the first of them was: a hostile reply with 250,000 trailing commas costs a counter, not
+# 250,000 messages. Human-sized replies never come near it.
+MAX_REPORTED_REPAIRS: Final = 100

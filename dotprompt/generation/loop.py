@@ -226,7 +226,14 @@ class Loop:
             return
         if self._parser_index != chunk.index:
             self._parser, self._parser_index = plan.handler.new_stream(), chunk.index
+            self.stream.reparse[chunk.index] = self._reparse  # earlier chunks' outputs, rebuilt on request
         chunk.output = plan.chunk_output(self._parser, chunk.text, self.rt.output_type)
+
+    def _reparse(self, text: str) -> Any:
+        """The output a chunk ending at this text had: its message's text so far, parsed afresh."""
+        plan = self.rt.plan
+        assert plan.handler is not None  # only registered for parsed messages
+        return plan.chunk_output(plan.handler.new_stream(), text, self.rt.output_type)
 
     def _emit(self, role: str, content: list[Part]) -> Chunk:
         assert self.rt.on_chunk is not None  # only called while streaming

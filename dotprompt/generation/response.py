@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import Field
@@ -61,18 +62,114 @@ class GenerateResponse(WireModel):
         return [p for p in self.message.content if p.tool_request is not None and p.metadata and "interrupt" in p.metadata]
 
 
-@dataclass
-class StreamState:
-    """Shared across every chunk of one run: the chunks so far and each message's text pieces."""
+class _MessageText:
+    """One message's streamed text: pieces merged as they come (each character copied O(log n)
+    times), and where each of its chunks ended, as machine integers (8 bytes a chunk)."""
 
-    chunks: list[Chunk] = field(default_factory=list)
-    texts: dict[int, list[str]] = field(default_factory=dict)
+    __slots__ = ("ends", "length", "parts")
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self.length = 0
+        self.ends = array("q")
+
+    def add(self, text: str) -> int:
+        if text:
+            parts = self.parts
+            parts.append(text)
+            self.length += len(text)
+            if len(parts) > 32:
+                parts[-16:] = ["".join(parts[-16:])]
+                while len(parts) > 1 and len(parts[-1]) >= len(parts[-2]):
+                    last = parts.pop()
+                    parts[-1] += last
+        self.ends.append(self.length)
+        return self.length
+
+    def upto(self, end: int) -> str:
+        if len(self.parts) > 1:
+            self.parts[:] = ["".join(self.parts)]
+        return self.parts[0][:end] if self.parts else ""
+
+
+class StreamState:
+    """Shared across every chunk of one run: what `previous_chunks` and `accumulated_text` need,
+    kept compact so that a caller who keeps no chunks does not pay for them. Per chunk it holds
+    the end of its text in its message (8 bytes); role and message index once per message; the
+    content itself only for a chunk that is not one plain text part (a tool request, metadata).
+    Earlier chunks are rebuilt when asked for, with their output parsed again from their text
+    (`reparse`, set by the run for each parsed message) when it is read."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.texts: dict[int, _MessageText] = {}
+        self._messages: list[tuple[int, int, str]] = []  # (first chunk, message index, role)
+        self._contents: dict[int, list[Part]] = {}  # chunk position -> content, when not one plain text part
+        self.reparse: dict[int, Callable[[str], Any]] = {}  # message index -> the output of a text
+
+    def add(self, index: int, role: str, content: list[Part], text: str) -> tuple[int, int]:
+        """Record one chunk; its position in the run and the end of its text in its message."""
+        position = self.count
+        self.count += 1
+        if not self._messages or self._messages[-1][1] != index or self._messages[-1][2] != role:
+            self._messages.append((position, index, role))
+        if not (len(content) == 1 and content[0].model_fields_set <= {"text"} and content[0].text):
+            self._contents[position] = content
+        message = self.texts.get(index)
+        if message is None:
+            message = self.texts[index] = _MessageText()
+        return position, message.add(text)
+
+    def chunks(self, stop: int) -> list[Chunk]:
+        """The chunks before position `stop`, rebuilt: equal to the ones handed out."""
+        rebuilt: list[Chunk] = []
+        bounds = [first for first, _, _ in self._messages[1:]] + [self.count]
+        for (first, index, role), after in zip(self._messages, bounds, strict=True):
+            message, offset = self.texts[index], self._chunk_offset(index, first)
+            for position in range(first, min(after, stop)):
+                number = offset + position - first
+                end = message.ends[number]
+                start = message.ends[number - 1] if number else 0
+                content = self._contents.get(position)
+                if content is None:
+                    content = [Part(text=message.upto(end)[start:])]
+                rebuilt.append(Chunk._rebuilt(index, role, content, self, position, end))
+        return rebuilt
+
+    def _chunk_offset(self, index: int, first: int) -> int:
+        """How many chunks of message `index` came before position `first` (a message index
+        recurs only if a role alternates back, which the loop never does; counted to be safe)."""
+        earlier = 0
+        bounds = [start for start, _, _ in self._messages[1:]] + [self.count]
+        for (start, other, _), after in zip(self._messages, bounds, strict=True):
+            if start >= first:
+                break
+            if other == index:
+                earlier += after - start
+        return earlier
+
+
+class _Reparsed(LazyValue):
+    """An earlier chunk's output, parsed again from its message's text when read."""
+
+    __slots__ = ("_end", "_index", "_state")
+
+    def __init__(self, state: StreamState, index: int, end: int) -> None:
+        self._state, self._index, self._end = state, index, end
+
+    @property
+    def value(self) -> Any:
+        reparse = self._state.reparse.get(self._index)
+        if reparse is None:
+            return None
+        output = reparse(self._state.texts[self._index].upto(self._end))
+        return output.value if isinstance(output, LazyValue) else output
 
 
 class Chunk:
     """One streamed piece. `index` is the message it belongs to; it advances when the role changes."""
 
-    __slots__ = ("_output", "_position", "_state", "_upto", "content", "index", "role")
+    __slots__ = ("_end", "_output", "_position", "_state", "content", "index", "role")
 
     def __init__(self, index: int, role: str, content: list[Part], state: StreamState) -> None:
         self.index = index
@@ -80,21 +177,23 @@ class Chunk:
         self.content = content
         self._output: Any = None
         self._state = state
-        self._position = len(state.chunks)
-        pieces = state.texts.setdefault(index, [])
-        text = self.text
-        if text:
-            pieces.append(text)
-        self._upto = len(pieces)
-        state.chunks.append(self)
+        self._position, self._end = state.add(index, role, content, self.text)
+
+    @classmethod
+    def _rebuilt(cls, index: int, role: str, content: list[Part], state: StreamState, position: int, end: int) -> Chunk:
+        chunk = cls.__new__(cls)
+        chunk.index, chunk.role, chunk.content = index, role, content
+        chunk._state, chunk._position, chunk._end = state, position, end
+        chunk._output = _Reparsed(state, index, end) if index in state.reparse else None
+        return chunk
 
     def __repr__(self) -> str:
         return f"Chunk(index={self.index}, role={self.role!r}, text={self.text!r})"
 
     @property
     def output(self) -> Any:
-        """The output parsed so far. Built on first read (the run keeps every chunk, so a copy per
-        chunk would cost memory quadratic in the reply), then kept: later chunks never change it."""
+        """The output parsed so far. Built on first read (a copy per chunk would cost memory
+        quadratic in the reply), then kept: later chunks never change it."""
         if isinstance(self._output, LazyValue):
             self._output = self._output.value
         return self._output
@@ -109,12 +208,14 @@ class Chunk:
 
     @property
     def previous_chunks(self) -> list[Chunk]:
-        return self._state.chunks[: self._position]
+        """The chunks of the run before this one. Rebuilt from the run's compact record (the run
+        does not keep chunk objects): equal in index, role, content and output, not the same objects."""
+        return self._state.chunks(self._position)
 
     @property
     def accumulated_text(self) -> str:
         """This message's text up to and including this chunk."""
-        return "".join(self._state.texts[self.index][: self._upto])
+        return self._state.texts[self.index].upto(self._end)
 
     @property
     def tool_requests(self) -> list[ToolRequest]:

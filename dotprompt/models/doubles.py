@@ -7,8 +7,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from ..errors import UsageError
@@ -49,12 +50,18 @@ def _part(value: Any) -> Part:
 
 def stream_response(response: ModelResponse, on_chunk: OnChunk, chunk_size: int) -> None:
     """Emit a response as chunks: text in `chunk_size` pieces, every other part whole."""
+    for chunk in response_chunks(response, chunk_size):
+        on_chunk(chunk)
+
+
+def response_chunks(response: ModelResponse, chunk_size: int) -> Iterator[ModelChunk]:
+    """A response as chunks: text in `chunk_size` pieces, every other part whole."""
     for part in response.message.content:
         if part.text is not None and chunk_size > 0:
             for start in range(0, len(part.text), chunk_size):
-                on_chunk(ModelChunk(role=response.message.role, content=[Part(text=part.text[start:start + chunk_size])]))
+                yield ModelChunk(role=response.message.role, content=[Part(text=part.text[start:start + chunk_size])])
         else:
-            on_chunk(ModelChunk(role=response.message.role, content=[part]))
+            yield ModelChunk(role=response.message.role, content=[part])
 
 
 class ScriptedModel:
@@ -82,7 +89,11 @@ class ScriptedModel:
         if self._usage is not None and response.usage is None:
             response = response.model_copy(update={"usage": self._usage})
         if on_chunk is not None:
-            stream_response(response, on_chunk, self.chunk_size or 1 << 30)
+            # As a network model does, give the event loop a turn between chunks: a consumer of
+            # generate_stream then takes each chunk as it comes instead of finding them all queued.
+            for chunk in response_chunks(response, self.chunk_size or 1 << 30):
+                on_chunk(chunk)
+                await asyncio.sleep(0)
         return response
 
     def _next(self, request: GenerateRequest) -> Reply:

@@ -240,12 +240,18 @@ class PromptLibrary:
         if prompt.path is None:
             return self._compile(prompt.source or "", None, prompt.name, prompt.variant, None)
         try:
-            snapshot = read_settled(prompt.path, self.directory)
-        except FileNotFoundError:
-            raise PromptNotFoundError(prompt.name or prompt.path, prompt.variant, [], f"{prompt.path} (deleted)") from None
+            snapshot = self._read_prompt_file(prompt)
         except FileChangingError:
             raise _still_changing(prompt.path) from None
         return self._compile_snapshot(snapshot, prompt.path, prompt.name, prompt.variant)
+
+    def _read_prompt_file(self, prompt: Prompt) -> Snapshot:
+        """The prompt's file, read once as it settles; gone for good is PromptNotFoundError."""
+        assert prompt.path is not None
+        try:
+            return read_settled(prompt.path, self.directory)
+        except FileNotFoundError:
+            raise PromptNotFoundError(prompt.name or prompt.path, prompt.variant, [], f"{prompt.path} (deleted)") from None
 
     # -- hot reload -------------------------------------------------------------------------
 
@@ -273,9 +279,7 @@ class PromptLibrary:
         if prompt.path is None:
             return self._compile(prompt.source or "", None, prompt.name, prompt.variant, None)
         try:
-            snapshot = read_settled(prompt.path, self.directory)
-        except FileNotFoundError:
-            raise PromptNotFoundError(prompt.name or prompt.path, prompt.variant, [], f"{prompt.path} (deleted)") from None
+            snapshot = self._read_prompt_file(prompt)
         except FileChangingError:
             return compiled
         if compiled.revision == self._revision and snapshot.digest == compiled.digest:
@@ -295,10 +299,7 @@ class PromptLibrary:
                     raise
             time.sleep(settings.RELOAD_SETTLE_SECONDS)
             try:
-                snapshot = read_settled(prompt.path, self.directory)
-            except FileNotFoundError:
-                raise PromptNotFoundError(prompt.name or prompt.path, prompt.variant, [],
-                                          f"{prompt.path} (deleted)") from None
+                snapshot = self._read_prompt_file(prompt)
             except FileChangingError:
                 return compiled
 

@@ -233,7 +233,13 @@ def output_lock(path: Path) -> Iterator[None]:
         os.close(fd)  # closing releases the lock; the OS does the same if the process dies
 
 
-def _check_not_input(rows: list[Row], output: Path) -> None:
+def _check_output(rows: list[Row], output: Path) -> None:
+    """The output must be a regular file (or not exist yet) and must not be the input."""
+    if output.exists() and not output.is_file():
+        kind = "a folder" if output.is_dir() else "not a regular file"
+        raise BatchOutputError(f"--output {output} is {kind}: name a .jsonl file to write the results to")
+    if output.parent.exists() and not output.parent.is_dir():
+        raise BatchOutputError(f"--output {output}: {output.parent} is not a folder")
     source = getattr(rows, "path", None)
     if source is None or not output.exists():
         return
@@ -268,7 +274,7 @@ def _finished(record: dict[str, Any] | None, row: Row) -> bool:
 
 async def run_batch(prompt: Prompt, rows: list[Row], output: Path, *, concurrency: int = 8, model: str | None = None,
                     on_row: Callable[[dict[str, Any]], Any] | None = None) -> BatchReport:
-    _check_not_input(rows, output)
+    _check_output(rows, output)
     rows = [row if row.key else _keyed(row) for row in rows]
     output.parent.mkdir(parents=True, exist_ok=True)
     with output_lock(output):

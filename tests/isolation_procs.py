@@ -46,7 +46,7 @@ OWNER = textwrap.dedent('''\
     if "--exit-on-sigterm" in sys.argv:
         exit_on_sigterm()
     model = LocalModel()
-    asyncio.run(generate(model=model, prompt="hi"))
+    asyncio.run(generate(model=model, prompt="hi", config={"maxOutputTokens": 8}))
     server, _ = model.connect()
     print(json.dumps({"server": server.process.pid, "log": str(server.log_path)}), flush=True)
     while True:

@@ -141,6 +141,6 @@ def test_server_killed_mid_stream(local_model: LocalModel):
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the parent-death signal is Linux's")
 def test_real_server_dies_with_a_killed_parent_mid_generation(local_model: LocalModel):
     # The issue: a killed parent left llama-server generating at full CPU. One thread, to spare the runner.
-    verdict = run_owner_and_kill(local_paths().root, "SIGKILL", "--keep-generating", delay=1.0, timeout=90.0,
+    verdict = run_owner_and_kill(local_paths().root, "SIGKILL", "--keep-generating", delay=1.0, timeout=240.0,
                                  memory_mb=8192, env={"DOTPROMPT_LOCAL_THREADS": "1"})
     assert verdict["gone"], verdict

@@ -199,6 +199,17 @@ def test_output_equal_to_input_is_refused_and_the_input_kept(batch):
     assert batch.input.read_bytes() == before and batch.call_count() == 0
 
 
+@pytest.mark.parametrize("kind", ["folder", "fifo"])
+def test_output_that_is_not_a_regular_file_is_a_clear_error(batch, kind):
+    batch.rows(range(1, 3))
+    target = batch.input.parent / "out-target"
+    target.mkdir() if kind == "folder" else os.mkfifo(target)
+    batch.output = target
+    outcome = batch.run()
+    assert outcome.returncode == 1 and "Traceback" not in outcome.stderr
+    assert f"--output {target} is " in outcome.stderr and batch.call_count() == 0
+
+
 def test_input_that_is_not_utf8_names_file_and_line(batch):
     batch.input.write_bytes(b'{"n": 1}\n{"n": 2, "t": "\xff"}\n')
     outcome = batch.run()

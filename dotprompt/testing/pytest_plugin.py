@@ -7,7 +7,6 @@ Registered through the `pytest11` entry point, so a project's plain `pytest` als
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,7 @@ import pytest
 from ..errors import CaseFailedError, PromptFileError
 from ..library import PromptLibrary
 from ..loader import project_library, prompts_dir
+from ..settings import env_test_mode
 from .cases import TestCase, load_test_file
 from .runner import TestRun
 
@@ -55,7 +55,7 @@ _RUNNERS: dict[Path, TestRun] = {}
 
 
 def _runner(config: pytest.Config, root: Path) -> TestRun:
-    mode = config.getoption("--dotprompt-mode") or os.environ.get("DOTPROMPT_TEST_MODE") or "replay"
+    mode = config.getoption("--dotprompt-mode") or env_test_mode() or "replay"
     if root not in _RUNNERS:
         _RUNNERS[root] = TestRun(project_library(root), mode)  # type: ignore[arg-type]
     return _RUNNERS[root]

@@ -48,11 +48,11 @@ def known_secrets() -> list[str]:
     return sorted(found, key=len, reverse=True)
 
 
-def redact(text: str) -> str:
+def redact(text: str, secrets: list[str] | None = None) -> str:
     """`text` with every known secret and every URL credential replaced by `***`."""
     if not text:
         return text
-    for secret in known_secrets():
+    for secret in known_secrets() if secrets is None else secrets:
         if secret in text:
             text = text.replace(secret, MASK)
     if "@" in text:
@@ -60,14 +60,15 @@ def redact(text: str) -> str:
     return text
 
 
-def redact_data(value: Any) -> Any:
+def redact_data(value: Any, secrets: list[str] | None = None) -> Any:
     """A copy of a JSON-like value (dicts, lists, strings) with `redact` applied to every string in it."""
+    secrets = known_secrets() if secrets is None else secrets  # read the environment once, not per string
     if isinstance(value, str):
-        return redact(value)
+        return redact(value, secrets)
     if isinstance(value, dict):
-        return {redact_data(k): redact_data(v) for k, v in value.items()}
+        return {redact_data(k, secrets): redact_data(v, secrets) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return type(value)(redact_data(v) for v in value)
+        return type(value)(redact_data(v, secrets) for v in value)
     return value
 
 

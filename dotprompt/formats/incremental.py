@@ -302,9 +302,14 @@ class IncrementalJsonParser:
             return
         container: Any = {} if bracket == "{" else []
         if self._stack:
-            slot = self._put(container)
+            top = self._stack[-1]
+            if type(top) is list:  # `_put`, inlined for the common case
+                top.append(container)
+                slot: Any = len(top) - 1
+            else:
+                slot = self._put(container)
             self._slots.append(slot)
-            self._frame = _Frame(self, container, self._frame, slot, len(self._stack[-1]))
+            self._frame = _Frame(self, container, self._frame, slot, len(top))
         else:
             self._root = container
             self._slots.append(None)
@@ -315,16 +320,22 @@ class IncrementalJsonParser:
     def _close(self, bracket: str) -> None:
         """Close the innermost container of that kind; a stray bracket with none open is skipped."""
         kind = dict if bracket == "}" else list
-        depth = len(self._stack)
-        while depth and type(self._stack[depth - 1]) is not kind:
-            depth -= 1
-        if not depth:
-            return
-        for _ in range(len(self._stack) - depth + 1):
+        stack = self._stack
+        if stack and type(stack[-1]) is kind:  # the common case: the innermost container
             self._frame = self._frame.parent if self._frame is not None else None
-        del self._stack[depth - 1 :]
-        del self._slots[depth - 1 :]
-        if self._stack:
+            stack.pop()
+            self._slots.pop()
+        else:
+            depth = len(stack)
+            while depth and type(stack[depth - 1]) is not kind:
+                depth -= 1
+            if not depth:
+                return
+            for _ in range(len(stack) - depth + 1):
+                self._frame = self._frame.parent if self._frame is not None else None
+            del stack[depth - 1 :]
+            del self._slots[depth - 1 :]
+        if stack:
             self._state = _AFTER
         else:
             self._state = _DONE
@@ -350,13 +361,22 @@ class IncrementalJsonParser:
             whole = _WHOLE_STRING[char].match(text, pos)
             if whole is not None:  # no snapshot can see it open: put the finished string
                 self._put(whole.group(1))
+                pos = whole.end()
+                if pos < len(text) and text[pos] == ",":  # the comma after it, as `_after` takes it
+                    self._state = _KEY if type(self._stack[-1]) is dict else _VALUE
+                    return pos + 1
                 self._state = _AFTER
-                return whole.end()
+                return pos
             self._begin_string(char, key=False)
         elif char == "{" or char == "[":
             self._open(char)
         elif char == "]" or char == "}":  # `[]`, a trailing comma, or `{"a": }` (the key is dropped)
             self._close(char)
+            pos += 1
+            if self._state == _AFTER and pos < len(text) and text[pos] == ",":
+                self._state = _KEY if type(self._stack[-1]) is dict else _VALUE
+                return pos + 1
+            return pos
         else:
             end = _ATOM_RUN.match(text, pos).end()
             if end == pos:
@@ -366,9 +386,16 @@ class IncrementalJsonParser:
                 self._state = _ATOM
                 return end
             value = _atom_value(text[pos:end])
-            self._state = _AFTER
             if value is not _INVALID:
-                self._put(value)
+                top = self._stack[-1]
+                if type(top) is list:  # `_put`, inlined for the common case
+                    top.append(value)
+                else:
+                    self._put(value)
+            if text[end] == ",":
+                self._state = _KEY if type(self._stack[-1]) is dict else _VALUE
+                return end + 1
+            self._state = _AFTER
             return end
         return pos + 1
 
@@ -383,8 +410,12 @@ class IncrementalJsonParser:
             whole = _WHOLE_STRING[char].match(text, pos)
             if whole is not None:
                 self._key = whole.group(1)
+                pos = whole.end()
+                if pos < len(text) and text[pos] == ":":  # the colon after it, as `_colon` takes it
+                    self._state = _VALUE
+                    return pos + 1
                 self._state = _COLON
-                return whole.end()
+                return pos
             self._begin_string(char, key=True)
         elif char == "}" or char == "]":
             self._close(char)
@@ -397,6 +428,9 @@ class IncrementalJsonParser:
                 self._state = _BARE_KEY
                 return end
             self._key = text[pos:end]
+            if text[end] == ":":
+                self._state = _VALUE
+                return end + 1
             self._state = _COLON
             return end
         return pos + 1
@@ -427,6 +461,11 @@ class IncrementalJsonParser:
             self._state = _KEY if type(self._stack[-1]) is dict else _VALUE
         elif char == "}" or char == "]":
             self._close(char)
+            pos += 1
+            if self._state == _AFTER and pos < len(text) and text[pos] == ",":  # `[1], [2]`: the comma too
+                self._state = _KEY if type(self._stack[-1]) is dict else _VALUE
+                return pos + 1
+            return pos
         else:
             return self._punctuation(text, pos)
         return pos + 1

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Any, Final
 
 from .limits import MAX_NESTING_DEPTH, MAX_REPORTED_REPAIRS, TooDeepError
@@ -28,20 +29,23 @@ from .types import Repair
 _STRICT_STRING: Final = r'"[^"\\\x00-\x1f]*+(?:\\[^\x00-\x1f][^"\\\x00-\x1f]*+)*+"'
 _SCALAR: Final = (_STRICT_STRING + r"|-?(?:0|[1-9][0-9]*+)(?:\.[0-9]++)?(?:[eE][-+]?[0-9]++)?(?![\w.+\-$])"
                   r"|(?:true|false|null)(?![\w.+\-$])")
+# The `,` or `:` that follows a value or key, taken with it: half the tokens of `[1, 2, 3]`. Each
+# kind's group holds the token with its follower, and the group after it (`<kind>_body`) the token alone.
+_FOLLOWER: Final = r"(?:[ \t\r\n]*+[,:])?"
 _TOKEN: Final = re.compile(
     r"""
     [ \t\r\n]*
     (?:
-      (?P<string>"[^"\\]*(?:\\.[^"\\]*)*")
-    | (?P<flat>  # a container of strict scalars only, maybe with a trailing comma: one token, not dozens
+      (?P<string>(?P<string_body>"[^"\\]*(?:\\.[^"\\]*)*")FOLLOWER)
+    | (?P<flat>(?P<flat_body>  # a container of strict scalars only, maybe with a trailing comma: one token, not dozens
         \[[ \t\r\n]*+(?:(?:SCALAR)[ \t\r\n]*+,[ \t\r\n]*+)*+(?:(?:SCALAR)[ \t\r\n]*+)?\]
       | \{[ \t\r\n]*+(?:STRING[ \t\r\n]*+:[ \t\r\n]*+(?:SCALAR)[ \t\r\n]*+,[ \t\r\n]*+)*+
            (?:STRING[ \t\r\n]*+:[ \t\r\n]*+(?:SCALAR)[ \t\r\n]*+)?\}
-      )
+      )FOLLOWER)
     | (?P<trailing>,[ \t\r\n]*[}\]])
     | (?P<punct>[{}\[\]:,])
-    | (?P<atom>[\w.+\-$]+)
-    | (?P<squote>'[^'\\]*(?:\\.[^'\\]*)*')
+    | (?P<atom>(?P<atom_body>[\w.+\-$]+)FOLLOWER)
+    | (?P<squote>(?P<squote_body>'[^'\\]*(?:\\.[^'\\]*)*')FOLLOWER)
     | (?P<comment>//[^\n]*|/\*.*?\*/)
     | (?P<open_string>"[^"\\]*(?:\\.[^"\\]*)*\\?\Z)
     | (?P<open_squote>'[^'\\]*(?:\\.[^'\\]*)*\\?\Z)
@@ -49,13 +53,15 @@ _TOKEN: Final = re.compile(
     | (?P<other>.)
     | (?P<end>\Z)
     )
-    """.replace("SCALAR", _SCALAR).replace("STRING", _STRICT_STRING),
+    """.replace("SCALAR", _SCALAR).replace("STRING", _STRICT_STRING).replace("FOLLOWER", _FOLLOWER),
     re.VERBOSE | re.DOTALL,
 )
 # Token kinds by group number: `lastindex` is cheaper to read than `lastgroup`.
 _STRING, _FLAT, _TRAILING, _PUNCT, _ATOM, _SQUOTE, _COMMENT, _OPEN_STRING, _OPEN_SQUOTE, _OPEN_COMMENT, _OTHER, _END = (
     _TOKEN.groupindex[name] for name in ("string", "flat", "trailing", "punct", "atom", "squote", "comment", "open_string",
                                          "open_squote", "open_comment", "other", "end"))
+assert all(_TOKEN.groupindex[name + "_body"] == index + 1
+           for name, index in (("string", _STRING), ("flat", _FLAT), ("atom", _ATOM), ("squote", _SQUOTE)))
 _PUNCTUATION: Final = frozenset({_PUNCT, _TRAILING})
 _PLAIN: Final = frozenset({_STRING, _ATOM})
 _COMMENTS: Final = frozenset({_COMMENT, _OPEN_COMMENT})
@@ -145,7 +151,7 @@ def _requote(token: str, *, closed: bool) -> str:
 def rewrite_json(text: str, start: int, stop: int) -> Rewrite:
     """Strict JSON for the value starting at `start`, reading no further than `stop`."""
     edits = _Edits()
-    edit = edits.add
+    edit = edits.flat.extend  # called with (start, end, replacement)
     stack: list[str] = []
     log = RepairLog()
     note = log.add
@@ -180,7 +186,7 @@ def rewrite_json(text: str, start: int, stop: int) -> Rewrite:
                 if not stack or stack[-1] != _OPENERS[char]:
                     return _truncated(text, start, edits, stack, log, previous, value_end, pos - 1, char, open_string)
                 if previous == ",":
-                    edit(comma_at, comma_at + 1, "")
+                    edit((comma_at, comma_at + 1, ""))
                     note("trailing_comma", pos - 1, char)
                 stack.pop()
                 previous = "value"
@@ -191,51 +197,60 @@ def rewrite_json(text: str, start: int, stop: int) -> Rewrite:
         elif kind == _FLAT:
             if len(stack) >= MAX_NESTING_DEPTH:
                 raise TooDeepError(token.start(kind))
-            last = pos - 2  # the last character before the closing bracket
+            end = token.end(kind + 1)  # past the closing bracket; `pos` is past its follower
+            last = end - 2  # the last character before the closing bracket
             while text[last] in " \t\r\n":
                 last -= 1
             if text[last] == ",":
-                edit(last, last + 1, "")
-                note("trailing_comma", pos - 1, text[pos - 1])
-            previous = "value"
-            value_end = pos
+                edit((last, last + 1, ""))
+                note("trailing_comma", end - 1, text[end - 1])
+            value_end = end
             if not stack:
+                pos = end
                 finished = True
                 break
+            if pos == end:
+                previous = "value"
+            else:
+                previous = text[pos - 1]
+                comma_at = pos - 1
         elif kind in _PLAIN:
-            body = token.group(kind)
+            body = token.group(kind + 1)
+            end = token.end(kind + 1)
             in_key = bool(stack) and stack[-1] == "{" and (previous == "{" or previous == ",")
             if kind == _ATOM:
                 if in_key:
-                    note("unquoted_key", pos - len(body), body)
-                    edit(pos - len(body), pos, '"' + body + '"')  # \w, `.`, `+`, `-`, `$`: nothing to escape
-                    previous = "key"
-                    continue
-                if body in _PY_LITERALS:
-                    note("python_literal", pos - len(body), body)
-                    edit(pos - len(body), pos, _PY_LITERALS[body])
+                    note("unquoted_key", end - len(body), body)
+                    edit((end - len(body), end, '"' + body + '"'))  # \w, `.`, `+`, `-`, `$`: nothing to escape
+                elif body in _PY_LITERALS:
+                    note("python_literal", end - len(body), body)
+                    edit((end - len(body), end, _PY_LITERALS[body]))
             elif control(body) is not None:
-                note("control_character", pos - len(body))
-                edit(pos - len(body), pos, body.translate(_CONTROL_ESCAPES))
-            if in_key:
-                previous = "key"
-                continue
-            previous = "value"
-            value_end = pos
-            if not stack:
-                finished = True
-                break
+                note("control_character", end - len(body))
+                edit((end - len(body), end, body.translate(_CONTROL_ESCAPES)))
+            if not in_key:
+                value_end = end
+                if not stack:
+                    pos = end
+                    finished = True
+                    break
+            if pos == end:
+                previous = "key" if in_key else "value"
+            else:
+                previous = text[pos - 1]
+                comma_at = pos - 1
         elif kind == _END:
             break
         elif kind == _OTHER:
             return _truncated(text, start, edits, stack, log, previous, value_end, pos - 1, text[pos - 1], open_string)
         elif kind in _COMMENTS:
             note("comment", token.start(kind))
-            edit(token.start(kind), pos, " ")
+            edit((token.start(kind), pos, " "))
         else:  # single-quoted strings, and strings the text ends inside
             closed = kind == _SQUOTE
             offset = token.start(kind)
-            body = token.group(kind)
+            end = token.end(kind + 1) if closed else pos
+            body = token.group(kind + 1) if closed else token.group(kind)
             repaired = False
             if kind != _OPEN_STRING:
                 body = _requote(body, closed=closed)
@@ -246,51 +261,50 @@ def rewrite_json(text: str, start: int, stop: int) -> Rewrite:
                 note("control_character", offset)
                 repaired = True
             if repaired:
-                edit(offset, pos, body)
+                edit((offset, end, body))
             in_key = bool(stack) and stack[-1] == "{" and (previous == "{" or previous == ",")
             if not closed:  # truncated inside the string: the caller completes the value
                 open_string = not in_key
                 continue
-            if in_key:
-                previous = "key"
-                continue
-            previous = "value"
-            value_end = pos
-            if not stack:
-                finished = True
-                break
+            if not in_key:
+                value_end = end
+                if not stack:
+                    pos = end
+                    finished = True
+                    break
+            if pos == end:
+                previous = "key" if in_key else "value"
+            else:
+                previous = text[pos - 1]
+                comma_at = pos - 1
     if not finished:
         return _truncated(text, start, edits, stack, log, previous, value_end, pos, None, open_string)
     return Rewrite(edits.apply(text, start, pos), log.repairs(text), pos, True)
 
 
 class _Edits:
-    """Replacements in the text, kept as three lists of plain values: a tuple per edit would be an
-    object the garbage collector walks again and again while a hostile reply piles up 100,000s."""
+    """Replacements in the text, kept in one flat list of plain values (start, end, replacement,
+    start, ...): a tuple per edit would be an object the garbage collector walks again and again
+    while a hostile reply piles up 100,000s, and one `extend` per edit is cheaper than a method."""
 
-    __slots__ = ("ends", "in_order", "starts", "texts")
+    __slots__ = ("flat",)
 
     def __init__(self) -> None:
-        self.starts: list[int] = []
-        self.ends: list[int] = []
-        self.texts: list[str] = []
-        self.in_order = True
-
-    def add(self, start: int, end: int, replacement: str) -> None:
-        if self.starts and start < self.starts[-1]:
-            self.in_order = False  # a trailing comma is removed after the comments between it and its bracket
-        self.starts.append(start)
-        self.ends.append(end)
-        self.texts.append(replacement)
+        self.flat: list[Any] = []
 
     def apply(self, text: str, start: int, end: int) -> str:
         """text[start:end] with the edits made."""
-        order = range(len(self.starts)) if self.in_order else sorted(range(len(self.starts)), key=self.starts.__getitem__)
+        flat = self.flat
+        starts, ends, texts = flat[0::3], flat[1::3], flat[2::3]
+        order: Any = range(len(starts))
+        if any(later < earlier for earlier, later in pairwise(starts)):
+            # a trailing comma is removed after the comments between it and its bracket
+            order = sorted(order, key=starts.__getitem__)
         pieces, kept = [], start
         for index in order:
-            pieces.append(text[kept : self.starts[index]])
-            pieces.append(self.texts[index])
-            kept = self.ends[index]
+            pieces.append(text[kept : starts[index]])
+            pieces.append(texts[index])
+            kept = ends[index]
         pieces.append(text[kept:end])
         return "".join(pieces)
 

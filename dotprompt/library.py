@@ -118,7 +118,7 @@ class PromptLibrary:
         return self._runtime.tool_definition(name)
 
     def tool(self, name: str) -> Any:
-        """The registered tool object (runnable tools only; a bare definition cannot run)."""
+        """The registered tool object, or its ToolDefinition when it was registered without a function."""
         return self._runtime.tool(name)
 
     def tool_names(self) -> list[str]:

@@ -139,7 +139,8 @@ class Prompt:
 
         action = self._action(input, context, history, options, overrides)
         return await generate(action, library=self.library, model=model, tools=tools,
-                              use=[*self._use_objects(), *use], output_type=output_type, on_chunk=on_chunk)
+                              use=[*self._use_objects(), *use], output_type=output_type, on_chunk=on_chunk,
+                              context=context)
 
     def __call__(self, input: Any = None, **kwargs: Any) -> GenerateResponse:
         """Sync form of `generate` (also works inside a running event loop)."""
@@ -156,7 +157,7 @@ class Prompt:
 
         action = self._action(input, context, history, options, overrides)
         return generate_stream(action, library=self.library, model=model, tools=tools,
-                               use=[*self._use_objects(), *use], output_type=output_type)
+                               use=[*self._use_objects(), *use], output_type=output_type, context=context)
 
     def _action(self, input: Any, context: Any, history: Any, options: Any,
                 overrides: dict[str, Any]) -> GenerateActionOptions:

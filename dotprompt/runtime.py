@@ -39,9 +39,12 @@ class RuntimeRegistry:
         return tool_definition_of(tool) if tool is not None else None
 
     def tool(self, name: str) -> Any:
-        """The registered tool object (runnable tools only; a bare definition cannot run)."""
+        """The registered tool: a runnable tool object, or a ToolDefinition when only the definition was
+        registered (the generate loop makes it a tool that interrupts, as Genkit does); None if unknown."""
         found = self._tools.get(name)
-        return found if hasattr(found, "run") else None
+        if found is None or hasattr(found, "run"):
+            return found
+        return tool_definition_of(found)
 
     def tool_names(self) -> list[str]:
         return sorted(self._tools)

@@ -68,9 +68,12 @@ class ToolRequest(WireModel):
 
 
 class ToolResponse(WireModel):
+    """A tool's answer: `output` (JSON), and for a multipart tool also `content` parts (media, text)."""
+
     name: str
     ref: str | None = None
     output: Any = None
+    content: list[Part] | None = None
 
 
 class Part(WireModel):
@@ -172,7 +175,7 @@ class ModelResponse(WireModel):
     """What a model returns for one request."""
 
     message: Message
-    finish_reason: FinishReason = "stop"
+    finish_reason: FinishReason | None = None  # None: the model gave none
     finish_message: str | None = None
     usage: Usage | None = None
     custom: Any = None

@@ -7,7 +7,7 @@ from typing import Any
 from ..errors import OutputParseError, SchemaError
 from .extract import extract_json
 from .incremental import IncrementalJsonParser
-from .schema import fenced, has_type, resolve
+from .schema import has_type, js_json, resolve
 from .types import Format, ParsedOutput
 
 
@@ -17,6 +17,13 @@ def check_array_schema(schema: dict[str, Any] | None) -> None:
             f"the 'array' format needs a schema of type 'array' (got type {schema.get('type')!r}); "
             "wrap the item schema: {'type': 'array', 'items': {...}}"
         )
+
+
+def array_instructions(schema: dict[str, Any] | None) -> str | None:
+    """Genkit's text, word for word (the blank line after "schema:" and the trailing spaces are its own)."""
+    if not schema:
+        return None
+    return f"Output should be a JSON array conforming to the following schema:\n    \n```\n{js_json(schema)}\n```\n    "
 
 
 class ArrayStream:
@@ -41,10 +48,7 @@ class ArrayHandler:
     def __init__(self, schema: dict[str, Any] | None) -> None:
         check_array_schema(schema)
         self.schema = schema
-        self.instructions = (
-            f"Output should be a JSON array that conforms to this JSON Schema, with no other text.\n\n{fenced(schema)}\n"
-            if schema else None
-        )
+        self.instructions = array_instructions(schema)
 
     def parse_text(self, text: str) -> ParsedOutput:
         parsed = extract_json(text, format_name="array")

@@ -6,35 +6,44 @@ import json
 from typing import Any, Final
 
 from ..errors import OutputParseError, SchemaError
-from .schema import has_type, resolve
+from .schema import has_type, js_string, resolve
 from .types import Format, ParsedOutput, Repair
 
 _QUOTES: Final = "\"'`"
 
 
 def enum_values(schema: dict[str, Any] | None) -> list[Any] | None:
-    """The allowed values; SchemaError when the schema has no non-empty `enum` list."""
+    """The allowed values, or None when the schema lists none.
+
+    As in Genkit, a string schema without values is accepted (no instructions are sent; `dotprompt
+    check` warns); a schema that is neither a string nor an `enum` list is a SchemaError."""
     if schema is None:
         return None
     node = resolve(schema, schema)
     values = node.get("enum") if isinstance(node, dict) else None
-    if not isinstance(values, list) or not values:
-        raise SchemaError(
-            "the 'enum' format needs a schema with a non-empty 'enum' list, "
-            "e.g. {'type': 'string', 'enum': ['positive', 'negative']}"
-        )
+    if values is None or values == []:
+        if isinstance(node, dict) and "type" in node and not has_type(node, "string"):
+            raise SchemaError(
+                "the 'enum' format needs a string schema or an 'enum' list, "
+                "e.g. {'type': 'string', 'enum': ['positive', 'negative']}"
+            )
+        return None
+    if not isinstance(values, list):
+        raise SchemaError(f"the schema's 'enum' must be a list of values, not {type(values).__name__}")
     if has_type(node, "null") and None not in values:
         values = [*values, None]
     return values
 
 
 def enum_instructions(values: list[Any] | None) -> str | None:
+    """Genkit's text, word for word; a `null` member (which Genkit cannot list) gets a line of its own."""
     if not values:
         return None
-    listed = "\n".join(str(v) for v in values if v is not None)
-    text = f"Output should be ONLY one of these values, exactly as written, with no quotes and no other text:\n\n{listed}\n"
+    listed = "\n".join(js_string(v) for v in values if v is not None)
+    text = ("Output should be ONLY one of the following enum values. Do not output any additional information or "
+            f"add quotes.\n\n{listed}")
     if None in values:
-        text += "\nIf none of them applies, output null.\n"
+        text += "\n\nIf none of them applies, output null."
     return text
 
 

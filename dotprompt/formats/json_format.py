@@ -6,17 +6,15 @@ from typing import Any
 
 from .extract import extract_json
 from .incremental import IncrementalJsonParser
-from .schema import fenced
+from .schema import js_json
 from .types import Format, ParsedOutput
 
 
 def json_instructions(schema: dict[str, Any] | None) -> str | None:
+    """Genkit's text, word for word (its json formatter and its constrained-output simulation)."""
     if not schema:
         return None
-    return (
-        "Output should be in JSON format: a single JSON value that conforms to this JSON Schema, "
-        f"with no other text.\n\n{fenced(schema)}\n"
-    )
+    return f"Output should be in JSON format and conform to the following schema:\n\n```\n{js_json(schema)}\n```\n"
 
 
 class JsonStream:

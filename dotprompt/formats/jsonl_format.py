@@ -15,7 +15,7 @@ from typing import Any, Final
 from ..errors import OutputParseError, SchemaError
 from .extract import parse_json_at
 from .incremental import IncrementalJsonParser
-from .schema import fenced, has_type, resolve, with_definitions
+from .schema import has_type, js_json, resolve, with_definitions
 from .types import Format, ParsedOutput, Repair
 
 _UNDECIDED: Final = 0  # only whitespace on this line so far
@@ -36,6 +36,15 @@ def item_schema(schema: dict[str, Any] | None) -> dict[str, Any] | None:
         )
     assert isinstance(items, dict)  # has_type() checked it
     return with_definitions(schema, items)
+
+
+def jsonl_instructions(items: dict[str, Any] | None) -> str | None:
+    """Genkit's text, word for word: "`\\n`" is a backslash and an n, and the four trailing spaces are its own."""
+    if items is None:
+        return None
+    return ("Output should be JSONL format, a sequence of JSON objects (one per line) separated by a newline `\\n` "
+            "character. Each line should be a JSON object conforming to the following schema:\n\n"
+            f"```\n{js_json(items)}\n```\n    ")
 
 
 class JsonlStream:
@@ -114,11 +123,7 @@ class JsonlHandler:
     def __init__(self, schema: dict[str, Any] | None) -> None:
         items = item_schema(schema)
         self.schema = schema
-        self.instructions = (
-            "Output should be JSONL: one JSON object per line, each conforming to this JSON Schema, "
-            f"with no other text.\n\n{fenced(items)}\n"
-            if items is not None else None
-        )
+        self.instructions = jsonl_instructions(items)
 
     def parse_text(self, text: str) -> ParsedOutput:
         return parse_jsonl(text)

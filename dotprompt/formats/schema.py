@@ -1,8 +1,10 @@
-"""The little JSON Schema handling formats need: local `$ref`s, type tests, a fenced listing."""
+"""The little JSON Schema handling formats need: local `$ref`s, type tests, JSON written as Genkit writes it."""
 
 from __future__ import annotations
 
 import json
+import math
+from decimal import Decimal
 from typing import Any
 
 
@@ -33,6 +35,44 @@ def with_definitions(root: dict[str, Any], node: dict[str, Any]) -> dict[str, An
     return {**node, **extra}
 
 
-def fenced(schema: Any) -> str:
-    """The schema pretty printed in a ```json block, for instructions."""
-    return f"```json\n{json.dumps(schema, indent=2, ensure_ascii=False)}\n```"
+def js_json(value: Any) -> str:
+    """`value` as JavaScript's `JSON.stringify` writes it (compact, keys in order, non-ASCII kept,
+    `2.0` as `2`), so format instructions are the very text Genkit sends."""
+    if isinstance(value, dict):
+        return "{" + ",".join(f"{js_json(str(key))}:{js_json(item)}" for key, item in value.items()) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ",".join(js_json(item) for item in value) + "]"
+    if isinstance(value, float):
+        return js_number(value)
+    return json.dumps(value, ensure_ascii=False)
+
+
+def js_number(value: float) -> str:
+    """A float as JavaScript's `Number.prototype.toString` writes it (ECMAScript's Number::toString)."""
+    if not math.isfinite(value):
+        return "null"  # what JSON.stringify writes for NaN and the infinities
+    if value == 0:
+        return "0"
+    sign = "-" if value < 0 else ""
+    digits_tuple, exponent = Decimal(repr(abs(value))).normalize().as_tuple()[1:]
+    digits = "".join(map(str, digits_tuple))
+    k, n = len(digits), len(digits) + int(exponent)
+    if k <= n <= 21:
+        return sign + digits + "0" * (n - k)
+    if 0 < n <= 21:
+        return sign + digits[:n] + "." + digits[n:]
+    if -6 < n <= 0:
+        return sign + "0." + "0" * -n + digits
+    mantissa = digits[0] + ("." + digits[1:] if k > 1 else "")
+    return f"{sign}{mantissa}e{'+' if n - 1 >= 0 else '-'}{abs(n - 1)}"
+
+
+def js_string(value: Any) -> str:
+    """A scalar as JavaScript's `String(value)` writes it (`true`, `2`, `1.5`)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return js_number(value)
+    if isinstance(value, str):
+        return value
+    return js_json(value)

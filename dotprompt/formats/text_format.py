@@ -4,37 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from .types import Format, LazyValue, ParsedOutput
+from .types import Format, ParsedOutput
 
 
 class TextStream:
-    """The accumulated text."""
-
-    def __init__(self) -> None:
-        self._text = ""
-        self._pieces: list[str] = []
+    """Each chunk's own text, as Genkit's `text` format gives `chunk.output` (not the text so far:
+    that is `chunk.accumulated_text`)."""
 
     def feed(self, text: str) -> str:
-        self._text += text
-        return self._text
-
-    def feed_lazy(self, text: str) -> LazyValue:
-        """The accumulated text, joined only when read: keeping every chunk's output stays linear."""
-        if text:
-            self._pieces.append(text)
-        return _TextSoFar(self._pieces, len(self._pieces))
-
-
-class _TextSoFar(LazyValue):
-    __slots__ = ("_count", "_pieces")
-
-    def __init__(self, pieces: list[str], count: int) -> None:
-        self._pieces = pieces
-        self._count = count
-
-    @property
-    def value(self) -> str:
-        return "".join(self._pieces[: self._count])
+        return text
 
 
 class TextHandler:

@@ -4,18 +4,18 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-from collections.abc import AsyncIterator, Awaitable, Coroutine, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping, Sequence
 from typing import Any, TypeVar
 
 from ..errors import UsageError
 from ..models.registry import resolve_model
 from ..settings import check_max_turns
-from ..tools import Tool
-from ..types import GenerateRequest
+from ..tools import Tool, tool_from_definition
+from ..types import GenerateRequest, ToolDefinition
 from .formatting import plan_output
 from .lookup import ToolLookup
 from .loop import Loop, Runtime
-from .middleware import generate_hook, model_hook
+from .middleware import added_tools, generate_hook, model_hook, tool_hook
 from .options import GenerateActionOptions, GenerateOptions, output_type_of, to_action_options
 from .policies import BUILT_IN
 from .response import Chunk, ChunkCallback, GenerateResponse
@@ -25,7 +25,8 @@ T = TypeVar("T")
 
 def prepare(options: GenerateActionOptions | GenerateOptions, *, library: ToolLookup | None = None,
             tools: Sequence[Any] = (), use: Sequence[Any] = (), output_type: Any = None, model: Any = None,
-            on_chunk: ChunkCallback | None = None) -> tuple[GenerateActionOptions, Runtime]:
+            on_chunk: ChunkCallback | None = None,
+            context: Mapping[str, Any] | None = None) -> tuple[GenerateActionOptions, Runtime]:
     """Plain options plus the live objects they name; every misuse raises here, before any model call."""
     live_tools: list[Any] = [t for t in tools if not isinstance(t, str)]
     named_tools = [t for t in tools if isinstance(t, str)]
@@ -36,19 +37,30 @@ def prepare(options: GenerateActionOptions | GenerateOptions, *, library: ToolLo
         live_use += [u for u in options.use if not isinstance(u, str)]
         output_type = output_type or output_type_of(options.output_schema)
         on_chunk = on_chunk or options.on_chunk
+        context = context if context is not None else options.context
         model = model or (options.model if not isinstance(options.model, str) else None)
         options = to_action_options(options)
     check_max_turns(options.max_turns)
     resolved_model = resolve_model(model if model is not None else options.model)
+    layers = [*live_use, *(_named_middleware(n, library) for n in [*options.use, *named_use])]
+    live_tools = [_as_tool(t) for t in [*live_tools, *(t for layer in layers for t in added_tools(layer))]]
     listed = [*options.tools, *named_tools]
-    names = [*listed, *(t.name for t in live_tools if t.name not in listed)]
+    names = [*listed, *dict.fromkeys(t.name for t in live_tools if t.name not in listed)]
     tool_map = _resolve_tools(names, live_tools, library)
     plan = plan_output(options.output, resolved_model.info, bool(tool_map))
-    layers = [*live_use, *(_named_middleware(n, library) for n in [*options.use, *named_use])]
     runtime = Runtime(model=resolved_model, tools=tool_map, plan=plan, output_type=output_type_of(output_type),
                       generate_hooks=[h for h in map(generate_hook, layers) if h is not None],
-                      model_hooks=[h for h in map(model_hook, layers) if h is not None], on_chunk=on_chunk)
+                      model_hooks=[h for h in map(model_hook, layers) if h is not None],
+                      tool_hooks=[h for h in map(tool_hook, layers) if h is not None], on_chunk=on_chunk,
+                      context=dict(context or {}))
     return options.model_copy(update={"tools": list(tool_map), "model": resolved_model.name}), runtime
+
+
+def _as_tool(tool: Any) -> Any:
+    """A ToolDefinition (or its dict form) given as a tool is a definition only: it interrupts when called."""
+    if isinstance(tool, Mapping):
+        tool = ToolDefinition.model_validate(tool)
+    return tool_from_definition(tool) if isinstance(tool, ToolDefinition) else tool
 
 
 def _resolve_tools(names: list[str], live: list[Any], library: ToolLookup | None) -> dict[str, Tool]:
@@ -62,7 +74,7 @@ def _resolve_tools(names: list[str], live: list[Any], library: ToolLookup | None
         raise UsageError(f"tool {duplicate!r} is listed twice; tool names must be unique")
     out: dict[str, Tool] = {}
     for name in names:
-        found = given.get(name) or (library.tool(name) if library is not None else None)
+        found = given.get(name) or _as_tool(library.tool(name) if library is not None else None)
         if found is None:
             known = sorted({*given, *(library.tool_names() if library is not None else [])})
             raise UsageError(f"unknown tool {name!r}; define it with lib.define_tool(...) or pass it in tools=[...]"
@@ -83,10 +95,12 @@ def _named_middleware(entry: str, library: ToolLookup | None) -> Any:
 
 async def generate(options: GenerateActionOptions | GenerateOptions | None = None, /, *,
                    library: ToolLookup | None = None, tools: Sequence[Any] = (), use: Sequence[Any] = (),
-                   output_type: Any = None, on_chunk: ChunkCallback | None = None, **kwargs: Any) -> GenerateResponse:
+                   output_type: Any = None, on_chunk: ChunkCallback | None = None,
+                   context: Mapping[str, Any] | None = None, **kwargs: Any) -> GenerateResponse:
     """Run the model <-> tool loop to a validated result. Pass options, or GenerateOptions fields as keywords.
 
-    With an options object, `model=` may still name or give the model to use instead of the options' one."""
+    With an options object, `model=` may still name or give the model to use instead of the options' one.
+    `context` (auth and the like) reaches every tool through its ToolContext; it is never sent to the model."""
     model = None
     if options is None:
         options = GenerateOptions(**kwargs)
@@ -95,7 +109,7 @@ async def generate(options: GenerateActionOptions | GenerateOptions | None = Non
         if kwargs:
             raise UsageError(f"pass either an options object or keywords, not both ({', '.join(kwargs)})")
     action, runtime = prepare(options, library=library, tools=tools, use=use, output_type=output_type, model=model,
-                              on_chunk=on_chunk)
+                              on_chunk=on_chunk, context=context)
     return await Loop(runtime).run(action)
 
 
@@ -110,35 +124,63 @@ def preview_request(options: GenerateActionOptions | GenerateOptions | None = No
 
 
 class GenerateStream:
-    """`async for chunk in stream` yields every chunk of every turn, then the final GenerateResponse."""
+    """A streamed run, in two shapes.
 
-    def __init__(self, run: Any) -> None:
-        self._run = run  # a function of the on_chunk callback returning the generate coroutine
-        self.response: GenerateResponse | None = None
+    Genkit's: `stream.stream` is an async iterator of the chunks of every turn, `await stream.response`
+    the final GenerateResponse (both raise the run's error). Or iterate the object itself:
+    `async for item in stream` yields every chunk, then the final response. The run starts on first use.
+    Leaving `async for item in stream` early cancels the run; leaving `.stream` early does not (the
+    response may still be awaited).
+    """
+
+    def __init__(self, run: Callable[[ChunkCallback], Awaitable[GenerateResponse]]) -> None:
+        self._run = run
+        self._queue: asyncio.Queue[Chunk] = asyncio.Queue()
+        self._task: asyncio.Future[GenerateResponse] | None = None
+
+    def _start(self) -> asyncio.Future[GenerateResponse]:
+        if self._task is None:
+            self._task = asyncio.ensure_future(self._run(self._queue.put_nowait))
+        return self._task
+
+    @property
+    def response(self) -> Awaitable[GenerateResponse]:
+        """The final response, to await (Genkit's `response` promise)."""
+        return self._start()
+
+    @property
+    def stream(self) -> AsyncIterator[Chunk]:
+        """The chunks of every turn (Genkit's `stream`); raises the run's error after the last chunk."""
+        return self._chunks()
+
+    async def _chunks(self) -> AsyncIterator[Chunk]:
+        task, queue = self._start(), self._queue
+        while True:
+            while not queue.empty():  # take what is already there without waiting
+                yield queue.get_nowait()
+            if task.done():
+                task.result()  # the run's error, if it failed
+                return
+            getter = asyncio.ensure_future(queue.get())
+            done, _ = await asyncio.wait({getter, task}, return_when=asyncio.FIRST_COMPLETED)
+            if getter in done:
+                yield getter.result()
+            else:
+                getter.cancel()
 
     async def __aiter__(self) -> AsyncIterator[Chunk | GenerateResponse]:
-        queue: asyncio.Queue[Chunk] = asyncio.Queue()
-        task = asyncio.ensure_future(self._run(queue.put_nowait))
+        task = self._start()
         try:
-            while True:
-                while not queue.empty():  # take what is already there without waiting
-                    yield queue.get_nowait()
-                if task.done():
-                    self.response = task.result()
-                    yield self.response
-                    return
-                getter = asyncio.ensure_future(queue.get())
-                done, _ = await asyncio.wait({getter, task}, return_when=asyncio.FIRST_COMPLETED)
-                if getter in done:
-                    yield getter.result()
-                else:
-                    getter.cancel()
+            async for chunk in self._chunks():
+                yield chunk
+            yield task.result()
         finally:
             if not task.done():
                 task.cancel()
 
 
 def generate_stream(options: GenerateActionOptions | GenerateOptions | None = None, /, **kwargs: Any) -> GenerateStream:
+    """The run as a stream: `.stream` (chunks) and `await .response`, or `async for` chunks then the response."""
     on_chunk = kwargs.pop("on_chunk", None)
 
     def run(push: ChunkCallback) -> Awaitable[GenerateResponse]:

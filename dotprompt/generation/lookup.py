@@ -10,7 +10,7 @@ __all__ = ["ToolLookup"]
 @runtime_checkable
 class ToolLookup(Protocol):
     def tool(self, name: str) -> Any:
-        """The runnable tool registered under `name`, or None."""
+        """The tool registered under `name` (a runnable tool, or a ToolDefinition: a definition only), or None."""
 
     def tool_names(self) -> list[str]: ...
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,8 +26,19 @@ from ..errors import (
 )
 from ..models.base import Model
 from ..schemas import CompiledSchema, json_path
-from ..tools import Tool, to_jsonable
-from ..types import GenerateRequest, Message, ModelChunk, ModelResponse, OutputConfig, Part, ToolRequest, ToolResponse
+from ..tools import Tool, ToolContext, to_jsonable
+from ..types import (
+    FinishReason,
+    GenerateRequest,
+    Message,
+    ModelChunk,
+    ModelResponse,
+    OutputConfig,
+    Part,
+    ToolRequest,
+    ToolResponse,
+    Usage,
+)
 from .formatting import OutputPlan
 from .middleware import TurnEnvelope, chain, model_override
 from .options import GenerateActionOptions
@@ -45,31 +57,43 @@ class Runtime:
     output_type: type[BaseModel] | None = None
     generate_hooks: list[Any] = field(default_factory=list)
     model_hooks: list[Any] = field(default_factory=list)
+    tool_hooks: list[Any] = field(default_factory=list)
     on_chunk: ChunkCallback | None = None
+    context: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass
-class _ToolResult:
-    request: ToolRequest
-    output: Any = None
-    error: str | None = None
+class _ToolOutcome:
+    """One tool request, run: its tool-response part, or the interrupt it raised."""
+
+    request: Part
+    response: Part | None = None
     interrupt: Any = None
     interrupted: bool = False
+
+
+INTERRUPTED = "One or more tool calls resulted in interrupts."
+INTERRUPTED_ON_RESUME = "One or more tools triggered interrupts while resuming generation. The model was not called."
 
 
 class Loop:
     def __init__(self, runtime: Runtime) -> None:
         self.rt = runtime
         self.stream = StreamState()
+        self.usages: list[Usage | None] = []  # every model call of the run, in order
         self._index = 0
         self._role: str | None = None
         self._parser: Any = None
         self._parser_index = -1
         self._turn_chain = chain(runtime.generate_hooks, self._turn)
+        self._tool_chain = chain(runtime.tool_hooks, self._execute_tool)
 
     async def run(self, options: GenerateActionOptions) -> GenerateResponse:
         if options.resume is not None:
-            options = await self._resume(options)
+            resumed = await self._resume(options)
+            if isinstance(resumed, GenerateResponse):  # a restarted tool interrupted again: exit C
+                return resumed
+            options = resumed
         return await self._turn_chain(TurnEnvelope(options, 0, self._index))
 
     # -- one turn ------------------------------------------------------------------------------
@@ -79,18 +103,18 @@ class Loop:
         messages = self.rt.plan.inject(opts.messages)
         request = self.request(opts, messages)
         reply = await self._call_model(request)
-        requests = [p.tool_request for p in reply.message.content if p.tool_request is not None]
+        requests = [p for p in reply.message.content if p.tool_request is not None]
         if opts.return_tool_requests or not requests:  # exit A
             return self._finish(reply, request, parse=not requests)
         if envelope.current_turn + 1 > opts.max_turns:  # exit B, before any further tool runs
             response = self._response(reply, request)
             raise GenerationResponseError(f"Exceeded maximum tool call iterations ({opts.max_turns})", "ABORTED",
                                           response=response, messages=response.messages)
-        results = await self._run_tools(requests, opts, [*messages, reply.message])
-        if any(r.interrupted for r in results):  # exit C
-            revised = _mark_interrupts(reply.message, results)
-            return self._response(reply.model_copy(update={"message": revised}), request, finish="interrupted")
-        tool_message = _tool_message(results)
+        outcomes = await self._run_tools(requests, opts, [*messages, reply.message])
+        if any(o.interrupted for o in outcomes):  # exit C
+            revised = _mark_interrupts(reply.message, outcomes)
+            return self._response(reply.model_copy(update={"message": revised}), request, "interrupted", INTERRUPTED)
+        tool_message = Message(role="tool", content=[o.response for o in outcomes if o.response is not None])
         if self.rt.on_chunk is not None:  # a turn's tool results stream as one `tool` chunk
             self._emit("tool", tool_message.content)
         # "required" forces a tool call on the turn it is asked for; kept on later turns it would force
@@ -101,7 +125,7 @@ class Loop:
 
     def request(self, opts: GenerateActionOptions, messages: list[Message]) -> GenerateRequest:
         plan = self.rt.plan
-        output = None
+        output = OutputConfig()  # sent as `{}` without a format, as Genkit sends it
         if plan.format_name is not None:
             output = OutputConfig(format=plan.format_name, schema=plan.schema, constrained=plan.native or None,
                                   content_type=plan.content_type)
@@ -109,13 +133,16 @@ class Loop:
                                tool_choice=opts.tool_choice, output=output)
 
     async def _call_model(self, request: GenerateRequest) -> ModelResponse:
+        """One model call, through the model middleware; its usage joins the run's."""
         on_chunk = self._on_model_chunk if self.rt.on_chunk is not None else None
 
         async def end(req: GenerateRequest) -> ModelResponse:
             model = model_override.get() or self.rt.model
             if req.tools and not model.info.tools:
                 log.warning("model %s does not support tools; sending %d tool definitions anyway", model.name, len(req.tools))
-            return await model.generate(req, on_chunk)
+            reply = await model.generate(req, on_chunk)
+            self.usages.append(reply.usage)
+            return reply
 
         if not self.rt.model_hooks:
             return await end(request)
@@ -123,10 +150,15 @@ class Loop:
 
     # -- exits -------------------------------------------------------------------------------
 
-    def _response(self, reply: ModelResponse, request: GenerateRequest, finish: str | None = None) -> GenerateResponse:
+    def _response(self, reply: ModelResponse, request: GenerateRequest, finish: FinishReason | None = None,
+                  finish_message: str | None = None) -> GenerateResponse:
+        """The response of the run so far: usage summed over its model calls; `custom` and `usage`
+        are `{}` when the model gave none, as Genkit writes them."""
         return GenerateResponse(message=reply.message, finish_reason=finish or reply.finish_reason,
-                                finish_message=reply.finish_message, usage=reply.usage, request=request,
-                                custom=reply.custom, raw=reply.raw)
+                                finish_message=finish_message or reply.finish_message,
+                                usage=Usage.total(self.usages) or Usage(), request=request,
+                                custom=reply.custom if reply.custom is not None else {}, raw=reply.raw,
+                                usage_per_call=list(self.usages))
 
     def _finish(self, reply: ModelResponse, request: GenerateRequest, parse: bool) -> GenerateResponse:
         response = self._response(reply, request)
@@ -157,65 +189,105 @@ class Loop:
 
     # -- tools -------------------------------------------------------------------------------
 
-    async def _run_tools(self, requests: list[ToolRequest], opts: GenerateActionOptions,
-                         conversation: list[Message]) -> list[_ToolResult]:
+    async def _run_tools(self, requests: list[Part], opts: GenerateActionOptions,
+                         conversation: list[Message]) -> list[_ToolOutcome]:
         if len(requests) == 1:
             return [await self._run_tool(requests[0], opts, conversation)]
         return list(await asyncio.gather(*(self._run_tool(r, opts, conversation) for r in requests)))
 
-    async def _run_tool(self, request: ToolRequest, opts: GenerateActionOptions, conversation: list[Message],
-                        restarting: bool = False) -> _ToolResult:
-        tool = self.rt.tools.get(request.name)
+    async def _run_tool(self, part: Part, opts: GenerateActionOptions, conversation: list[Message]) -> _ToolOutcome:
+        """One tool request through the tool middleware: its response, its interrupt, or its error
+        (sent back to the model, or raised with tool_errors="raise")."""
+        request = part.tool_request
+        assert request is not None
         try:
-            if tool is None:
-                raise LookupError(f"unknown tool {request.name!r}; available: {', '.join(self.rt.tools) or 'none'}")
-            return _ToolResult(request, output=to_jsonable(await tool.run(request.input)))
+            response = await self._tool_chain(part)
+            if not isinstance(response, Part) or response.tool_response is None:
+                raise TypeError(f"tool middleware returned {type(response).__name__}, not a tool-response part")
+            return _ToolOutcome(part, response=response)
         except Interrupt as interrupt:
-            if restarting:
-                raise GenerationResponseError(f"tool {request.name!r} interrupted again while being restarted",
-                                              "FAILED_PRECONDITION", messages=conversation) from None
-            return _ToolResult(request, interrupted=True, interrupt=interrupt.metadata)
+            return _ToolOutcome(part, interrupted=True, interrupt=interrupt.metadata)
         except Exception as exc:
             if opts.tool_errors == "raise":
                 raise ToolExecutionError(request.name, request.ref, exc, messages=conversation) from exc
             log.info("tool %s raised %s; the error goes back to the model", request.name, exc)
-            return _ToolResult(request, error=f"{type(exc).__name__}: {exc}")
+            return _ToolOutcome(part, response=_error_part(request, exc))
 
-    async def _resume(self, opts: GenerateActionOptions) -> GenerateActionOptions:
-        """Answer interrupted tool requests (respond) or run them again (restart), then continue."""
-        assert opts.resume is not None
-        if not opts.messages or opts.messages[-1].role != "model" or not any(
-                p.tool_request for p in opts.messages[-1].content):
-            raise UsageError("resume needs the conversation that ended in the interrupt: pass messages=response.messages")
-        last = opts.messages[-1]
-        respond = {(r.name, r.ref): r for r in opts.resume.respond}
-        restart = {(r.name, r.ref): r for r in opts.resume.restart}
-        results = []
-        for part in last.content:
-            if part.tool_request is not None:
-                results.append(await self._resolve(part, respond, restart, opts))
-        unmatched = [*respond, *restart]
-        if unmatched:
-            raise UsageError(f"resume names tool request {_label(*unmatched[0])}, which the last model message does not hold")
-        revised = Message(role="model", content=[_resolved(p) for p in last.content], metadata=last.metadata)
-        messages = [*opts.messages[:-1], revised, _tool_message(results)]
-        return opts.model_copy(update={"messages": messages, "resume": None})
-
-    async def _resolve(self, part: Part, respond: dict[Any, ToolResponse], restart: dict[Any, ToolRequest],
-                       opts: GenerateActionOptions) -> _ToolResult:
+    async def _execute_tool(self, part: Part) -> Part:
+        """The end of the tool middleware chain: run the tool with its context."""
         request = part.tool_request
         assert request is not None
-        key = (request.name, request.ref)
+        tool = self.rt.tools.get(request.name)
+        if tool is None:
+            raise LookupError(f"unknown tool {request.name!r}; available: {', '.join(self.rt.tools) or 'none'}")
         metadata = part.metadata or {}
+        context = ToolContext(context=self.rt.context, resumed=metadata.get("resumed"), metadata=part.metadata)
+        result = await tool.run(request.input, context)
+        return _response_part(tool, request, result)
+
+    async def _resume(self, opts: GenerateActionOptions) -> GenerateActionOptions | GenerateResponse:
+        """Answer interrupted tool requests (respond) or run them again (restart), then continue; a
+        restarted tool that interrupts again ends the run here (exit C, the model not called)."""
+        assert opts.resume is not None
+        last = opts.messages[-1] if opts.messages else None
+        if last is None or last.role != "model" or not any(p.tool_request for p in last.content):
+            raise UsageError("resume needs the conversation that ended in the interrupt: pass messages=response.messages")
+        respond = {_key(p): p for p in map(_answer_part, opts.resume.respond)}
+        restart = {_key(p): p for p in (_restart_part(r, last) for r in opts.resume.restart)}
+        asked = {_key(p) for p in last.content if p.tool_request is not None}
+        unmatched = [k for k in [*respond, *restart] if k not in asked]
+        if unmatched:
+            raise UsageError(f"resume names tool request {_label(*unmatched[0])}, which the last model message does not hold")
+        resolved = await asyncio.gather(*(self._resolve(p, respond, restart, opts) for p in last.content))
+        if any(r.interrupted for r in resolved):
+            return self._interrupted_on_resume(opts, last, resolved)
+        revised = last.model_copy(update={"content": [r.request for r in resolved]})
+        tool_message = Message(role="tool", content=[r.response for r in resolved if r.response is not None],
+                               metadata={"resumed": opts.resume.metadata or True})
+        if self.rt.on_chunk is not None:  # streamed like any other turn's tool results
+            self._emit("tool", tool_message.content)
+        messages = [*opts.messages[:-1], revised, tool_message]
+        return opts.model_copy(update={"messages": messages, "resume": None})
+
+    async def _resolve(self, part: Part, respond: dict[Any, Part], restart: dict[Any, Part],
+                       opts: GenerateActionOptions) -> _ToolOutcome:
+        """One part of the interrupted message, resolved: the revised request part and its response."""
+        if part.tool_request is None:
+            return _ToolOutcome(part)
+        key, metadata = _key(part), dict(part.metadata or {})
+        if "pendingOutput" in metadata:  # finished before the interrupt: its output is reused
+            output = metadata.pop("pendingOutput")
+            response = Part(tool_response=ToolResponse(name=key[0], ref=key[1], output=output),
+                            metadata={**metadata, "source": "pending"})
+            return _ToolOutcome(part.model_copy(update={"metadata": metadata}), response=response)
         if key in respond:
-            return _ToolResult(request, output=to_jsonable(respond.pop(key).output))
+            return _ToolOutcome(_resolved(part), response=respond[key])
         if key in restart:
-            restart.pop(key)
-            return await self._run_tool(request, opts, opts.messages, restarting=True)
-        if "pendingOutput" in metadata:
-            return _ToolResult(request, output=metadata["pendingOutput"])
+            outcome = await self._run_tool(restart[key], opts, opts.messages)
+            if outcome.interrupted:
+                return outcome
+            return _ToolOutcome(_resolved(part), response=outcome.response)
         raise UsageError(f"tool request {_label(*key)} is unresolved: answer it with Resume(respond=[...]) "
                          "or run it again with Resume(restart=[...])")
+
+    def _interrupted_on_resume(self, opts: GenerateActionOptions, last: Message,
+                               resolved: list[_ToolOutcome]) -> GenerateResponse:
+        """Exit C while resuming: the interrupted message again, with the new interrupts marked and
+        every answer found so far kept as `pendingOutput`, ready for the next resume."""
+        parts = []
+        for outcome in resolved:
+            if outcome.interrupted:
+                parts.append(_interrupt_part(outcome))
+            elif outcome.response is not None and outcome.response.tool_response is not None:
+                metadata = {k: v for k, v in (outcome.request.metadata or {}).items() if k != "resolvedInterrupt"}
+                metadata["pendingOutput"] = outcome.response.tool_response.output
+                parts.append(outcome.request.model_copy(update={"metadata": metadata}))
+            else:
+                parts.append(outcome.request)
+        request = self.request(opts, self.rt.plan.inject(opts.messages[:-1]))
+        return GenerateResponse(message=last.model_copy(update={"content": parts}), finish_reason="interrupted",
+                                finish_message=INTERRUPTED_ON_RESUME, usage=Usage(), request=request, custom={},
+                                usage_per_call=[])
 
     # -- streaming ---------------------------------------------------------------------------
 
@@ -229,11 +301,14 @@ class Loop:
             self.stream.reparse[chunk.index] = self._reparse  # earlier chunks' outputs, rebuilt on request
         chunk.output = plan.chunk_output(self._parser, chunk.text, self.rt.output_type)
 
-    def _reparse(self, text: str) -> Any:
-        """The output a chunk ending at this text had: its message's text so far, parsed afresh."""
+    def _reparse(self, before: str, text: str) -> Any:
+        """The output an earlier chunk had: a fresh stream fed its message's text before it, then its own text."""
         plan = self.rt.plan
         assert plan.handler is not None  # only registered for parsed messages
-        return plan.chunk_output(plan.handler.new_stream(), text, self.rt.output_type)
+        parser = plan.handler.new_stream()
+        if before:
+            parser.feed(before)
+        return plan.chunk_output(parser, text, self.rt.output_type)
 
     def _emit(self, role: str, content: list[Part]) -> Chunk:
         assert self.rt.on_chunk is not None  # only called while streaming
@@ -249,34 +324,75 @@ def _label(name: str, ref: str | None) -> str:
     return f"{name}({ref})" if ref else name
 
 
-def _tool_message(results: list[_ToolResult]) -> Message:
-    parts = []
-    for r in results:
-        output = {"error": r.error} if r.error is not None else r.output
-        parts.append(Part(tool_response=ToolResponse(name=r.request.name, ref=r.request.ref, output=output),
-                          metadata={"toolError": True} if r.error is not None else None))
-    return Message(role="tool", content=parts)
+def _key(part: Part) -> tuple[str, str | None]:
+    named = part.tool_request or part.tool_response
+    assert named is not None
+    return named.name, named.ref
 
 
-def _mark_interrupts(message: Message, results: list[_ToolResult]) -> Message:
+def _answer_part(answer: ToolResponse | Part) -> Part:
+    """A respond entry as a part; a bare answer is marked as Genkit's `tool.respond` marks it."""
+    if isinstance(answer, Part):
+        if answer.tool_response is None:
+            raise UsageError("a Resume(respond=[...]) part must hold a toolResponse")
+        return answer
+    return Part(tool_response=answer, metadata={"interruptResponse": True})
+
+
+def _restart_part(entry: ToolRequest | Part, last: Message) -> Part:
+    """A restart entry as a part; a bare request takes the interrupted part's metadata and `resumed: true`."""
+    if isinstance(entry, Part):
+        if entry.tool_request is None:
+            raise UsageError("a Resume(restart=[...]) part must hold a toolRequest")
+        return entry
+    original = next((p for p in last.content if p.tool_request is not None and _key(p) == (entry.name, entry.ref)), None)
+    metadata = dict(original.metadata or {}) if original is not None else {}
+    return Part(tool_request=entry, metadata={**metadata, "resumed": True})
+
+
+def _response_part(tool: Tool, request: ToolRequest, result: Any) -> Part:
+    """The tool's result as a tool-response part; a multipart tool's `{output, content, metadata}` as Genkit sends it."""
+    if not tool.multipart:
+        return Part(tool_response=ToolResponse(name=request.name, ref=request.ref, output=to_jsonable(result)))
+    if not isinstance(result, Mapping) or set(result) - {"output", "content", "metadata"}:
+        raise TypeError(f"multipart tool {tool.name!r} must return a mapping of output, content and metadata")
+    content = [p if isinstance(p, Part) else Part.model_validate(p) for p in result.get("content") or ()] or None
+    return Part(tool_response=ToolResponse(name=request.name, ref=request.ref, output=to_jsonable(result.get("output")),
+                                           content=content),
+                metadata=result.get("metadata"))
+
+
+def _error_part(request: ToolRequest, exc: Exception) -> Part:
+    return Part(tool_response=ToolResponse(name=request.name, ref=request.ref, output={"error": f"{type(exc).__name__}: {exc}"}),
+                metadata={"toolError": True})
+
+
+def _interrupt_part(outcome: _ToolOutcome) -> Part:
+    """The request part marked `interrupt`: the tool's metadata, True when it gave none (as Genkit)."""
+    marker = outcome.interrupt if outcome.interrupt is not None else True
+    return outcome.request.model_copy(update={"metadata": {**(outcome.request.metadata or {}), "interrupt": marker}})
+
+
+def _mark_interrupts(message: Message, outcomes: list[_ToolOutcome]) -> Message:
     """Interrupted requests carry `interrupt`; finished ones keep their output as `pendingOutput`."""
-    by_request = {id(r.request): r for r in results}
+    by_part = {id(o.request): o for o in outcomes}
     parts = []
     for part in message.content:
-        result = by_request.get(id(part.tool_request)) if part.tool_request is not None else None
-        if result is None:
+        outcome = by_part.get(id(part))
+        if outcome is None:
             parts.append(part)
-            continue
-        extra = {"interrupt": result.interrupt if result.interrupt is not None else True} if result.interrupted else {
-            "pendingOutput": {"error": result.error} if result.error is not None else result.output}
-        parts.append(part.model_copy(update={"metadata": {**(part.metadata or {}), **extra}}))
+        elif outcome.interrupted:
+            parts.append(_interrupt_part(outcome))
+        else:
+            assert outcome.response is not None and outcome.response.tool_response is not None
+            pending = {**(part.metadata or {}), "pendingOutput": outcome.response.tool_response.output}
+            parts.append(part.model_copy(update={"metadata": pending}))
     return message.model_copy(update={"content": parts})
 
 
 def _resolved(part: Part) -> Part:
-    if not part.metadata or not ({"interrupt", "pendingOutput"} & part.metadata.keys()):
-        return part
-    metadata = {k: v for k, v in part.metadata.items() if k not in ("interrupt", "pendingOutput")}
-    if "interrupt" in part.metadata:
-        metadata["resolvedInterrupt"] = part.metadata["interrupt"]
-    return part.model_copy(update={"metadata": metadata or None})
+    """The request part once answered: `interrupt` becomes `resolvedInterrupt`."""
+    metadata = dict(part.metadata or {})
+    if "interrupt" in metadata:
+        metadata["resolvedInterrupt"] = metadata.pop("interrupt")
+    return part.model_copy(update={"metadata": metadata})

@@ -1,12 +1,16 @@
-"""Middleware: two onion chains of the same shape (the built-in policies are in policies.py).
+"""Middleware: three onion chains of the same shape (the built-in policies are in policies.py).
 
 - generate middleware wraps a turn: `hook(envelope, next) -> GenerateResponse`; the envelope has the
   action options, the current turn and the message index. A turn includes the turns after it, so the
   layer around turn 0 sees the final response (and any error) of the whole run.
 - model middleware wraps one model call: `hook(request, next) -> ModelResponse`.
-A middleware is an object with `generate` and/or `model` methods, or a plain async callable: model
-level by default, generate level when decorated with `@generate_middleware`. A layer without the
-hook is skipped.
+- tool middleware wraps each tool execution (restarts included): `hook(part, next) -> Part`, from the
+  tool-request part (its metadata too) to the tool-response part. It may time, authorise, retry, or
+  raise `Interrupt` to turn a failure into a question for a human.
+A middleware is an object with `generate`, `model` and/or `tool` methods (and an optional `tools`
+list: tools it adds to every run it is used in, as Genkit's middleware can), or a plain async
+callable: model level by default, generate level when decorated with `@generate_middleware`. A
+layer without the hook is skipped.
 """
 
 from __future__ import annotations
@@ -45,9 +49,21 @@ def model_hook(layer: Any) -> Callable[..., Any] | None:
     hook = getattr(layer, "model", None)
     if callable(hook):
         return hook
-    if callable(layer) and getattr(layer, "__dotprompt_level__", "model") == "model" and not hasattr(layer, "generate"):
+    if (callable(layer) and getattr(layer, "__dotprompt_level__", "model") == "model"
+            and not hasattr(layer, "generate") and not hasattr(layer, "tool")):
         return layer
     return None
+
+
+def tool_hook(layer: Any) -> Callable[..., Any] | None:
+    hook = getattr(layer, "tool", None)
+    return hook if callable(hook) else None
+
+
+def added_tools(layer: Any) -> list[Any]:
+    """The tools a middleware brings with it (its `tools` attribute)."""
+    tools = getattr(layer, "tools", None)
+    return list(tools) if isinstance(tools, (list, tuple)) else []
 
 
 def generate_hook(layer: Any) -> Callable[..., Any] | None:

@@ -7,7 +7,7 @@ GenerateRequest is built from it fresh for every turn (loop.py).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -31,10 +31,15 @@ class OutputOptions(WireModel):
 
 
 class Resume(WireModel):
-    """Continue after an interrupt: answers for interrupted tool requests, or requests to run again."""
+    """Continue after an interrupt: answers for interrupted tool requests, or requests to run again.
 
-    respond: list[ToolResponse] = Field(default_factory=list)
-    restart: list[ToolRequest] = Field(default_factory=list)
+    Entries are parts, as in Genkit (`tool.respond(part, output)` / `tool.restart(part, resumed)` build
+    them), or the short forms: a bare ToolResponse answer is marked `interruptResponse: true` as
+    `respond` marks it, a bare ToolRequest restarts with `resumed: true`. `metadata` goes on the tool
+    message as `resumed` (True when none)."""
+
+    respond: list[ToolResponse | Part] = Field(default_factory=list)
+    restart: list[ToolRequest | Part] = Field(default_factory=list)
     metadata: dict[str, Any] | None = None
 
 
@@ -75,6 +80,7 @@ class GenerateOptions:
     resume: Resume | dict[str, Any] | None = None
     use: Sequence[Any] = ()  # middleware objects, callables or registered names
     on_chunk: ChunkCallback | None = None
+    context: Mapping[str, Any] | None = None  # the caller's context (auth, ...), handed to tools; never sent
 
 
 def output_type_of(schema: Any) -> type[BaseModel] | None:

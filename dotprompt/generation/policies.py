@@ -11,7 +11,7 @@ from ..errors import ModelError, OutputValidationError, UsageError
 from ..models.base import Model
 from ..models.registry import resolve_model
 from ..settings import RETRYABLE_STATUSES
-from ..types import GenerateRequest, Message, ModelResponse, Part
+from ..types import GenerateRequest, Message, ModelResponse, Part, Usage
 from .middleware import GenerateNext, ModelNext, TurnEnvelope, model_override
 from .options import GenerateActionOptions
 from .response import Attempt, GenerateResponse
@@ -106,12 +106,14 @@ class validate_and_retry:  # noqa: N801
         original = envelope.request.messages
         attempts: list[Attempt] = []
         current = envelope
+        calls = 0  # model calls the earlier attempts made: the run's usage list holds them all
         while True:
             try:
                 response = await next_(current)
             except OutputValidationError as exc:
-                attempts.append(Attempt(exc.text, [f"{p.path}: {p.message}" for p in exc.problems],
-                                        exc.response.usage if exc.response is not None else None))
+                own = exc.response.usage_per_call[calls:] if exc.response is not None else []
+                calls += len(own)
+                attempts.append(Attempt(exc.text, [f"{p.path}: {p.message}" for p in exc.problems], Usage.total(own)))
                 if len(attempts) > self.max_attempts:
                     exc.attempts = attempts  # type: ignore[attr-defined]
                     raise

@@ -26,16 +26,17 @@ class GenerateResponse(WireModel):
     """The final model message plus the whole conversation, the request of the last turn and the output."""
 
     message: Message
-    finish_reason: FinishReason = "stop"
+    finish_reason: FinishReason | None = None  # None when the model gave none, as in Genkit
     finish_message: str | None = None
-    usage: Usage | None = None
+    usage: Usage | None = None  # summed over every model call of the run (`{}` when none reported any)
     request: GenerateRequest | None = None
     custom: Any = None
     raw: Any = None
-    # Not part of the wire shape: the parsed output and how we got it.
+    # Not part of the wire shape: the parsed output and how we got it, and each call's usage.
     parsed: Any = Field(default=None, exclude=True)
     output_repairs: list[Any] = Field(default_factory=list, exclude=True)
     attempts: list[Attempt] = Field(default_factory=list, exclude=True)
+    usage_per_call: list[Usage | None] = Field(default_factory=list, exclude=True)
 
     @property
     def text(self) -> str:
@@ -105,7 +106,7 @@ class StreamState:
         self.texts: dict[int, _MessageText] = {}
         self._messages: list[tuple[int, int, str]] = []  # (first chunk, message index, role)
         self._contents: dict[int, list[Part]] = {}  # chunk position -> content, when not one plain text part
-        self.reparse: dict[int, Callable[[str], Any]] = {}  # message index -> the output of a text
+        self.reparse: dict[int, Callable[[str, str], Any]] = {}  # message index -> output of (text before, chunk text)
 
     def add(self, index: int, role: str, content: list[Part], text: str) -> tuple[int, int]:
         """Record one chunk; its position in the run and the end of its text in its message."""
@@ -133,7 +134,7 @@ class StreamState:
                 content = self._contents.get(position)
                 if content is None:
                     content = [Part(text=message.upto(end)[start:])]
-                rebuilt.append(Chunk._rebuilt(index, role, content, self, position, end))
+                rebuilt.append(Chunk._rebuilt(index, role, content, self, position, start, end))
         return rebuilt
 
     def _chunk_offset(self, index: int, first: int) -> int:
@@ -152,17 +153,18 @@ class StreamState:
 class _Reparsed(LazyValue):
     """An earlier chunk's output, parsed again from its message's text when read."""
 
-    __slots__ = ("_end", "_index", "_state")
+    __slots__ = ("_end", "_index", "_start", "_state")
 
-    def __init__(self, state: StreamState, index: int, end: int) -> None:
-        self._state, self._index, self._end = state, index, end
+    def __init__(self, state: StreamState, index: int, start: int, end: int) -> None:
+        self._state, self._index, self._start, self._end = state, index, start, end
 
     @property
     def value(self) -> Any:
         reparse = self._state.reparse.get(self._index)
         if reparse is None:
             return None
-        output = reparse(self._state.texts[self._index].upto(self._end))
+        text = self._state.texts[self._index].upto(self._end)
+        output = reparse(text[:self._start], text[self._start:])
         return output.value if isinstance(output, LazyValue) else output
 
 
@@ -180,15 +182,20 @@ class Chunk:
         self._position, self._end = state.add(index, role, content, self.text)
 
     @classmethod
-    def _rebuilt(cls, index: int, role: str, content: list[Part], state: StreamState, position: int, end: int) -> Chunk:
+    def _rebuilt(cls, index: int, role: str, content: list[Part], state: StreamState, position: int, start: int,
+                 end: int) -> Chunk:
         chunk = cls.__new__(cls)
         chunk.index, chunk.role, chunk.content = index, role, content
         chunk._state, chunk._position, chunk._end = state, position, end
-        chunk._output = _Reparsed(state, index, end) if index in state.reparse else None
+        chunk._output = _Reparsed(state, index, start, end) if index in state.reparse else None
         return chunk
 
     def __repr__(self) -> str:
         return f"Chunk(index={self.index}, role={self.role!r}, text={self.text!r})"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The wire shape, as Genkit's `chunk.toJSON()`: index, role and content."""
+        return {"index": self.index, "role": self.role, "content": [p.to_dict() for p in self.content]}
 
     @property
     def output(self) -> Any:

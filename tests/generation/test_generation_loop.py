@@ -27,7 +27,10 @@ def test_text_reply_without_tools_is_exit_a():
     model = ScriptedModel(["hello there"])
     response = run(generate(model=model, prompt="hi"))
     assert response.text == "hello there" and response.output == "hello there"
-    assert response.finish_reason == "stop" and model.calls == 1
+    assert response.finish_reason is None and model.calls == 1  # the scripted reply gave none: none, as in Genkit
+    stopped = run(generate(model=ScriptedModel([{"message": {"role": "model", "content": [{"text": "x"}]},
+                                                 "finishReason": "length"}]), prompt="hi"))
+    assert stopped.finish_reason == "length"
     assert [m.role for m in response.messages] == ["user", "model"]
 
 
@@ -259,7 +262,8 @@ def test_define_interrupt_and_unresolved_or_unmatched_resume_errors():
     ask = define_interrupt("ask_human", "Ask the user a question", {"type": "object", "properties": {"q": {"type": "string"}}})
     model = ScriptedModel([[tool_call("ask_human", {"q": "which size?"}, "q1")]])
     first = run(generate(model=model, prompt="buy shoes", tools=[ask]))
-    assert first.interrupts[0].metadata["interrupt"] == {"q": "which size?"}
+    assert first.interrupts[0].metadata == {"interrupt": True}  # no metadata: `true`, as Genkit records it
+    assert first.interrupts[0].tool_request.input == {"q": "which size?"}
     with pytest.raises(UsageError, match=r"ask_human\(q1\) is unresolved"):
         run(generate(model=model, messages=first.messages, tools=[ask], resume=Resume()))
     with pytest.raises(UsageError, match=r"other\(zz\)"):

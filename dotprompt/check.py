@@ -12,8 +12,8 @@ from typing import Any, Literal
 
 from .compiler import helper_names
 from .document import KNOWN_KEYS, PromptSource, did_you_mean
-from .errors import DotpromptError, PromptFileError
-from .formats import list_formats
+from .errors import DotpromptError, PromptFileError, SchemaError
+from .formats import get_format, list_formats
 from .handlebars import file_engine
 from .library import PromptInfo, PromptLibrary
 from .schemas import CompiledSchema
@@ -160,7 +160,7 @@ def _check_broken(lib: PromptLibrary, info: PromptInfo) -> list[Diagnostic]:
 
 def _lint(lib: PromptLibrary, src: PromptSource, meta: dict, validator: CompiledSchema | None,
           variables: frozenset[str] | None) -> list[Diagnostic]:
-    found = _unknown_keys(src) + _format_problems(src)
+    found = _unknown_keys(src) + _format_problems(src) + _output_schema_problems(src, meta)
     found += _default_problems(src, meta, validator)
     found += _handlebars_syntax(lib, src)
     if variables is not None:
@@ -193,6 +193,28 @@ def _format_problems(src: PromptSource) -> list[Diagnostic]:
     line, column = src.locate("output", "format")
     hint = did_you_mean(str(fmt), known) or f"known formats: {', '.join(known)}"
     return [Diagnostic(src.path or "", line, column, "warning", f"unknown output format {fmt!r} ({hint})")]
+
+
+def _output_schema_problems(src: PromptSource, meta: dict) -> list[Diagnostic]:
+    """The output schema against its format, as the run will build it: a schema the format refuses is
+    an error; one that gives the model no instructions (an `enum` listing no values) is accepted at
+    run time, as in Genkit, so only a warning."""
+    output = meta.get("output") or {}
+    schema = output.get("schema")
+    name = output.get("format") or "json"
+    if not isinstance(schema, dict) or name not in list_formats():
+        return []
+    line, column = src.locate("output", "schema")
+    fmt = get_format(name)
+    try:
+        handler = fmt.handler(schema)
+    except SchemaError as exc:
+        return [Diagnostic(src.path or "", line, column, "error", f"output schema for format {name!r}: {exc}")]
+    if handler.instructions is None and fmt.default_instructions and output.get("instructions") is None:
+        return [Diagnostic(src.path or "", line, column, "warning",
+                           f"output format {name!r}: the schema lists no values, so the model is told nothing and "
+                           "any reply is accepted; list them (`enum: [a, b]`)")]
+    return []
 
 
 def _default_problems(src: PromptSource, meta: dict, validator: CompiledSchema | None) -> list[Diagnostic]:

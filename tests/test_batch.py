@@ -55,3 +55,25 @@ def test_bad_input_line_names_file_and_line(tmp_path):
     path.write_text('{"n": 1}\n{"n": \n')
     with pytest.raises(BatchInputError, match=r"in.jsonl:2: not a JSON value"):
         read_rows(path)
+
+
+def test_a_rows_usage_sums_every_model_call_of_its_run(folder, tmp_path):
+    from dotprompt import Usage, tool
+    from dotprompt.models.doubles import tool_call
+
+    @tool
+    def half(n: int) -> int:
+        """Half of n."""
+        return n // 2
+
+    folder.write("calc.prompt", "---\nmodel: scripted-calc\ntools: [half]\noutput:\n  schema:\n    double: integer\n---\n{{ n }}")
+    replies = [[tool_call("half", {"n": 8})], [tool_call("half", {"n": 4})], '{"double": 4}']
+    define_model(ScriptedModel(replies, name="scripted-calc",
+                               usage=Usage(input_tokens=100, output_tokens=10, total_tokens=110)))
+    lib = folder.library()
+    lib.define_tool(half)
+    inputs, output = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
+    inputs.write_text('{"n": 8}\n')
+    asyncio.run(run_batch(lib.load("calc"), read_rows(inputs), output))
+    (record,) = map(json.loads, output.read_text().splitlines())
+    assert record["usage"] == {"inputTokens": 300, "outputTokens": 30, "totalTokens": 330}  # 3 calls, not the last one

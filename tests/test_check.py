@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from dotprompt.check import PARALLEL_FROM, check_library
 from dotprompt.formats import Format, define_format, get_format, list_formats
 
@@ -60,3 +62,14 @@ def test_a_format_defined_in_code_is_known_to_check(folder):
     define_format(Format(name="check-test-format", content_type=text.content_type, constrained=False,
                          default_instructions=True, handler=text.handler))
     assert check_library(folder.library(), jobs=1) == []
+
+
+def test_an_enum_schema_without_values_is_a_warning_and_a_schema_the_format_refuses_an_error(folder):
+    folder.write("mood.prompt", "---\noutput:\n  format: enum\n  schema:\n    type: string\n---\nHow do I feel?")
+    folder.write("listed.prompt", "---\noutput:\n  format: enum\n  schema:\n    type: string\n    enum: [up, down]\n---\nx")
+    folder.write("lines.prompt", "---\noutput:\n  format: jsonl\n  schema:\n    type: string\n---\nx")
+    found = {Path(d.path).name: d for d in check_library(folder.library(), jobs=1)}
+    assert sorted(found) == ["lines.prompt", "mood.prompt"]
+    assert (found["mood.prompt"].level, found["mood.prompt"].line) == ("warning", 4)
+    assert "lists no values" in found["mood.prompt"].message
+    assert found["lines.prompt"].level == "error" and "array-of-objects" in found["lines.prompt"].message

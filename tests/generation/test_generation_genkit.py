@@ -324,3 +324,12 @@ def test_previous_chunks_of_the_text_format_keep_their_own_output():
 
     chunks = run(collect())
     assert [c.output for c in chunks[-1].previous_chunks] == ["hell", "o wo"]
+
+
+# -- formats at run time ------------------------------------------------------------------------------
+
+def test_an_enum_schema_without_values_runs_without_instructions():
+    model = ScriptedModel(['"sunny"\n'])
+    response = run(generate(model=model, prompt="weather?", output_format="enum", output_schema={"type": "string"}))
+    assert response.output == "sunny"
+    assert not any(p.metadata for m in model.requests[0].messages for p in m.content)  # nothing injected

@@ -33,7 +33,7 @@ _API: dict[str, tuple[str, ...]] = {
     ".models.base": ("Model", "ModelInfo"),
     ".models.registry": ("define_model",),
     ".models.doubles": ("EchoModel", "ScriptedModel"),
-    ".tools": ("Tool", "define_interrupt", "define_tool", "tool"),
+    ".tools": ("Tool", "ToolContext", "define_interrupt", "define_tool", "tool"),
     ".models": ("models",),  # the subpackage itself: dotprompt.models.define_provider, ...
 }
 

@@ -19,8 +19,18 @@ from .errors import Interrupt, ToolInputError, UsageError
 from .schemas import CompiledSchema, compile_validator, json_path
 from .types import Part, ToolDefinition, ToolRequest, ToolResponse
 
-__all__ = ["Tool", "ToolContext", "define_interrupt", "define_tool", "respond", "restart", "tool",
-           "tool_from_definition", "tool_from_function", "to_jsonable"]
+__all__ = [
+    "Tool",
+    "ToolContext",
+    "define_interrupt",
+    "define_tool",
+    "respond",
+    "restart",
+    "to_jsonable",
+    "tool",
+    "tool_from_definition",
+    "tool_from_function",
+]
 
 
 @dataclasses.dataclass(frozen=True)

@@ -19,7 +19,7 @@ def test_exported_names_are_pinned():
         "InputProblem", "InputSpec", "InputValidationError", "Interrupt", "InvalidPromptNameError", "Media", "Message",
         "Model", "ModelError", "ModelInfo", "ModelResponse", "OutputSpec", "OutputValidationError", "Part",
         "PicoschemaError", "Prompt", "PromptFileError", "PromptInfo", "PromptLibrary", "PromptNotFoundError",
-        "RenderError", "RenderedPrompt", "Resume", "SchemaError", "ScriptedModel", "Tool", "ToolDefinition",
+        "RenderError", "RenderedPrompt", "Resume", "SchemaError", "ScriptedModel", "Tool", "ToolContext", "ToolDefinition",
         "ToolExecutionError", "ToolRequest", "ToolResponse", "TurnEnvelope", "Usage", "UsageError", "__version__",
         "default_library", "define_format", "define_interrupt", "define_model", "define_tool", "fallback", "generate",
         "generate_middleware", "generate_stream", "generate_sync", "load_prompt", "models", "preview_request", "retry",

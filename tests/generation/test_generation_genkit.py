@@ -13,6 +13,7 @@ from dotprompt import (
     Interrupt,
     PromptLibrary,
     Resume,
+    ToolContext,
     ToolDefinition,
     Usage,
     define_interrupt,
@@ -22,7 +23,6 @@ from dotprompt import (
     tool,
 )
 from dotprompt.models.doubles import ScriptedModel, tool_call
-from dotprompt.tools import ToolContext
 
 
 def _interrupted_conversation():
@@ -91,8 +91,8 @@ def test_short_form_answers_are_marked_and_resume_metadata_goes_on_the_tool_mess
 
 
 def test_resumed_tool_message_is_streamed_as_a_tool_chunk():
-    messages = [{"role": "user", "content": [{"text": "use the doThing tool"}]},
-                {"role": "model", "content": [{"toolRequest": {"name": "doThing", "input": {}}, "metadata": {"interrupt": True}}]}]
+    asked = {"toolRequest": {"name": "doThing", "input": {}}, "metadata": {"interrupt": True}}
+    messages = [{"role": "user", "content": [{"text": "use the doThing tool"}]}, {"role": "model", "content": [asked]}]
     chunks = []
     run(generate(model=ScriptedModel(["final response"]), messages=messages, on_chunk=chunks.append,
                  resume={"respond": [{"toolResponse": {"name": "doThing", "output": "did thing"}}]}))
@@ -257,7 +257,8 @@ def test_middleware_can_add_tools():
                         lambda data: f"Result: {data['arg']}")
 
     class Brings:
-        tools = [added]
+        def __init__(self):
+            self.tools = [added]
 
     model = ScriptedModel([[tool_call("added", {"arg": "hello"}, "c1")], "final"])
     response = run(generate(model=model, prompt="x", use=[Brings()]))

@@ -334,3 +334,41 @@ def test_an_enum_schema_without_values_runs_without_instructions():
     response = run(generate(model=model, prompt="weather?", output_format="enum", output_schema={"type": "string"}))
     assert response.output == "sunny"
     assert not any(p.metadata for m in model.requests[0].messages for p in m.content)  # nothing injected
+
+
+class _Chunked:
+    """A model streaming the given pieces, then replying with their whole text."""
+
+    name = "chunked"
+
+    def __init__(self, pieces):
+        from dotprompt import ModelInfo
+
+        self.pieces, self.info = pieces, ModelInfo()
+
+    async def generate(self, request, on_chunk=None):
+        from dotprompt.types import ModelChunk, ModelResponse
+
+        for piece in self.pieces if on_chunk is not None else ():
+            on_chunk(ModelChunk(content=[{"text": piece}]))
+        return ModelResponse(message={"role": "model", "content": [{"text": "".join(self.pieces)}]})
+
+
+def _streamed_outputs(pieces, **options):
+    async def collect():
+        result = generate_stream(model=_Chunked(pieces), prompt="generate json", **options)
+        outputs = [chunk.output async for chunk in result.stream]
+        return outputs, await result.response
+
+    return run(collect())
+
+
+def test_json_chunks_give_the_object_so_far_as_genkits_json_format_does():
+    outputs, response = _streamed_outputs(['```\n{', '"foo": "b', 'ar"', '}\n```'], output_format="json",
+                                          output_schema={"type": "object", "properties": {"foo": {"type": "string"}}})
+    assert outputs == [{}, {"foo": "b"}, {"foo": "bar"}, {"foo": "bar"}] and response.output == {"foo": "bar"}
+
+
+def test_ours_a_streamed_number_shows_only_once_complete():
+    outputs, _ = _streamed_outputs(['{"n": 1', '2', ', "m": 3}'], output_format="json")
+    assert outputs == [{}, {}, {"n": 12, "m": 3}]  # Genkit would show n: 1, then n: 12

@@ -166,7 +166,7 @@ def test_constrained_output_is_instructions_in_the_system_prompt_not_a_schema_fi
     assert not {"output_format", "output_config", "response_format", "schema"} & body.keys()
     first, instructions = body["system"]
     assert first == {"type": "text", "text": "You are terse."}
-    assert "JSON" in instructions["text"] and json.dumps(schema, indent=2) in instructions["text"]
+    assert "JSON" in instructions["text"] and json.dumps(schema, separators=(",", ":")) in instructions["text"]
     assert body["messages"] == [{"role": "user", "content": [{"type": "text", "text": "Where is the Eiffel tower?"}]}]
     assert response.output == {"city": "Paris", "country": "France"}
 

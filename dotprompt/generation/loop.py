@@ -195,13 +195,18 @@ class Loop:
             return [await self._run_tool(requests[0], opts, conversation)]
         return list(await asyncio.gather(*(self._run_tool(r, opts, conversation) for r in requests)))
 
-    async def _run_tool(self, part: Part, opts: GenerateActionOptions, conversation: list[Message]) -> _ToolOutcome:
+    async def _run_tool(self, part: Part, opts: GenerateActionOptions, conversation: list[Message],
+                        restart: bool = False) -> _ToolOutcome:
         """One tool request through the tool middleware: its response, its interrupt, or its error
         (sent back to the model, or raised with tool_errors="raise")."""
         request = part.tool_request
         assert request is not None
+        # `resumed` is the caller's word on a restart; on a part the model wrote it is the model's, so
+        # it never reaches the tool (a reply could otherwise forge an approval).
+        sent = part if restart or "resumed" not in (part.metadata or {}) else part.model_copy(
+            update={"metadata": {k: v for k, v in (part.metadata or {}).items() if k != "resumed"}})
         try:
-            response = await self._tool_chain(part)
+            response = await self._tool_chain(sent)
             if not isinstance(response, Part) or response.tool_response is None:
                 raise TypeError(f"tool middleware returned {type(response).__name__}, not a tool-response part")
             return _ToolOutcome(part, response=response)
@@ -263,7 +268,7 @@ class Loop:
         if key in respond:
             return _ToolOutcome(_resolved(part), response=respond[key])
         if key in restart:
-            outcome = await self._run_tool(restart[key], opts, opts.messages)
+            outcome = await self._run_tool(restart[key], opts, opts.messages, restart=True)
             if outcome.interrupted:
                 return outcome
             return _ToolOutcome(_resolved(part), response=outcome.response)

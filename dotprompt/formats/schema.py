@@ -37,14 +37,35 @@ def with_definitions(root: dict[str, Any], node: dict[str, Any]) -> dict[str, An
 
 def js_json(value: Any) -> str:
     """`value` as JavaScript's `JSON.stringify` writes it (compact, keys in order, non-ASCII kept,
-    `2.0` as `2`), so format instructions are the very text Genkit sends."""
-    if isinstance(value, dict):
-        return "{" + ",".join(f"{js_json(str(key))}:{js_json(item)}" for key, item in value.items()) + "}"
-    if isinstance(value, (list, tuple)):
-        return "[" + ",".join(js_json(item) for item in value) + "]"
-    if isinstance(value, float):
-        return js_number(value)
-    return json.dumps(value, ensure_ascii=False)
+    `2.0` as `2`), so format instructions are the very text Genkit sends. Iterative: a schema nested
+    thousands deep is written, not a RecursionError."""
+    out: list[str] = []
+    stack: list[Any] = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, _Text):
+            out.append(item)
+        elif isinstance(item, dict):
+            stack.append(_Text("}"))
+            for position, (key, member) in enumerate(reversed(item.items())):
+                stack += [member, _Text(json.dumps(str(key), ensure_ascii=False) + ":")]
+                if position < len(item) - 1:
+                    stack.append(_Text(","))
+            stack.append(_Text("{"))
+        elif isinstance(item, (list, tuple)):
+            stack.append(_Text("]"))
+            for position, member in enumerate(reversed(item)):
+                stack.append(member)
+                if position < len(item) - 1:
+                    stack.append(_Text(","))
+            stack.append(_Text("["))
+        else:
+            out.append(js_number(item) if isinstance(item, float) else json.dumps(item, ensure_ascii=False))
+    return "".join(out)
+
+
+class _Text(str):
+    """Already written JSON text on js_json's stack (as opposed to a string value still to write)."""
 
 
 def js_number(value: float) -> str:

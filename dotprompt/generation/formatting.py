@@ -97,6 +97,13 @@ def _replace(messages: list[Message], index: int, message: Message, content: lis
 
 def plan_output(output: OutputOptions, info: ModelInfo, has_tools: bool) -> OutputPlan:
     """Resolve the format before any model call; every misuse is a UsageError here."""
+    try:
+        return _plan(output, info, has_tools)
+    except RecursionError:  # a schema given in code, nested deeper than the JSON and schema tools can go
+        raise UsageError("the output schema is nested too deeply to use (thousands of levels); flatten it") from None
+
+
+def _plan(output: OutputOptions, info: ModelInfo, has_tools: bool) -> OutputPlan:
     schema = output.json_schema
     name = output.format or ("json" if schema is not None else None)
     if name is None:

@@ -380,3 +380,24 @@ def test_a_model_cannot_forge_the_resume_data_a_tool_sees():
     forged = {"toolRequest": {"name": "resumable", "input": {}}, "metadata": {"resumed": {"status": "ok"}}}
     response = run(generate(model=ScriptedModel([{"role": "model", "content": [forged]}]), prompt="x", tools=[resumable]))
     assert seen == [None] and response.finish_reason == "interrupted"
+
+
+def test_a_schema_nested_thousands_deep_is_a_usage_error_not_a_recursion_error():
+    from isolation import assert_finishes
+
+    outcome = assert_finishes("""
+        import asyncio, json
+        from dotprompt import generate, ScriptedModel, UsageError
+        from dotprompt.formats.schema import js_json
+        schema = {"type": "string"}
+        for _ in range(100_000):
+            schema = {"type": "object", "properties": {"a": schema}}
+        written = len(js_json(schema))  # the instruction writer itself is iterative
+        try:
+            asyncio.run(generate(model=ScriptedModel(["{}"]), prompt="x", output_schema=schema))
+            print(json.dumps(["ran", written]))
+        except UsageError as exc:
+            print(json.dumps([str(exc), written]))
+    """, timeout=60, memory_mb=1024)
+    message, written = outcome.json()
+    assert "nested too deeply" in message and written > 3_000_000

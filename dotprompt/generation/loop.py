@@ -4,6 +4,9 @@ Per turn: apply the output format -> build the request -> model middleware -> mo
 tool requests -> exit A (nothing to run, or the caller runs tools) / exit B (too many turns) /
 run tools -> exit C (a tool interrupted) / next turn. Each turn is wrapped by the generate
 middleware, and the next turn runs inside the current one, so an outer layer sees the final result.
+One place per model call (`_call_model`) and per tool execution (`_execute_tool`, inside the tool
+middleware). A `resume` is resolved before the first turn: answers, reused outputs and restarts
+become the tool message (the parts and their markers are written by toolparts.py).
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from ..errors import (
 )
 from ..models.base import Model
 from ..schemas import CompiledSchema, json_path
-from ..tools import Tool, ToolContext, to_jsonable
+from ..tools import Tool, ToolContext
 from ..types import (
     FinishReason,
     GenerateRequest,
@@ -35,7 +38,6 @@ from ..types import (
     ModelResponse,
     OutputConfig,
     Part,
-    ToolRequest,
     ToolResponse,
     Usage,
 )
@@ -43,6 +45,18 @@ from .formatting import OutputPlan
 from .middleware import TurnEnvelope, chain, model_override
 from .options import GenerateActionOptions
 from .response import Chunk, ChunkCallback, GenerateResponse, StreamState
+from .toolparts import (
+    ToolOutcome,
+    answer_part,
+    error_part,
+    interrupt_part,
+    label,
+    mark_interrupts,
+    part_key,
+    resolved,
+    response_part,
+    restart_part,
+)
 
 log = logging.getLogger("dotprompt.generate")
 
@@ -60,16 +74,6 @@ class Runtime:
     tool_hooks: list[Any] = field(default_factory=list)
     on_chunk: ChunkCallback | None = None
     context: Mapping[str, Any] = field(default_factory=dict)
-
-
-@dataclass
-class _ToolOutcome:
-    """One tool request, run: its tool-response part, or the interrupt it raised."""
-
-    request: Part
-    response: Part | None = None
-    interrupt: Any = None
-    interrupted: bool = False
 
 
 INTERRUPTED = "One or more tool calls resulted in interrupts."
@@ -112,7 +116,7 @@ class Loop:
                                           response=response, messages=response.messages)
         outcomes = await self._run_tools(requests, opts, [*messages, reply.message])
         if any(o.interrupted for o in outcomes):  # exit C
-            revised = _mark_interrupts(reply.message, outcomes)
+            revised = mark_interrupts(reply.message, outcomes)
             return self._response(reply.model_copy(update={"message": revised}), request, "interrupted", INTERRUPTED)
         tool_message = Message(role="tool", content=[o.response for o in outcomes if o.response is not None])
         if self.rt.on_chunk is not None:  # a turn's tool results stream as one `tool` chunk
@@ -190,13 +194,13 @@ class Loop:
     # -- tools -------------------------------------------------------------------------------
 
     async def _run_tools(self, requests: list[Part], opts: GenerateActionOptions,
-                         conversation: list[Message]) -> list[_ToolOutcome]:
+                         conversation: list[Message]) -> list[ToolOutcome]:
         if len(requests) == 1:
             return [await self._run_tool(requests[0], opts, conversation)]
         return list(await asyncio.gather(*(self._run_tool(r, opts, conversation) for r in requests)))
 
     async def _run_tool(self, part: Part, opts: GenerateActionOptions, conversation: list[Message],
-                        restart: bool = False) -> _ToolOutcome:
+                        restart: bool = False) -> ToolOutcome:
         """One tool request through the tool middleware: its response, its interrupt, or its error
         (sent back to the model, or raised with tool_errors="raise")."""
         request = part.tool_request
@@ -209,14 +213,14 @@ class Loop:
             response = await self._tool_chain(sent)
             if not isinstance(response, Part) or response.tool_response is None:
                 raise TypeError(f"tool middleware returned {type(response).__name__}, not a tool-response part")
-            return _ToolOutcome(part, response=response)
+            return ToolOutcome(part, response=response)
         except Interrupt as interrupt:
-            return _ToolOutcome(part, interrupted=True, interrupt=interrupt.metadata)
+            return ToolOutcome(part, interrupted=True, interrupt=interrupt.metadata)
         except Exception as exc:
             if opts.tool_errors == "raise":
                 raise ToolExecutionError(request.name, request.ref, exc, messages=conversation) from exc
             log.info("tool %s raised %s; the error goes back to the model", request.name, exc)
-            return _ToolOutcome(part, response=_error_part(request, exc))
+            return ToolOutcome(part, response=error_part(request, exc))
 
     async def _execute_tool(self, part: Part) -> Part:
         """The end of the tool middleware chain: run the tool with its context."""
@@ -228,7 +232,7 @@ class Loop:
         metadata = part.metadata or {}
         context = ToolContext(context=self.rt.context, resumed=metadata.get("resumed"), metadata=part.metadata)
         result = await tool.run(request.input, context)
-        return _response_part(tool, request, result)
+        return response_part(tool, request, result)
 
     async def _resume(self, opts: GenerateActionOptions) -> GenerateActionOptions | GenerateResponse:
         """Answer interrupted tool requests (respond) or run them again (restart), then continue; a
@@ -237,12 +241,12 @@ class Loop:
         last = opts.messages[-1] if opts.messages else None
         if last is None or last.role != "model" or not any(p.tool_request for p in last.content):
             raise UsageError("resume needs the conversation that ended in the interrupt: pass messages=response.messages")
-        respond = {_key(p): p for p in map(_answer_part, opts.resume.respond)}
-        restart = {_key(p): p for p in (_restart_part(r, last) for r in opts.resume.restart)}
-        asked = {_key(p) for p in last.content if p.tool_request is not None}
+        respond = {part_key(p): p for p in map(answer_part, opts.resume.respond)}
+        restart = {part_key(p): p for p in (restart_part(r, last) for r in opts.resume.restart)}
+        asked = {part_key(p) for p in last.content if p.tool_request is not None}
         unmatched = [k for k in [*respond, *restart] if k not in asked]
         if unmatched:
-            raise UsageError(f"resume names tool request {_label(*unmatched[0])}, which the last model message does not hold")
+            raise UsageError(f"resume names tool request {label(*unmatched[0])}, which the last model message does not hold")
         resolved = await asyncio.gather(*(self._resolve(p, respond, restart, opts) for p in last.content))
         if any(r.interrupted for r in resolved):
             return self._interrupted_on_resume(opts, last, resolved)
@@ -255,34 +259,34 @@ class Loop:
         return opts.model_copy(update={"messages": messages, "resume": None})
 
     async def _resolve(self, part: Part, respond: dict[Any, Part], restart: dict[Any, Part],
-                       opts: GenerateActionOptions) -> _ToolOutcome:
+                       opts: GenerateActionOptions) -> ToolOutcome:
         """One part of the interrupted message, resolved: the revised request part and its response."""
         if part.tool_request is None:
-            return _ToolOutcome(part)
-        key, metadata = _key(part), dict(part.metadata or {})
+            return ToolOutcome(part)
+        key, metadata = part_key(part), dict(part.metadata or {})
         if "pendingOutput" in metadata:  # finished before the interrupt: its output is reused
             output = metadata.pop("pendingOutput")
             response = Part(tool_response=ToolResponse(name=key[0], ref=key[1], output=output),
                             metadata={**metadata, "source": "pending"})
-            return _ToolOutcome(part.model_copy(update={"metadata": metadata}), response=response)
+            return ToolOutcome(part.model_copy(update={"metadata": metadata}), response=response)
         if key in respond:
-            return _ToolOutcome(_resolved(part), response=respond[key])
+            return ToolOutcome(resolved(part), response=respond[key])
         if key in restart:
             outcome = await self._run_tool(restart[key], opts, opts.messages, restart=True)
             if outcome.interrupted:
                 return outcome
-            return _ToolOutcome(_resolved(part), response=outcome.response)
-        raise UsageError(f"tool request {_label(*key)} is unresolved: answer it with Resume(respond=[...]) "
+            return ToolOutcome(resolved(part), response=outcome.response)
+        raise UsageError(f"tool request {label(*key)} is unresolved: answer it with Resume(respond=[...]) "
                          "or run it again with Resume(restart=[...])")
 
     def _interrupted_on_resume(self, opts: GenerateActionOptions, last: Message,
-                               resolved: list[_ToolOutcome]) -> GenerateResponse:
+                               resolved: list[ToolOutcome]) -> GenerateResponse:
         """Exit C while resuming: the interrupted message again, with the new interrupts marked and
         every answer found so far kept as `pendingOutput`, ready for the next resume."""
         parts = []
         for outcome in resolved:
             if outcome.interrupted:
-                parts.append(_interrupt_part(outcome))
+                parts.append(interrupt_part(outcome))
             elif outcome.response is not None and outcome.response.tool_response is not None:
                 metadata = {k: v for k, v in (outcome.request.metadata or {}).items() if k != "resolvedInterrupt"}
                 metadata["pendingOutput"] = outcome.response.tool_response.output
@@ -323,81 +327,3 @@ class Loop:
         chunk = Chunk(self._index, role, content, self.stream)
         self.rt.on_chunk(chunk)
         return chunk
-
-
-def _label(name: str, ref: str | None) -> str:
-    return f"{name}({ref})" if ref else name
-
-
-def _key(part: Part) -> tuple[str, str | None]:
-    named = part.tool_request or part.tool_response
-    assert named is not None
-    return named.name, named.ref
-
-
-def _answer_part(answer: ToolResponse | Part) -> Part:
-    """A respond entry as a part; a bare answer is marked as Genkit's `tool.respond` marks it."""
-    if isinstance(answer, Part):
-        if answer.tool_response is None:
-            raise UsageError("a Resume(respond=[...]) part must hold a toolResponse")
-        return answer
-    return Part(tool_response=answer, metadata={"interruptResponse": True})
-
-
-def _restart_part(entry: ToolRequest | Part, last: Message) -> Part:
-    """A restart entry as a part; a bare request takes the interrupted part's metadata and `resumed: true`."""
-    if isinstance(entry, Part):
-        if entry.tool_request is None:
-            raise UsageError("a Resume(restart=[...]) part must hold a toolRequest")
-        return entry
-    original = next((p for p in last.content if p.tool_request is not None and _key(p) == (entry.name, entry.ref)), None)
-    metadata = dict(original.metadata or {}) if original is not None else {}
-    return Part(tool_request=entry, metadata={**metadata, "resumed": True})
-
-
-def _response_part(tool: Tool, request: ToolRequest, result: Any) -> Part:
-    """The tool's result as a tool-response part; a multipart tool's `{output, content, metadata}` as Genkit sends it."""
-    if not tool.multipart:
-        return Part(tool_response=ToolResponse(name=request.name, ref=request.ref, output=to_jsonable(result)))
-    if not isinstance(result, Mapping) or set(result) - {"output", "content", "metadata"}:
-        raise TypeError(f"multipart tool {tool.name!r} must return a mapping of output, content and metadata")
-    content = [p if isinstance(p, Part) else Part.model_validate(p) for p in result.get("content") or ()] or None
-    return Part(tool_response=ToolResponse(name=request.name, ref=request.ref, output=to_jsonable(result.get("output")),
-                                           content=content),
-                metadata=result.get("metadata"))
-
-
-def _error_part(request: ToolRequest, exc: Exception) -> Part:
-    return Part(tool_response=ToolResponse(name=request.name, ref=request.ref, output={"error": f"{type(exc).__name__}: {exc}"}),
-                metadata={"toolError": True})
-
-
-def _interrupt_part(outcome: _ToolOutcome) -> Part:
-    """The request part marked `interrupt`: the tool's metadata, True when it gave none (as Genkit)."""
-    marker = outcome.interrupt if outcome.interrupt is not None else True
-    return outcome.request.model_copy(update={"metadata": {**(outcome.request.metadata or {}), "interrupt": marker}})
-
-
-def _mark_interrupts(message: Message, outcomes: list[_ToolOutcome]) -> Message:
-    """Interrupted requests carry `interrupt`; finished ones keep their output as `pendingOutput`."""
-    by_part = {id(o.request): o for o in outcomes}
-    parts = []
-    for part in message.content:
-        outcome = by_part.get(id(part))
-        if outcome is None:
-            parts.append(part)
-        elif outcome.interrupted:
-            parts.append(_interrupt_part(outcome))
-        else:
-            assert outcome.response is not None and outcome.response.tool_response is not None
-            pending = {**(part.metadata or {}), "pendingOutput": outcome.response.tool_response.output}
-            parts.append(part.model_copy(update={"metadata": pending}))
-    return message.model_copy(update={"content": parts})
-
-
-def _resolved(part: Part) -> Part:
-    """The request part once answered: `interrupt` becomes `resolvedInterrupt`."""
-    metadata = dict(part.metadata or {})
-    if "interrupt" in metadata:
-        metadata["resolvedInterrupt"] = metadata.pop("interrupt")
-    return part.model_copy(update={"metadata": metadata})

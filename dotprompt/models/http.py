@@ -65,8 +65,11 @@ class HttpClient:
     POOLS = 8
 
     def __init__(self, config: ProviderConfig, *, transport: httpx.AsyncBaseTransport | None = None,
-                 deadline: float | None = None, max_response_bytes: int | None = None) -> None:
+                 deadline: float | None = None, max_response_bytes: int | None = None, auth: httpx.Auth | None = None,
+                 params: Mapping[str, str] | None = None) -> None:
         self.config = config
+        self.auth = auth  # e.g. a bearer token fetched per request (Azure Entra, Vertex AI)
+        self.params = dict(params or {})  # query parameters every request carries (Azure's api-version)
         # The deadline is never shorter than one read timeout: whoever raised the timeout meant long calls.
         self.deadline = float(deadline or config.deadline or max(DEFAULT_DEADLINE, config.timeout))
         self.max_response_bytes = int(max_response_bytes or config.max_response_bytes or DEFAULT_MAX_RESPONSE_BYTES)
@@ -86,7 +89,8 @@ class HttpClient:
 
     def _new_client(self) -> httpx.AsyncClient:
         return httpx.AsyncClient(base_url=self.config.base_url, timeout=self.config.timeout,
-                                 headers=dict(self.config.headers), transport=self._transport, verify=_ssl_context())
+                                 headers=dict(self.config.headers), transport=self._transport, verify=_ssl_context(),
+                                 auth=self.auth, params=self.params)
 
     def _forget_closed_loops(self) -> None:
         for key, (loop, _) in list(self._clients.items()):
@@ -234,13 +238,15 @@ class HttpModel:
 
     def __init__(self, name: str, *, model_id: str | None = None, config: ProviderConfig | None = None,
                  info: ModelInfo | None = None, transport: httpx.AsyncBaseTransport | None = None,
-                 deadline: float | None = None, max_response_bytes: int | None = None) -> None:
+                 deadline: float | None = None, max_response_bytes: int | None = None, auth: httpx.Auth | None = None,
+                 params: Mapping[str, str] | None = None) -> None:
         prefix, _, rest = name.partition("/")
         self.name = name
         self.model_id = model_id or rest or name
         self.config = config or provider_config(self.spec_for(prefix))
         self.info = info or self.default_info
-        self.http = HttpClient(self.config, transport=transport, deadline=deadline, max_response_bytes=max_response_bytes)
+        self.http = HttpClient(self.config, transport=transport, deadline=deadline, max_response_bytes=max_response_bytes,
+                               auth=auth, params=params)
 
     @classmethod
     def spec_for(cls, prefix: str) -> ProviderSpec:

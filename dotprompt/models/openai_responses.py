@@ -1,0 +1,328 @@
+"""OpenAI Responses API (`POST /responses`): `openai-responses/gpt-5-mini`, and servers that speak it.
+
+`to_body` maps our request to the wire once (system text -> `instructions`, the rest -> input items:
+messages, `function_call`, `function_call_output`); `from_response` maps a Response back. Streaming
+hands text and tool-argument deltas on as they arrive and takes the final reply from the
+`response.completed` (or `response.incomplete`) event, which carries the whole Response; a stream
+that ends without one is a ModelError keeping what had arrived.
+
+Function tools are sent with `strict: false`: the API makes `strict` default to true, which refuses
+any tool schema that is not written to the strict rules (every property required, no open objects).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+
+from ..errors import ModelError, UsageError
+from ..types import GenerateRequest, Media, Message, ModelChunk, ModelResponse, Part, ToolRequest, Usage
+from .base import ModelInfo, OnChunk
+from .config import ProviderSpec
+from .http import RETRYABLE_STREAM_ERRORS, HttpModel, SSEEvent, request_id, sse_json, stream_error
+from .media import parse_data_url
+from .shape import COUNT, STR, By, check, shape_guard
+
+# Our config names (Genkit's spelling) -> Responses fields; anything else passes through as is.
+CONFIG_KEYS = {"maxOutputTokens": "max_output_tokens", "topP": "top_p"}
+# Config the Responses API has no field for: refused here, not sent to fail as a 400.
+UNSUPPORTED_CONFIG = {"stopSequences": "stop sequences", "stop": "stop sequences", "topK": "top_k",
+                      "frequencyPenalty": "frequency_penalty", "presencePenalty": "presence_penalty"}
+INCOMPLETE = {"max_output_tokens": "length", "content_filter": "blocked"}
+AUDIO_FORMATS = {"audio/mpeg": "mp3", "audio/mp3": "mp3", "audio/wav": "wav", "audio/x-wav": "wav", "audio/wave": "wav"}
+CUSTOM_KEY = "openai-responses"  # Part.custom key holding output items we return verbatim (reasoning, ...)
+RESPONSES_INFO = ModelInfo(label="OpenAI Responses", constrained="all", media=True)
+OPENAI_RESPONSES = ProviderSpec("openai-responses", "https://api.openai.com/v1", key_vars=("OPENAI_API_KEY",),
+                                base_url_var="OPENAI_BASE_URL")
+
+# The fields the mapping below reads, and their types (models/shape.py).
+USAGE = {"input_tokens": COUNT, "output_tokens": COUNT, "total_tokens": COUNT,
+         "input_tokens_details": {"cached_tokens": COUNT}, "output_tokens_details": {"reasoning_tokens": COUNT}}
+CONTENT = By("type", {"output_text": {"text": STR}, "refusal": {"refusal": STR}})
+ITEM = By("type", {"message": {"content": [CONTENT]},
+                   "function_call": {"call_id": STR, "name": STR, "arguments": STR},
+                   "reasoning": {"summary": [{"text": STR}]}})
+RESPONSE = {"status": STR, "output": [ITEM], "usage": USAGE, "error": {"message": STR},
+            "incomplete_details": {"reason": STR}}
+EVENT = {"type": STR, "delta": STR, "output_index": COUNT, "item": ITEM, "response": RESPONSE}
+
+
+class OpenAIResponsesModel(HttpModel):
+    """A model through the Responses API: `openai-responses/gpt-5-mini`, ..."""
+
+    specs = (OPENAI_RESPONSES,)
+    default_info = RESPONSES_INFO
+
+    def headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.config.api_key}"} if self.config.api_key else {}
+
+    async def generate(self, request: GenerateRequest, on_chunk: OnChunk | None = None) -> ModelResponse:
+        body = to_body(request, self.model_id, stream=on_chunk is not None)
+        if on_chunk is None:
+            data, response = await self.http.post_json("/responses", body, self.headers())
+            return from_response(data, self.config.provider, request_id(response))
+        return await self._stream(body, on_chunk)
+
+    async def _stream(self, body: dict[str, Any], on_chunk: OnChunk) -> ModelResponse:
+        state = StreamState(self.config.provider)
+        async with self.http.stream("/responses", body, self.headers()) as stream:
+            state.request_id = stream.request_id
+            try:
+                async for event in stream.events(partial=state.snapshot):
+                    state.add(state.parse(event), on_chunk)
+                    if state.final is not None:
+                        break
+            except httpx.HTTPError as exc:
+                raise state.fail(f"the stream broke after {state.chars} characters: {type(exc).__name__}: {exc}",
+                                 retryable=True) from exc
+        if state.final is None:  # never hand on a reply that was silently cut short
+            raise state.fail(f"the stream ended without response.completed after {state.chars} characters",
+                             retryable=True)
+        return from_response(state.final_response(), self.config.provider, state.request_id)
+
+
+# -- request ---------------------------------------------------------------------------------------
+
+def to_body(request: GenerateRequest, model_id: str, *, stream: bool = False) -> dict[str, Any]:
+    body: dict[str, Any] = {"model": model_id, "input": to_input(request.messages)}
+    system = "\n\n".join(m.text for m in request.messages if m.role == "system" and m.text)
+    if system:
+        body["instructions"] = system
+    for key, value in request.config.items():
+        if key in UNSUPPORTED_CONFIG:
+            raise UsageError(f"config {key!r}: the OpenAI Responses API has no {UNSUPPORTED_CONFIG[key]} "
+                             f"(remove it, or use the chat completions model `openai/{model_id}`)")
+        body[CONFIG_KEYS.get(key, key)] = value
+    if request.tools:
+        body["tools"] = [{"type": "function", "name": t.name, "description": t.description,
+                          "parameters": t.input_schema or {"type": "object", "properties": {}}, "strict": False}
+                         for t in request.tools]
+        if request.tool_choice:
+            body["tool_choice"] = request.tool_choice
+    output = request.output
+    if output is not None and output.constrained and output.json_schema is not None:
+        body["text"] = {"format": {"type": "json_schema", "name": "output", "schema": output.json_schema, "strict": False}}
+    if stream:
+        body["stream"] = True
+    return body
+
+
+def to_input(messages: list[Message]) -> list[dict[str, Any]]:
+    """Input items for every message but the system ones (they travel as `instructions`)."""
+    items: list[dict[str, Any]] = []
+    pending: dict[str, list[str]] = {}  # tool name -> call ids made up for requests without a ref, in order
+    for index, message in enumerate(messages):
+        if message.role == "tool":
+            items += [_call_output(p, pending) for p in message.content if p.tool_response is not None]
+        elif message.role == "model":
+            items += _model_items(message, index, pending)
+        elif message.role != "system":
+            items.append({"type": "message", "role": "user", "content": _user_content(message)})
+    return items
+
+
+def _user_content(message: Message) -> str | list[dict[str, Any]]:
+    if all(p.text is not None for p in message.content):
+        return message.text
+    parts: list[dict[str, Any]] = []
+    for part in message.content:
+        if part.text is not None:
+            parts.append({"type": "input_text", "text": part.text})
+        elif part.media is not None:
+            parts.append(media_part(part.media))
+        elif part.data is not None:
+            parts.append({"type": "input_text", "text": json.dumps(part.data, ensure_ascii=False)})
+    return parts
+
+
+def media_part(media: Media) -> dict[str, Any]:
+    """An image, a file (PDF, ...) or audio as the Responses API takes it; other types are a UsageError."""
+    inline = media.url.startswith("data:")
+    mime = media.content_type or (parse_data_url(media.url)[0] if inline else None) or ""
+    if mime.startswith("image/") or (not mime and not inline):
+        return {"type": "input_image", "image_url": media.url, "detail": "auto"}
+    if mime.startswith("audio/"):
+        if not inline or mime not in AUDIO_FORMATS:
+            raise UsageError(f"openai-responses takes audio only inline (data: URL) as mp3 or wav, not {mime} "
+                             f"from {media.url[:60]!r}")
+        return {"type": "input_audio", "input_audio": {"data": parse_data_url(media.url)[1], "format": AUDIO_FORMATS[mime]}}
+    if inline:
+        data_url = f"data:{mime};base64,{parse_data_url(media.url)[1]}"
+        return {"type": "input_file", "filename": f"input.{mime.rpartition('/')[2] or 'bin'}", "file_data": data_url}
+    return {"type": "input_file", "file_url": media.url}
+
+
+def _model_items(message: Message, index: int, pending: dict[str, list[str]]) -> list[dict[str, Any]]:
+    items: list[dict[str, Any]] = []
+    text = message.text
+    for position, part in enumerate(message.content):
+        if part.custom and isinstance(part.custom.get(CUSTOM_KEY), dict):
+            items.append(dict(part.custom[CUSTOM_KEY]))  # reasoning and built-in tool items go back as they came
+        elif part.tool_request is not None:
+            items.append(_function_call(part.tool_request, f"call_{index}_{position}", pending))
+    if text:
+        items.insert(0, {"type": "message", "role": "assistant", "content": text})
+    return items
+
+
+def _function_call(request: ToolRequest, made_up: str, pending: dict[str, list[str]]) -> dict[str, Any]:
+    call_id = request.ref or made_up
+    if request.ref is None:
+        pending.setdefault(request.name, []).append(call_id)
+    arguments = request.input if isinstance(request.input, str) else json.dumps(request.input or {}, ensure_ascii=False)
+    return {"type": "function_call", "call_id": call_id, "name": request.name, "arguments": arguments}
+
+
+def _call_output(part: Part, pending: dict[str, list[str]]) -> dict[str, Any]:
+    response = part.tool_response
+    assert response is not None
+    waiting = pending.get(response.name) or []
+    call_id = response.ref or (waiting.pop(0) if waiting else response.name)
+    output = response.output if isinstance(response.output, str) else json.dumps(response.output, ensure_ascii=False)
+    return {"type": "function_call_output", "call_id": call_id, "output": output}
+
+
+# -- response --------------------------------------------------------------------------------------
+
+def from_response(data: Any, provider: str, request: str | None = None) -> ModelResponse:
+    check(data, RESPONSE, provider, request_id=request)
+    if data.get("status") == "failed" or data.get("error"):
+        raise failed(data.get("error") or {}, provider, request, data)
+    with shape_guard(provider, request_id=request):
+        parts = [p for item in data.get("output") or [] for p in _parts(item)]
+        reason = (data.get("incomplete_details") or {}).get("reason")
+        finish = INCOMPLETE.get(reason, "other") if data.get("status") == "incomplete" else "stop"
+        if any((p.metadata or {}).get("refusal") for p in parts):
+            finish = "blocked"
+        return ModelResponse(message=Message(role="model", content=parts), finish_reason=finish,  # type: ignore[arg-type]
+                             finish_message=reason or data.get("status"), usage=usage(data.get("usage")), raw=data)
+
+
+def failed(error: Mapping[str, Any], provider: str, request_id: str | None, partial: Any = None) -> ModelError:
+    """The ModelError for a Response whose status is `failed`: the API's own code and message."""
+    code = error.get("code") if isinstance(error.get("code"), str) else None
+    text = str(error.get("message") or code or "the response failed without a message")
+    return ModelError(f"the response failed: {text}" + (f" ({code})" if code and code not in text else ""),
+                      provider=provider, request_id=request_id, partial=partial,
+                      retryable=code in RETRYABLE_STREAM_ERRORS)
+
+
+def _parts(item: Mapping[str, Any]) -> list[Part]:
+    kind = item.get("type")
+    if kind == "message":
+        return [p for c in item.get("content") or [] if (p := _content_part(c)) is not None]
+    if kind == "function_call":
+        return [_tool_part(item)]
+    if kind == "reasoning":
+        summary = "".join(s.get("text") or "" for s in item.get("summary") or [])
+        return [Part(reasoning=summary, custom={CUSTOM_KEY: dict(item)})]
+    return [Part(custom={CUSTOM_KEY: dict(item)})]
+
+
+def _content_part(content: Mapping[str, Any]) -> Part | None:
+    if content.get("type") == "output_text":
+        return Part(text=content.get("text") or "")
+    if content.get("type") == "refusal":
+        return Part(text=content.get("refusal") or "", metadata={"refusal": True})
+    return None
+
+
+def _tool_part(item: Mapping[str, Any]) -> Part:
+    raw = item.get("arguments") or ""
+    name, ref = item.get("name") or "", item.get("call_id")
+    try:
+        arguments = json.loads(raw) if raw.strip() else {}
+    except ValueError:
+        # Never turn bad arguments into {}: keep the raw text, and say so on the part.
+        return Part(tool_request=ToolRequest(name=name, ref=ref, input=raw),
+                    metadata={"invalidArguments": "the model's tool-call arguments are not valid JSON"})
+    return Part(tool_request=ToolRequest(name=name, ref=ref, input=arguments))
+
+
+def usage(raw: Mapping[str, Any] | None) -> Usage | None:
+    if not raw:
+        return None
+    return Usage(input_tokens=raw.get("input_tokens"), output_tokens=raw.get("output_tokens"),
+                 total_tokens=raw.get("total_tokens"),
+                 cached_content_tokens=(raw.get("input_tokens_details") or {}).get("cached_tokens"),
+                 thoughts_tokens=(raw.get("output_tokens_details") or {}).get("reasoning_tokens"))
+
+
+# -- streaming -------------------------------------------------------------------------------------
+
+@dataclass
+class StreamState:
+    """Output items built from the events (by output index), and the final Response once it arrives."""
+
+    provider: str
+    request_id: str | None = None
+    items: dict[int, dict[str, Any]] = field(default_factory=dict)
+    final: dict[str, Any] | None = None
+    chars: int = 0
+
+    def parse(self, event: SSEEvent) -> Any:
+        """The event's data, checked: an error event or a wrongly shaped one is a ModelError keeping the partial."""
+        data = sse_json(event, self.provider, partial=self.snapshot, request=self.request_id)
+        if isinstance(data, Mapping) and data.get("type") == "error":  # `{"type": "error", "code", "message"}`
+            event, data = SSEEvent("error", event.data), {k: v for k, v in data.items() if k != "type"}
+        if (error := stream_error(event, data, self.provider, self.request_id, self.snapshot)) is not None:
+            raise error
+        check(data, EVENT, self.provider, what="a stream event", request_id=self.request_id, partial=self.snapshot)
+        return data
+
+    def add(self, data: Mapping[str, Any], on_chunk: OnChunk) -> None:
+        kind = data.get("type") or ""
+        if kind in ("response.completed", "response.incomplete"):
+            self.final = dict(data.get("response") or {})
+        elif kind == "response.failed":
+            raise failed((data.get("response") or {}).get("error") or {}, self.provider, self.request_id, self.snapshot())
+        elif kind in ("response.output_item.added", "response.output_item.done"):
+            self.items[self._index(data)] = dict(data.get("item") or {})
+        elif kind == "response.output_text.delta":
+            self._text(data, on_chunk)
+        elif kind == "response.function_call_arguments.delta":
+            self._arguments(data, on_chunk)
+
+    def _index(self, data: Mapping[str, Any]) -> int:
+        return int(data.get("output_index", len(self.items)))
+
+    def _text(self, data: Mapping[str, Any], on_chunk: OnChunk) -> None:
+        delta = data.get("delta") or ""
+        item = self.items.setdefault(self._index(data), {"type": "message", "role": "assistant", "content": []})
+        content = item.setdefault("content", [])
+        if not content or not isinstance(content[-1], dict) or content[-1].get("type") != "output_text":
+            content.append({"type": "output_text", "text": ""})
+        content[-1]["text"] = (content[-1].get("text") or "") + delta
+        self.chars += len(delta)
+        if delta:
+            on_chunk(ModelChunk(content=[Part(text=delta)]))
+
+    def _arguments(self, data: Mapping[str, Any], on_chunk: OnChunk) -> None:
+        delta = data.get("delta") or ""
+        item = self.items.setdefault(self._index(data), {"type": "function_call", "name": "", "arguments": ""})
+        item["arguments"] = (item.get("arguments") or "") + delta
+        self.chars += len(delta)
+        request = ToolRequest(name=item.get("name") or "", ref=item.get("call_id"), input=item["arguments"], partial=True)
+        on_chunk(ModelChunk(content=[Part(tool_request=request)]))
+
+    def snapshot(self) -> dict[str, Any]:
+        return {"status": "in_progress", "output": [dict(item) for _, item in sorted(self.items.items())]}
+
+    def final_response(self) -> dict[str, Any]:
+        """The Response the last event carried; servers that leave its output empty get the items streamed."""
+        final = dict(self.final or {})
+        if not final.get("output") and self.items:
+            final["output"] = self.snapshot()["output"]
+        return final
+
+    def fail(self, message: str, *, retryable: bool = False) -> ModelError:
+        return ModelError(message, provider=self.provider, request_id=self.request_id, retryable=retryable,
+                          partial=self.snapshot())
+
+
+# The provider table the registry reads (registry.BUILT_IN_PROVIDERS names this module for its prefix).
+PROVIDERS = {"openai-responses": OpenAIResponsesModel}

@@ -28,7 +28,7 @@ DEFAULT_API_VERSION = "2024-10-21"  # the newest GA version with json_schema out
 TOKEN_VAR = "AZURE_OPENAI_AD_TOKEN"
 AZURE_INFO = ModelInfo(label="Azure OpenAI", constrained="all", media=True)
 AZURE = ProviderSpec("azure", key_vars=("AZURE_OPENAI_API_KEY",), base_url_var="AZURE_OPENAI_ENDPOINT",
-                     key_required=False, settings_keys=("api_version", "token_env"))
+                     key_required=False, settings_keys=("api_version", "token_env"), prices_id="azure")
 
 
 class AzureOpenAIModel(OpenAIModel):

@@ -37,6 +37,7 @@ class ProviderSpec:
     key_required: bool = True
     base_url_from_env: Callable[[Mapping[str, str]], str | None] | None = None  # for variables of other shapes
     settings_keys: tuple[str, ...] = ()  # text keys of its [tool.dotprompt.providers.NAME] table beyond SETTINGS_KEYS
+    prices_id: str | None = None  # genai-prices' provider id, for pricing when no endpoint URL is known (see cost.py)
 
 
 @dataclass(frozen=True)

@@ -17,10 +17,11 @@ from typing import Any
 from .. import settings
 from ..errors import UsageError
 from .base import Model, ModelFactory
+from .config import ProviderSpec
 from .local_paths import local_paths
 
 __all__ = ["BUILT_IN_PROVIDERS", "default_model_name", "define_model", "define_provider", "list_models",
-           "resolve_model"]
+           "provider_spec", "resolve_model"]
 
 # prefix -> the module (in this package) whose PROVIDERS declares it
 BUILT_IN_PROVIDERS = {
@@ -87,6 +88,15 @@ def _lazy_factory(prefix: str, module: str) -> ModelFactory:
 
 def _declared(module: str, table: str) -> dict[str, Any]:
     return getattr(importlib.import_module(f"{__package__}.{module}"), table)
+
+
+def provider_spec(prefix: str) -> ProviderSpec | None:
+    """What the provider of `prefix/...` declares (built-in or configured), without making a model or needing a key."""
+    module = BUILT_IN_PROVIDERS.get(prefix)
+    if module is not None:
+        declared = vars(importlib.import_module(f"{__package__}.{module}")).values()
+        return next((s for s in declared if isinstance(s, ProviderSpec) and s.prefix == prefix), None)
+    return ProviderSpec(prefix) if prefix in _configured_prefixes() else None
 
 
 def _configured_factory(prefix: str) -> ModelFactory | None:

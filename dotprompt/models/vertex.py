@@ -29,7 +29,8 @@ from .token_auth import TokenAuth, TokenSource
 TOKEN_VAR = "GOOGLE_OAUTH_ACCESS_TOKEN"
 DEFAULT_LOCATION = "us-central1"
 VERTEX_INFO = ModelInfo(label="Vertex AI Gemini", constrained="no-tools", media=True)
-VERTEX = ProviderSpec("vertexai", key_required=False, settings_keys=("project", "location", "token_env"))
+VERTEX = ProviderSpec("vertexai", key_required=False, settings_keys=("project", "location", "token_env"),
+                      prices_id="google")
 _LOCATION = re.compile(r"[a-z0-9-]{1,63}")  # it becomes part of a host name: nothing else may get in
 
 

@@ -33,7 +33,6 @@ CONFIG_KEYS = {"maxOutputTokens": "max_output_tokens", "topP": "top_p"}
 UNSUPPORTED_CONFIG = {"stopSequences": "stop sequences", "stop": "stop sequences", "topK": "top_k",
                       "frequencyPenalty": "frequency_penalty", "presencePenalty": "presence_penalty"}
 INCOMPLETE = {"max_output_tokens": "length", "content_filter": "blocked"}
-AUDIO_FORMATS = {"audio/mpeg": "mp3", "audio/mp3": "mp3", "audio/wav": "wav", "audio/x-wav": "wav", "audio/wave": "wav"}
 CUSTOM_KEY = "openai-responses"  # Part.custom key holding output items we return verbatim (reasoning, ...)
 RESPONSES_INFO = ModelInfo(label="OpenAI Responses", constrained="all", media=True)
 OPENAI_RESPONSES = ProviderSpec("openai-responses", "https://api.openai.com/v1", key_vars=("OPENAI_API_KEY",),
@@ -41,7 +40,8 @@ OPENAI_RESPONSES = ProviderSpec("openai-responses", "https://api.openai.com/v1",
 
 # The fields the mapping below reads, and their types (models/shape.py).
 USAGE = {"input_tokens": COUNT, "output_tokens": COUNT, "total_tokens": COUNT,
-         "input_tokens_details": {"cached_tokens": COUNT}, "output_tokens_details": {"reasoning_tokens": COUNT}}
+         "input_tokens_details": {"cached_tokens": COUNT, "cache_write_tokens": COUNT},
+         "output_tokens_details": {"reasoning_tokens": COUNT}}
 CONTENT = By("type", {"output_text": {"text": STR}, "refusal": {"refusal": STR}})
 ITEM = By("type", {"message": {"content": [CONTENT]},
                    "function_call": {"call_id": STR, "name": STR, "arguments": STR},
@@ -140,16 +140,15 @@ def _user_content(message: Message) -> str | list[dict[str, Any]]:
 
 
 def media_part(media: Media) -> dict[str, Any]:
-    """An image, a file (PDF, ...) or audio as the Responses API takes it; other types are a UsageError."""
+    """An image or a file (PDF, ...) as the Responses API takes it; audio, which its input messages cannot
+    carry (input_text, input_image and input_file only), is a UsageError."""
     inline = media.url.startswith("data:")
     mime = media.content_type or (parse_data_url(media.url)[0] if inline else None) or ""
     if mime.startswith("image/") or (not mime and not inline):
         return {"type": "input_image", "image_url": media.url, "detail": "auto"}
-    if mime.startswith("audio/"):
-        if not inline or mime not in AUDIO_FORMATS:
-            raise UsageError(f"openai-responses takes audio only inline (data: URL) as mp3 or wav, not {mime} "
-                             f"from {media.url[:60]!r}")
-        return {"type": "input_audio", "input_audio": {"data": parse_data_url(media.url)[1], "format": AUDIO_FORMATS[mime]}}
+    if mime.startswith(("audio/", "video/")):
+        raise UsageError(f"openai-responses cannot take {mime} input ({media.url[:60]!r}): the Responses API takes "
+                         "text, images and files; send audio through chat completions (`openai/gpt-4o-audio-preview`)")
     if inline:
         data_url = f"data:{mime};base64,{parse_data_url(media.url)[1]}"
         return {"type": "input_file", "filename": f"input.{mime.rpartition('/')[2] or 'bin'}", "file_data": data_url}
@@ -246,9 +245,10 @@ def _tool_part(item: Mapping[str, Any]) -> Part:
 def usage(raw: Mapping[str, Any] | None) -> Usage | None:
     if not raw:
         return None
+    inputs = raw.get("input_tokens_details") or {}
     return Usage(input_tokens=raw.get("input_tokens"), output_tokens=raw.get("output_tokens"),
-                 total_tokens=raw.get("total_tokens"),
-                 cached_content_tokens=(raw.get("input_tokens_details") or {}).get("cached_tokens"),
+                 total_tokens=raw.get("total_tokens"), cached_content_tokens=inputs.get("cached_tokens"),
+                 cache_creation_tokens=inputs.get("cache_write_tokens") or None,
                  thoughts_tokens=(raw.get("output_tokens_details") or {}).get("reasoning_tokens"))
 
 

@@ -110,7 +110,7 @@ class HttpClient:
             raise self._transport_error(exc, path) from exc
         try:
             return json.loads(raw), response
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: JSON nested past the parser's depth (hostile)
             text = raw[:500].decode("utf-8", "replace")
             raise ModelError(f"the reply is not JSON: {text!r}", provider=self.config.provider,
                              status=response.status_code, request_id=request_id(response)) from None
@@ -334,7 +334,7 @@ def sse_json(event: SSEEvent, provider: str, partial: Callable[[], Any] = lambda
     """The event's JSON; a malformed event is a ModelError keeping what had arrived (`partial()`, built only then)."""
     try:
         return json.loads(event.data)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: JSON nested past the parser's depth (hostile)
         if event.event == "error":  # a plain-text error event: its text is the explanation
             raise ModelError(f"the stream reported an error: {event.data[:1000]}", provider=provider,
                              request_id=request, retryable=True, partial=partial()) from None
@@ -366,7 +366,7 @@ def stream_error(event: SSEEvent, data: Any, provider: str, request: str | None,
 def _json_body(body: bytes) -> Any:
     try:
         return json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
 
 

@@ -235,7 +235,7 @@ def _tool_part(item: Mapping[str, Any]) -> Part:
     name, ref = item.get("name") or "", item.get("call_id")
     try:
         arguments = json.loads(raw) if raw.strip() else {}
-    except ValueError:
+    except (ValueError, RecursionError):
         # Never turn bad arguments into {}: keep the raw text, and say so on the part.
         return Part(tool_request=ToolRequest(name=name, ref=ref, input=raw),
                     metadata={"invalidArguments": "the model's tool-call arguments are not valid JSON"})

@@ -256,13 +256,19 @@ def usage(raw: Mapping[str, Any] | None) -> Usage | None:
 
 @dataclass
 class StreamState:
-    """Output items built from the events (by output index), and the final Response once it arrives."""
+    """Output items built from the events (by output index), and the final Response once it arrives.
+
+    Streamed text and arguments are kept as lists of pieces, joined only for a snapshot: appending to
+    a string held in a dict copies it every time, which made a 64 MB stream take minutes."""
 
     provider: str
     request_id: str | None = None
     items: dict[int, dict[str, Any]] = field(default_factory=dict)
+    pieces: dict[int, list[str]] = field(default_factory=dict)  # text or arguments streamed for an item not yet done
     final: dict[str, Any] | None = None
     chars: int = 0
+    lengths: dict[int, int] = field(default_factory=dict)  # arguments streamed so far, per item
+    shown: dict[int, int] = field(default_factory=dict)  # their length when last handed on, per item
 
     def parse(self, event: SSEEvent) -> Any:
         """The event's data, checked: an error event or a wrongly shaped one is a ModelError keeping the partial."""
@@ -280,8 +286,11 @@ class StreamState:
             self.final = dict(data.get("response") or {})
         elif kind == "response.failed":
             raise failed((data.get("response") or {}).get("error") or {}, self.provider, self.request_id, self.snapshot())
-        elif kind in ("response.output_item.added", "response.output_item.done"):
+        elif kind == "response.output_item.added":
             self.items[self._index(data)] = dict(data.get("item") or {})
+        elif kind == "response.output_item.done":  # the whole item: what was streamed for it is no longer needed
+            self.items[self._index(data)] = dict(data.get("item") or {})
+            self.pieces.pop(self._index(data), None)
         elif kind == "response.output_text.delta":
             self._text(data, on_chunk)
         elif kind == "response.function_call_arguments.delta":
@@ -292,25 +301,40 @@ class StreamState:
 
     def _text(self, data: Mapping[str, Any], on_chunk: OnChunk) -> None:
         delta = data.get("delta") or ""
-        item = self.items.setdefault(self._index(data), {"type": "message", "role": "assistant", "content": []})
-        content = item.setdefault("content", [])
-        if not content or not isinstance(content[-1], dict) or content[-1].get("type") != "output_text":
-            content.append({"type": "output_text", "text": ""})
-        content[-1]["text"] = (content[-1].get("text") or "") + delta
+        index = self._index(data)
+        self.items.setdefault(index, {"type": "message", "role": "assistant", "content": []})
+        self.pieces.setdefault(index, []).append(delta)
         self.chars += len(delta)
         if delta:
             on_chunk(ModelChunk(content=[Part(text=delta)]))
 
     def _arguments(self, data: Mapping[str, Any], on_chunk: OnChunk) -> None:
         delta = data.get("delta") or ""
-        item = self.items.setdefault(self._index(data), {"type": "function_call", "name": "", "arguments": ""})
-        item["arguments"] = (item.get("arguments") or "") + delta
+        index = self._index(data)
+        item = self.items.setdefault(index, {"type": "function_call", "name": "", "arguments": ""})
+        self.pieces.setdefault(index, []).append(delta)
         self.chars += len(delta)
-        request = ToolRequest(name=item.get("name") or "", ref=item.get("call_id"), input=item["arguments"], partial=True)
-        on_chunk(ModelChunk(content=[Part(tool_request=request)]))
+        length = self.lengths[index] = self.lengths.get(index, 0) + len(delta)
+        # The arguments so far go out with every delta while short, then each time they double: linear in total.
+        if length <= 4096 or length >= 2 * self.shown.get(index, 0):
+            self.shown[index] = length
+            arguments = (item.get("arguments") or "") + "".join(self.pieces[index])
+            request = ToolRequest(name=item.get("name") or "", ref=item.get("call_id"), input=arguments, partial=True)
+            on_chunk(ModelChunk(content=[Part(tool_request=request)]))
 
     def snapshot(self) -> dict[str, Any]:
-        return {"status": "in_progress", "output": [dict(item) for _, item in sorted(self.items.items())]}
+        return {"status": "in_progress", "output": [self._item(i) for i in sorted(self.items)]}
+
+    def _item(self, index: int) -> dict[str, Any]:
+        item = dict(self.items[index])
+        streamed = "".join(self.pieces.get(index, ()))
+        if not streamed:
+            return item
+        if item.get("type") == "function_call":
+            item["arguments"] = (item.get("arguments") or "") + streamed
+        else:
+            item["content"] = [*(item.get("content") or []), {"type": "output_text", "text": streamed}]
+        return item
 
     def final_response(self) -> dict[str, Any]:
         """The Response the last event carried; servers that leave its output empty get the items streamed."""

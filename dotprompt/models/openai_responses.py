@@ -8,6 +8,9 @@ that ends without one is a ModelError keeping what had arrived.
 
 Function tools are sent with `strict: false`: the API makes `strict` default to true, which refuses
 any tool schema that is not written to the strict rules (every property required, no open objects).
+An output schema is sent as `text.format` json_schema, strict when models/strict_schema.py can make
+it so (the nulls strict mode adds for optional properties are removed from the reply), else as is;
+`custom["structuredOutput"]` on the response says which.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from .config import ProviderSpec
 from .http import RETRYABLE_STREAM_ERRORS, HttpModel, SSEEvent, request_id, sse_json, stream_error
 from .media import parse_data_url
 from .shape import COUNT, STR, By, check, shape_guard
+from .strict_schema import Structured, log_fallback, structured_output
 
 # Our config names (Genkit's spelling) -> Responses fields; anything else passes through as is.
 CONFIG_KEYS = {"maxOutputTokens": "max_output_tokens", "topP": "top_p"}
@@ -60,14 +64,20 @@ class OpenAIResponsesModel(HttpModel):
     def headers(self) -> dict[str, str]:
         return {"Authorization": f"Bearer {self.config.api_key}"} if self.config.api_key else {}
 
+    def wire_request(self, request: GenerateRequest, *, stream: bool = False) -> dict[str, Any]:
+        """The body this model would POST for `request` (what `preview_request(..., wire=True)` shows)."""
+        return to_body(request, self.model_id, stream=stream)
+
     async def generate(self, request: GenerateRequest, on_chunk: OnChunk | None = None) -> ModelResponse:
-        body = to_body(request, self.model_id, stream=on_chunk is not None)
+        structured = structured_output(request)
+        log_fallback(structured, self.name)
+        body = to_body(request, self.model_id, stream=on_chunk is not None, structured=structured)
         if on_chunk is None:
             data, response = await self.http.post_json("/responses", body, self.headers())
-            return from_response(data, self.config.provider, request_id(response))
-        return await self._stream(body, on_chunk)
+            return from_response(data, self.config.provider, request_id(response), structured=structured)
+        return await self._stream(body, on_chunk, structured)
 
-    async def _stream(self, body: dict[str, Any], on_chunk: OnChunk) -> ModelResponse:
+    async def _stream(self, body: dict[str, Any], on_chunk: OnChunk, structured: Structured | None) -> ModelResponse:
         state = StreamState(self.config.provider)
         async with self.http.stream("/responses", body, self.headers()) as stream:
             state.request_id = stream.request_id
@@ -82,12 +92,14 @@ class OpenAIResponsesModel(HttpModel):
         if state.final is None:  # never hand on a reply that was silently cut short
             raise state.fail(f"the stream ended without response.completed after {state.chars} characters",
                              retryable=True)
-        return from_response(state.final_response(), self.config.provider, state.request_id)
+        return from_response(state.final_response(), self.config.provider, state.request_id, structured=structured)
 
 
 # -- request ---------------------------------------------------------------------------------------
 
-def to_body(request: GenerateRequest, model_id: str, *, stream: bool = False) -> dict[str, Any]:
+def to_body(request: GenerateRequest, model_id: str, *, stream: bool = False,
+            structured: Structured | None = None) -> dict[str, Any]:
+    """The Responses body; `structured` is `structured_output(request)`, computed here when not given."""
     body: dict[str, Any] = {"model": model_id, "input": to_input(request.messages)}
     system = "\n\n".join(m.text for m in request.messages if m.role == "system" and m.text)
     if system:
@@ -103,9 +115,11 @@ def to_body(request: GenerateRequest, model_id: str, *, stream: bool = False) ->
                          for t in request.tools]
         if request.tool_choice:
             body["tool_choice"] = request.tool_choice
-    output = request.output
-    if output is not None and output.constrained and output.json_schema is not None:
-        body["text"] = {"format": {"type": "json_schema", "name": "output", "schema": output.json_schema, "strict": False}}
+    structured = structured if structured is not None else structured_output(request)
+    if structured is not None and structured.strict is not None:
+        strict = structured.strict
+        schema, is_strict = (strict.schema, True) if strict.schema is not None else (strict.original, False)
+        body["text"] = {"format": {"type": "json_schema", "name": "output", "schema": schema, "strict": is_strict}}
     if stream:
         body["stream"] = True
     return body
@@ -187,18 +201,23 @@ def _call_output(part: Part, pending: dict[str, list[str]]) -> dict[str, Any]:
 
 # -- response --------------------------------------------------------------------------------------
 
-def from_response(data: Any, provider: str, request: str | None = None) -> ModelResponse:
+def from_response(data: Any, provider: str, request: str | None = None, *,
+                  structured: Structured | None = None) -> ModelResponse:
+    """Our response for a Response; `structured` (from the request) restores strict-mode nulls and is reported."""
     check(data, RESPONSE, provider, request_id=request)
     if data.get("status") == "failed" or data.get("error"):
         raise failed(data.get("error") or {}, provider, request, data)
     with shape_guard(provider, request_id=request):
         parts = [p for item in data.get("output") or [] for p in _parts(item)]
+        if structured is not None:
+            parts = [Part(text=structured.restore_text(p.text)) if p.text and not p.metadata else p for p in parts]
         reason = (data.get("incomplete_details") or {}).get("reason")
         finish = INCOMPLETE.get(reason, "other") if data.get("status") == "incomplete" else "stop"
         if any((p.metadata or {}).get("refusal") for p in parts):
             finish = "blocked"
         return ModelResponse(message=Message(role="model", content=parts), finish_reason=finish,  # type: ignore[arg-type]
-                             finish_message=reason or data.get("status"), usage=usage(data.get("usage")), raw=data)
+                             finish_message=reason or data.get("status"), usage=usage(data.get("usage")), raw=data,
+                             custom=structured.note() if structured is not None else None)
 
 
 def failed(error: Mapping[str, Any], provider: str, request_id: str | None, partial: Any = None) -> ModelError:

@@ -114,14 +114,27 @@ def test_history_without_refs_pairs_calls_and_outputs_and_keeps_assistant_text()
     conforms(ResponseCreateParamsNonStreaming, body)
 
 
-def test_structured_output_goes_in_text_format():
-    schema = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
-    server = Server(reply(text_item('{"city": "Paris"}')))
+def test_structured_output_is_strict_in_text_format_and_the_added_nulls_are_removed():
+    schema = {"type": "object", "properties": {"city": {"type": "string"}, "zip": {"type": "string"}},
+              "required": ["city"]}
+    server = Server(reply(text_item('{"city": "Paris", "zip": null}')))
     response = asyncio.run(generate(model=model_for(server), prompt="Where?", output_schema=schema))
     body = server.body(0)
-    assert body["text"] == {"format": {"type": "json_schema", "name": "output", "schema": schema, "strict": False}}
+    assert body["text"] == {"format": {"type": "json_schema", "name": "output", "strict": True, "schema": {
+        "type": "object", "additionalProperties": False, "required": ["city", "zip"],
+        "properties": {"city": {"type": "string"}, "zip": {"type": ["string", "null"]}}}}}
     conforms(ResponseCreateParamsNonStreaming, body)
-    assert response.output == {"city": "Paris"}
+    assert response.output == {"city": "Paris"}  # the null strict mode asked for is not the author's data
+    assert response.custom == {"structuredOutput": "native-strict"}
+
+
+def test_a_schema_strict_mode_cannot_take_goes_non_strict_and_says_why(caplog):
+    schema = {"type": "object", "properties": {"extra": {"type": "object"}}}  # a free-form object
+    server = Server(reply(text_item('{"extra": {"a": 1}}')))
+    response = asyncio.run(generate(model=model_for(server), prompt="x", output_schema=schema))
+    assert server.body(0)["text"]["format"] == {"type": "json_schema", "name": "output", "schema": schema, "strict": False}
+    assert response.custom["structuredOutput"] == "native" and response.custom["structuredOutputFallback"]
+    assert "not strictly" in caplog.text and response.output == {"extra": {"a": 1}}
 
 
 @pytest.mark.parametrize(("media", "expected"), [

@@ -69,14 +69,14 @@ def missing_prices() -> str | None:
 
 def price_call(model: str, usage: Usage | None) -> Cost:
     """The cost of one call of `model` (`provider/model-id`) that used `usage`."""
+    if usage is None or (usage.input_tokens is None and usage.output_tokens is None):
+        return Cost(None, f"the call to {model} reported no token usage", 1)
+    where = _where(model)  # before the import: a local model's run never pays for loading the price data
+    if isinstance(where, str):
+        return Cost(None, where, 1)
     prices = _prices()
     if prices is None:
         return Cost(None, INSTALL_HINT, 1)
-    if usage is None or (usage.input_tokens is None and usage.output_tokens is None):
-        return Cost(None, f"the call to {model} reported no token usage", 1)
-    where = _where(model)
-    if isinstance(where, str):
-        return Cost(None, where, 1)
     model_ref, place = where
     try:
         found = prices.calc_price(_their_usage(prices, usage), model_ref, **place)

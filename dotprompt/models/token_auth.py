@@ -55,8 +55,9 @@ class TokenAuth(httpx.Auth):
         return self._checked(value)
 
     def _checked(self, value: object) -> str:
-        if not isinstance(value, str) or not value.strip() or any(c in value for c in "\r\n"):
+        token = value.strip() if isinstance(value, str) else ""  # a command's output ends in a newline
+        if not token or any(c in token for c in "\r\n"):  # a line break inside would split the header
             raise ModelError(f"the token for {self.provider} is not a usable string (got {type(value).__name__}); "
                              "the token provider must return the bearer token's text", provider=self.provider)
-        remember_secret(value)
-        return value.strip()
+        remember_secret(token)
+        return token

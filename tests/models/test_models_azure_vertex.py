@@ -116,6 +116,13 @@ def test_a_token_that_is_not_a_usable_string_is_refused_before_sending(bad):
     assert server.requests == []
 
 
+def test_a_token_with_the_newline_a_command_prints_is_trimmed():
+    server = Server(completion("a"))
+    asyncio.run(generate(model=azure(server, {"AZURE_OPENAI_ENDPOINT": ENDPOINT}, token_provider=lambda: TOKEN + "\n"),
+                         prompt="x"))
+    assert server.requests[0].headers["authorization"] == f"Bearer {TOKEN}"
+
+
 def test_a_token_echoed_in_an_error_is_redacted():
     echo = httpx.Response(401, json={"error": {"message": f"token {TOKEN}-x is invalid"}})
     with pytest.raises(ModelError) as caught:

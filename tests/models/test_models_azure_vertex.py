@@ -209,3 +209,29 @@ def test_the_registry_knows_both_prefixes(monkeypatch):
     assert isinstance(resolve_model("azure/registry-dep"), AzureOpenAIModel)
     model = resolve_model("vertexai/gemini-registry-test")
     assert isinstance(model, VertexGeminiModel) and "/projects/acme-prod/" in model.config.base_url
+
+
+def test_both_read_their_settings_from_pyproject(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.dotprompt.providers.azure]\nbase_url = "https://fabrikam.openai.azure.com"\napi_version = "2025-04-01-preview"\n'
+        'token_env = "MY_ENTRA_TOKEN"\n'
+        '[tool.dotprompt.providers.vertexai]\nproject = "from-toml"\nlocation = "asia-northeast1"\ntoken_env = "MY_GCP_TOKEN"\n')
+    env = {"MY_ENTRA_TOKEN": TOKEN, "MY_GCP_TOKEN": "ya29.toml-token-000000"}
+    server = Server(completion("a"), GEMINI_REPLY)
+    asyncio.run(generate(model=azure(server, env), prompt="x"))
+    asyncio.run(generate(model=vertex(server, env), prompt="x"))
+    first, second = server.requests
+    assert str(first.url) == ("https://fabrikam.openai.azure.com/openai/deployments/gpt-4o-prod/chat/completions"
+                              "?api-version=2025-04-01-preview")
+    assert first.headers["authorization"] == f"Bearer {TOKEN}"
+    assert str(second.url).startswith("https://asia-northeast1-aiplatform.googleapis.com/v1/projects/from-toml/"
+                                      "locations/asia-northeast1/publishers/google/models/gemini-2.5-flash")
+    assert second.headers["authorization"] == "Bearer ya29.toml-token-000000"
+
+
+def test_a_typo_in_their_tables_is_named(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "pyproject.toml").write_text('[tool.dotprompt.providers.vertexai]\nprojet = "p"\n')
+    with pytest.raises(UsageError, match=r"providers.vertexai\] in pyproject.toml: unknown key 'projet' \(did you mean"):
+        vertex(Server(), VERTEX_ENV)

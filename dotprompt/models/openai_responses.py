@@ -29,7 +29,7 @@ from .config import ProviderSpec
 from .http import RETRYABLE_STREAM_ERRORS, HttpModel, SSEEvent, request_id, sse_json, stream_error
 from .media import parse_data_url
 from .shape import COUNT, STR, By, check, shape_guard
-from .strict_schema import Structured, log_fallback, structured_output
+from .strict_schema import OWN_CONFIG_KEYS, Structured, log_fallback, structured_output
 
 # Our config names (Genkit's spelling) -> Responses fields; anything else passes through as is.
 CONFIG_KEYS = {"maxOutputTokens": "max_output_tokens", "topP": "top_p"}
@@ -105,6 +105,8 @@ def to_body(request: GenerateRequest, model_id: str, *, stream: bool = False,
     if system:
         body["instructions"] = system
     for key, value in request.config.items():
+        if key in OWN_CONFIG_KEYS:  # read by other providers, never sent to an API
+            continue
         if key in UNSUPPORTED_CONFIG:
             raise UsageError(f"config {key!r}: the OpenAI Responses API has no {UNSUPPORTED_CONFIG[key]} "
                              f"(remove it, or use the chat completions model `openai/{model_id}`)")

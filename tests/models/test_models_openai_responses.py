@@ -169,6 +169,13 @@ def test_config_the_api_has_no_field_for_is_refused_before_any_call():
     assert server.requests == []
 
 
+def test_dotprompts_own_config_keys_are_not_sent():
+    message = Message.model_validate({"role": "user", "content": [{"text": "hi"}]})
+    body = to_body(GenerateRequest(messages=[message], config={"cacheControl": True, "temperature": 0.2}), "gpt-5-mini")
+    assert "cacheControl" not in body and body["temperature"] == 0.2
+    conforms(ResponseCreateParamsNonStreaming, body)
+
+
 def test_streaming_body_conforms():
     request = GenerateRequest(messages=[Message.model_validate({"role": "user", "content": [{"text": "hi"}]})],
                               output=OutputConfig(format="json", schema={"type": "object"}, constrained=True))

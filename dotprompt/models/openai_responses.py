@@ -172,15 +172,20 @@ def media_part(media: Media) -> dict[str, Any]:
 
 
 def _model_items(message: Message, index: int, pending: dict[str, list[str]]) -> list[dict[str, Any]]:
+    """The model's turn as output items, in the order they came: a reasoning item must stay before the
+    message or call it led to."""
     items: list[dict[str, Any]] = []
-    text = message.text
+    text: dict[str, Any] | None = None
     for position, part in enumerate(message.content):
         if part.custom and isinstance(part.custom.get(CUSTOM_KEY), dict):
             items.append(dict(part.custom[CUSTOM_KEY]))  # reasoning and built-in tool items go back as they came
         elif part.tool_request is not None:
             items.append(_function_call(part.tool_request, f"call_{index}_{position}", pending))
-    if text:
-        items.insert(0, {"type": "message", "role": "assistant", "content": text})
+        elif part.text:
+            if text is None:
+                text = {"type": "message", "role": "assistant", "content": ""}
+                items.append(text)
+            text["content"] += part.text
     return items
 
 

@@ -197,6 +197,18 @@ def test_reasoning_items_become_reasoning_parts_and_go_back_verbatim():
     conforms(ResponseCreateParamsNonStreaming, server.body(1))
 
 
+def test_a_reasoning_item_goes_back_before_the_message_it_led_to():
+    reasoning = {"type": "reasoning", "id": "rs_2", "summary": []}
+    server = Server(reply(reasoning, text_item("Hi.")), reply(text_item("Bye.")))
+    first = asyncio.run(generate(model=model_for(server), prompt="hello"))
+    follow_up = Message.model_validate({"role": "user", "content": [{"text": "bye"}]})
+    asyncio.run(generate(model=model_for(server), messages=[*first.messages, follow_up]))
+    sent = server.body(1)["input"]
+    assert [i["type"] for i in sent] == ["message", "reasoning", "message", "message"]
+    assert sent[1] == reasoning and sent[2] == {"type": "message", "role": "assistant", "content": "Hi."}
+    conforms(ResponseCreateParamsNonStreaming, server.body(1))
+
+
 def test_incomplete_and_refused_replies_have_their_finish_reasons():
     cut = reply(text_item("Par"), status="incomplete", incomplete_details={"reason": "max_output_tokens"})
     refusal = {"type": "message", "id": "msg_2", "role": "assistant", "status": "completed",

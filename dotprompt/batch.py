@@ -24,10 +24,13 @@ import os
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from .errors import BatchInputError, BatchOutputError, DotpromptError, OutputValidationError
+from .cost import Cost, price_response
+from .errors import BatchInputError, BatchOutputError, DotpromptError, OutputValidationError, UsageError
+from .models.registry import default_model_name
 from .prompt import Prompt
 from .redact import redact, redact_data
 
@@ -54,6 +57,24 @@ class BatchReport:
     failed: int = 0
     seconds: float = 0.0
     repaired: int = 0  # damaged lines set aside in `<output>.damaged` when the run started
+    cost_usd: Decimal | None = Decimal(0)  # the rows run this time; None when a row's cost is unknown
+    cost_unknown: str | None = None  # why
+
+    def add_cost(self, cost: Cost | None) -> None:
+        if cost is None or self.cost_usd is None:
+            return
+        if cost.usd is None:
+            self.cost_usd, self.cost_unknown = None, cost.reason
+        else:
+            self.cost_usd += cost.usd
+
+
+def model_name(prompt: Prompt, override: str | None = None) -> str | None:
+    """The name of the model a run of `prompt` uses (None if it names none and no default is set up)."""
+    try:
+        return override or prompt.metadata.get("model") or prompt.library.default_model or default_model_name()
+    except UsageError:
+        return None
 
 
 _BOM = b"\xef\xbb\xbf"
@@ -332,9 +353,13 @@ async def _run_rows(prompt: Prompt, todo: list[Row], output: Path, concurrency: 
     sync = _GroupSync(fd)
     try:
 
+        name = model_name(prompt, model) or ""
+
         async def one(row: Row) -> None:
             async with limit:
-                record = redact_data(await _run_row(prompt, row, model))
+                record, cost = await _run_row(prompt, row, model, name)
+                record = redact_data(record)
+            report.add_cost(cost)
             _append(fd, _encode(record))  # no key reaches the file, whatever an error (or a provider echoing one) said
             sync.written()
             if "error" in record:
@@ -362,8 +387,10 @@ def _encode(record: dict[str, Any]) -> bytes:
         return json.dumps(fallback, ensure_ascii=False, default=str).encode("utf-8") + b"\n"
 
 
-async def _run_row(prompt: Prompt, row: Row, model: str | None) -> dict[str, Any]:
+async def _run_row(prompt: Prompt, row: Row, model: str | None, name: str) -> tuple[dict[str, Any], Cost | None]:
+    """The row's record, and what its model calls cost (None when the run failed before a reply)."""
     record: dict[str, Any] = {"key": row.key, "row": row.number, "digest": row.digest, "input": row.input}
+    cost = None
     started = time.perf_counter()
     try:
         response = await prompt.generate(row.input, model=model)
@@ -381,5 +408,8 @@ async def _run_row(prompt: Prompt, row: Row, model: str | None) -> dict[str, Any
             record["repairs"] = [getattr(r, "detail", str(r)) for r in response.output_repairs]
         if response.usage is not None:
             record["usage"] = response.usage.to_dict()
+        cost = price_response(name, response)
+        if cost.usd is not None:
+            record["cost_usd"] = float(cost.usd)
     record["latency_ms"] = round((time.perf_counter() - started) * 1000, 1)
-    return record
+    return record, cost

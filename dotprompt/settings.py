@@ -4,7 +4,7 @@ The ground floor: this module imports nothing of the package but `errors`, and e
 reads a default, an environment variable or the project's table from here, never on its own.
 
     [tool.dotprompt]            in the nearest pyproject.toml (read by `project_settings`)
-      prompts_dir, default_model, tools, providers.NAME.{base_url, api_key_env, timeout, headers},
+      prompts_dir, default_model, tools, providers.NAME.{base_url, api_key_env, timeout, headers, ...},
       render_max_chars, render_max_seconds
     DOTPROMPT_DIR               the prompt folder (over prompts_dir)
     DOTPROMPT_MODEL             the model when none is named (over the local model)
@@ -60,6 +60,7 @@ __all__ = [
     "local_threads",
     "project_settings",
     "provider_section",
+    "provider_sections",
     "render_budget",
     "valid_max_turns",
 ]
@@ -198,10 +199,21 @@ def project_settings(start: Path | None = None) -> tuple[dict[str, Any], Path | 
 
 
 def provider_section(provider: str) -> Mapping[str, Any]:
-    """`[tool.dotprompt.providers.NAME]`, or an empty table."""
+    """`[tool.dotprompt.providers.NAME]`, or an empty table; a value that is no table is a UsageError."""
+    return provider_sections().get(provider, {})
+
+
+def provider_sections() -> Mapping[str, Mapping[str, Any]]:
+    """Every `[tool.dotprompt.providers.NAME]` table by NAME (each checked to be a table)."""
     settings, _ = project_settings()
-    section = settings.get("providers", {}).get(provider, {})
-    return section if isinstance(section, Mapping) else {}
+    tables = settings.get("providers", {}) if isinstance(settings, Mapping) else {}
+    if not isinstance(tables, Mapping):
+        raise UsageError(f"[tool.dotprompt.providers] in pyproject.toml must be a table of provider tables, got {tables!r}"[:300])
+    for name, section in tables.items():
+        if not isinstance(section, Mapping):
+            raise UsageError(f"[tool.dotprompt.providers.{name}] in pyproject.toml must be a table "
+                             f"(base_url = ..., api_key_env = ...), got {section!r}"[:300])
+    return tables
 
 
 def env_prompts_dir() -> Path | None:

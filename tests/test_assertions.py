@@ -55,3 +55,33 @@ def test_a_registered_assertion_is_suggested_and_its_value_linted(folder, starts
 def test_unregistered_names_are_unknown():
     assert "starts_with" not in PATH_ASSERTIONS
     assert path_assertion_names() == ("equals", "contains", "matches", "length", "gte", "lte", "type", "one_of")
+
+
+def test_max_cost_passes_within_fails_over_and_fails_when_the_cost_is_unknown(folder):
+    from decimal import Decimal
+
+    from dotprompt.cost import Cost
+
+    folder.write("p.prompt", PROMPT)
+    test_file = folder.write("p.test.yaml", "cases:\n  - name: a\n    expect:\n      max_cost: 0.01\n")
+    [case] = load_test_file(test_file, folder.path)
+    assert case.expect.max_cost == 0.01
+
+    def seen(cost):
+        return Observed(output={"answer": "x"}, text="", tool_calls=[], turns=1, repairs=[], latency_ms=0.0, tokens=0,
+                        cost=cost)
+
+    assert check(case.expect, seen(Cost(Decimal("0.0099"), calls=1)), timed=False) == []
+    assert check(case.expect, seen(Cost(Decimal("0.0125"), calls=2)), timed=False) == [
+        "cost $0.0125 is over the max_cost budget of $0.01"]
+    reason = "no price for local/smollm2: not a hosted provider's model"
+    assert check(case.expect, seen(Cost(None, reason)), timed=False) == [f"max_cost 0.01 USD cannot be checked: {reason}"]
+
+
+@pytest.mark.parametrize("value", ["cheap", -1, True, "1e999", "[0.1]"])
+def test_a_max_cost_that_is_not_a_number_of_dollars_is_a_file_error_at_its_line(folder, value):
+    folder.write("p.prompt", PROMPT)
+    test_file = folder.write("p.test.yaml", f"cases:\n  - name: a\n    expect:\n      max_cost: {value}\n")
+    with pytest.raises(TestFileError) as caught:
+        load_test_file(test_file, folder.path)
+    assert "p.test.yaml:4" in str(caught.value) and "`max_cost` must be a number of US dollars" in str(caught.value)

@@ -26,6 +26,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument("--input-file", type=Path, help="a JSON-lines file of inputs: run them all as a batch")
     parser.add_argument("--output", type=Path, help="with --input-file: where each row's result goes (JSON lines)")
     parser.add_argument("--concurrency", type=int, default=8, help="with --input-file: rows run at once")
+    parser.add_argument("--cost", action="store_true",
+                        help="always show the run's cost on stderr, or why it is unknown (it is shown whenever known)")
     parser.add_argument("--dir")
     return parser
 
@@ -58,11 +60,29 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(output, indent=2, ensure_ascii=False, default=lambda o: o.model_dump(mode="json")))
     for repair in response.output_repairs:
         print(f"note: the output needed a repair: {repair.detail}", file=sys.stderr)
+    from ..batch import model_name
+
+    _show_cost(model_name(prompt, args.model), response, asked=args.cost)
     return EXIT_OK
+
+
+def _show_cost(model: str | None, response: Any, *, asked: bool) -> None:
+    """`cost: $0.00045 (1,234 tokens, 2 calls)` on stderr when known; why not only when asked (`--cost`)."""
+    from ..cost import price_response
+
+    cost = price_response(model or "", response)
+    if cost.usd is not None:
+        tokens = response.usage.total_tokens if response.usage is not None else None
+        details = [f"{tokens:,} tokens" if tokens else "", f"{cost.calls} calls" if cost.calls > 1 else ""]
+        detail = ", ".join(d for d in details if d)
+        print(f"cost: {cost}" + (f" ({detail})" if detail else ""), file=sys.stderr)
+    elif asked:
+        print(f"cost: unknown ({cost.reason})", file=sys.stderr)
 
 
 def _run_batch(prompt: Any, args: argparse.Namespace) -> int:
     from ..batch import read_rows, run_batch
+    from ..cost import format_usd
     from ..generation.api import run_sync
 
     if args.output is None:
@@ -75,8 +95,11 @@ def _run_batch(prompt: Any, args: argparse.Namespace) -> int:
     report = run_sync(run_batch(prompt, rows, args.output, concurrency=args.concurrency, model=args.model,
                                 on_row=progress.row))
     progress.close()
+    cost = f", cost {format_usd(report.cost_usd)}" if report.cost_usd is not None else ""
     print(f"{report.succeeded} succeeded, {report.failed} failed, {report.skipped} skipped (already done) "
-          f"in {report.seconds:.1f} s -> {args.output}", file=sys.stderr)
+          f"in {report.seconds:.1f} s{cost} -> {args.output}", file=sys.stderr)
+    if args.cost and report.cost_usd is None:
+        print(f"cost: unknown ({report.cost_unknown or 'no row was run'})", file=sys.stderr)
     return EXIT_FAILED if report.failed else EXIT_OK
 
 

@@ -65,8 +65,11 @@ class HttpClient:
     POOLS = 8
 
     def __init__(self, config: ProviderConfig, *, transport: httpx.AsyncBaseTransport | None = None,
-                 deadline: float | None = None, max_response_bytes: int | None = None) -> None:
+                 deadline: float | None = None, max_response_bytes: int | None = None, auth: httpx.Auth | None = None,
+                 params: Mapping[str, str] | None = None) -> None:
         self.config = config
+        self.auth = auth  # e.g. a bearer token fetched per request (Azure Entra, Vertex AI)
+        self.params = dict(params or {})  # query parameters every request carries (Azure's api-version)
         # The deadline is never shorter than one read timeout: whoever raised the timeout meant long calls.
         self.deadline = float(deadline or config.deadline or max(DEFAULT_DEADLINE, config.timeout))
         self.max_response_bytes = int(max_response_bytes or config.max_response_bytes or DEFAULT_MAX_RESPONSE_BYTES)
@@ -86,7 +89,8 @@ class HttpClient:
 
     def _new_client(self) -> httpx.AsyncClient:
         return httpx.AsyncClient(base_url=self.config.base_url, timeout=self.config.timeout,
-                                 headers=dict(self.config.headers), transport=self._transport, verify=_ssl_context())
+                                 headers=dict(self.config.headers), transport=self._transport, verify=_ssl_context(),
+                                 auth=self.auth, params=self.params)
 
     def _forget_closed_loops(self) -> None:
         for key, (loop, _) in list(self._clients.items()):
@@ -106,7 +110,7 @@ class HttpClient:
             raise self._transport_error(exc, path) from exc
         try:
             return json.loads(raw), response
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: JSON nested past the parser's depth (hostile)
             text = raw[:500].decode("utf-8", "replace")
             raise ModelError(f"the reply is not JSON: {text!r}", provider=self.config.provider,
                              status=response.status_code, request_id=request_id(response)) from None
@@ -234,13 +238,15 @@ class HttpModel:
 
     def __init__(self, name: str, *, model_id: str | None = None, config: ProviderConfig | None = None,
                  info: ModelInfo | None = None, transport: httpx.AsyncBaseTransport | None = None,
-                 deadline: float | None = None, max_response_bytes: int | None = None) -> None:
+                 deadline: float | None = None, max_response_bytes: int | None = None, auth: httpx.Auth | None = None,
+                 params: Mapping[str, str] | None = None) -> None:
         prefix, _, rest = name.partition("/")
         self.name = name
         self.model_id = model_id or rest or name
         self.config = config or provider_config(self.spec_for(prefix))
         self.info = info or self.default_info
-        self.http = HttpClient(self.config, transport=transport, deadline=deadline, max_response_bytes=max_response_bytes)
+        self.http = HttpClient(self.config, transport=transport, deadline=deadline, max_response_bytes=max_response_bytes,
+                               auth=auth, params=params)
 
     @classmethod
     def spec_for(cls, prefix: str) -> ProviderSpec:
@@ -328,7 +334,7 @@ def sse_json(event: SSEEvent, provider: str, partial: Callable[[], Any] = lambda
     """The event's JSON; a malformed event is a ModelError keeping what had arrived (`partial()`, built only then)."""
     try:
         return json.loads(event.data)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: JSON nested past the parser's depth (hostile)
         if event.event == "error":  # a plain-text error event: its text is the explanation
             raise ModelError(f"the stream reported an error: {event.data[:1000]}", provider=provider,
                              request_id=request, retryable=True, partial=partial()) from None
@@ -360,7 +366,7 @@ def stream_error(event: SSEEvent, data: Any, provider: str, request: str | None,
 def _json_body(body: bytes) -> Any:
     try:
         return json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
 
 

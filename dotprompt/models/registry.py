@@ -3,6 +3,8 @@
 Built-in providers are a table of prefixes and the modules that declare them (each module's
 `PROVIDERS` maps its prefixes to model factories); a module loads when one of its names is first
 resolved, and registers through `define_provider`, the same call a user's provider makes.
+Any other prefix with a `[tool.dotprompt.providers.NAME]` table is an OpenAI-compatible server
+(models/compatible.py), registered the same way when one of its names is first resolved.
 """
 
 from __future__ import annotations
@@ -15,15 +17,19 @@ from typing import Any
 from .. import settings
 from ..errors import UsageError
 from .base import Model, ModelFactory
+from .config import ProviderSpec
 from .local_paths import local_paths
 
 __all__ = ["BUILT_IN_PROVIDERS", "default_model_name", "define_model", "define_provider", "list_models",
-           "resolve_model"]
+           "provider_spec", "resolve_model"]
 
 # prefix -> the module (in this package) whose PROVIDERS declares it
 BUILT_IN_PROVIDERS = {
     "openai": "openai",
     "ollama": "openai",
+    "openai-responses": "openai_responses",
+    "azure": "azure",
+    "vertexai": "vertex",
     "anthropic": "anthropic",
     "googleai": "gemini",
     "local": "local",
@@ -84,9 +90,35 @@ def _declared(module: str, table: str) -> dict[str, Any]:
     return getattr(importlib.import_module(f"{__package__}.{module}"), table)
 
 
+def provider_spec(prefix: str) -> ProviderSpec | None:
+    """What the provider of `prefix/...` declares (built-in or configured), without making a model or needing a key."""
+    module = BUILT_IN_PROVIDERS.get(prefix)
+    if module is not None:
+        declared = vars(importlib.import_module(f"{__package__}.{module}")).values()
+        return next((s for s in declared if isinstance(s, ProviderSpec) and s.prefix == prefix), None)
+    return ProviderSpec(prefix) if prefix in _configured_prefixes() else None
+
+
+def _configured_factory(prefix: str) -> ModelFactory | None:
+    """A factory for `prefix/...` from its `[tool.dotprompt.providers.prefix]` table, if it has one."""
+    section = settings.provider_sections().get(prefix)
+    if section is None or prefix in BUILT_IN_PROVIDERS:
+        return None
+    make = _declared("compatible", "configured_model")
+    return lambda name: make(name, section)
+
+
+def _configured_prefixes() -> list[str]:
+    try:
+        return [p for p in settings.provider_sections() if p not in BUILT_IN_PROVIDERS]
+    except UsageError:  # a broken table is reported when a name using it is resolved, not in a listing
+        return []
+
+
 def list_models() -> list[str]:
     _load_built_ins()
-    return sorted(_models) + sorted(f"{p}/..." for p in _providers)
+    prefixes = {*_providers, *_configured_prefixes()}
+    return sorted(_models) + sorted(f"{p}/..." for p in prefixes)
 
 
 def resolve_model(model: str | Model | None) -> Model:
@@ -100,6 +132,8 @@ def resolve_model(model: str | Model | None) -> Model:
         return found
     prefix = model.partition("/")[0]
     factory = _providers.get(prefix)
+    if factory is None and "/" in model and (factory := _configured_factory(prefix)) is not None:
+        define_provider(prefix, factory)
     if factory is not None and "/" in model:
         made = factory(model)
         with _lock:
@@ -108,4 +142,5 @@ def resolve_model(model: str | Model | None) -> Model:
     close = difflib.get_close_matches(model, known, n=3, cutoff=0.5)
     hint = f" (did you mean {', '.join(repr(c) for c in close)}?)" if close else ""
     raise UsageError(f"unknown model {model!r}{hint}; known: {', '.join(known) or 'none'}; "
-                     "register one with dotprompt.models.define_model")
+                     "register one with dotprompt.models.define_model, or describe an OpenAI-compatible server "
+                     f"in [tool.dotprompt.providers.{prefix}] (base_url = ...)")

@@ -18,6 +18,7 @@ assertion of the file is in its `errors`, not only the first.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,7 +35,7 @@ from .paths import PathError, parse_path
 CASE_KEYS = ("name", "input", "context", "history", "model", "config", "expect", "variant")
 FILE_KEYS = ("prompt", "variant", "model", "config", "cases", "tests")
 EXPECT_KEYS = ("output", "output_subset", "paths", "text_contains", "tool_called", "max_turns_used", "no_repairs",
-               "latency_ms", "max_tokens")
+               "latency_ms", "max_tokens", "max_cost")
 _UNSET = object()
 
 
@@ -64,6 +65,7 @@ class Expectations:
     no_repairs: bool = False
     latency_ms: float | None = None
     max_tokens: int | None = None
+    max_cost: float | None = None  # US dollars for the case's model calls (priced by genai-prices)
 
     def has_output(self) -> bool:
         return self.output is not _UNSET
@@ -209,6 +211,15 @@ class _Reader:
                         model=raw.get("model") or defaults.get("model"),
                         config={**(defaults.get("config") or {}), **(raw.get("config") or {})} or None, expect=expect)
 
+    def max_cost(self, value: Any, node: Any, case: str) -> float | None:
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+            self.report(f"case {case!r}: `max_cost` must be a number of US dollars (0 or more), got {value!r}", node,
+                        "e.g. max_cost: 0.01")
+            return None
+        return float(value)
+
     def check_keys(self, raw: Mapping[str, Any], node: Any, allowed: tuple[str, ...], what: str) -> None:
         for key in raw:
             if key not in allowed:
@@ -224,7 +235,8 @@ class _Reader:
                 self.report(f"case {case!r}: unknown assertion `{key}`", _key_node(node, key),
                             did_you_mean(str(key), EXPECT_KEYS) or f"known assertions: {', '.join(EXPECT_KEYS)}")
         out = Expectations(max_turns_used=raw.get("max_turns_used"), no_repairs=bool(raw.get("no_repairs", False)),
-                           latency_ms=raw.get("latency_ms"), max_tokens=raw.get("max_tokens"))
+                           latency_ms=raw.get("latency_ms"), max_tokens=raw.get("max_tokens"),
+                           max_cost=self.max_cost(raw.get("max_cost"), _child(node, "max_cost"), case))
         if "output" in raw:
             out.output = raw["output"]
         if "output_subset" in raw:

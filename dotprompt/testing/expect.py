@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
+from ..cost import Cost
 from .assertions import PATH_ASSERTIONS
 from .cases import Expectations, PathCheck, ToolCheck
 from .paths import evaluate, parse_path
@@ -22,6 +24,7 @@ class Observed:
     repairs: list[str]
     latency_ms: float
     tokens: int
+    cost: Cost | None = None  # the case's model calls, priced (None: not computed)
 
 
 def check(expect: Expectations, seen: Observed, *, timed: bool) -> list[str]:
@@ -43,7 +46,19 @@ def check(expect: Expectations, seen: Observed, *, timed: bool) -> list[str]:
         failures.append(f"model latency {seen.latency_ms:.0f} ms is over the {expect.latency_ms:g} ms budget")
     if expect.max_tokens is not None and seen.tokens > expect.max_tokens:
         failures.append(f"used {seen.tokens} tokens, over the max_tokens budget of {expect.max_tokens}")
+    if expect.max_cost is not None:
+        failures += [p for p in [cost_problem(expect.max_cost, seen.cost)] if p]
     return failures
+
+
+def cost_problem(budget: float, cost: Cost | None) -> str | None:
+    """Why the case's cost breaks `max_cost`; a cost that cannot be known fails too (the budget is unchecked)."""
+    if cost is None or cost.usd is None:
+        reason = cost.reason if cost is not None else "no model call was priced"
+        return f"max_cost {budget:g} USD cannot be checked: {reason}"
+    if cost.usd > Decimal(str(budget)):
+        return f"cost {cost} is over the max_cost budget of ${budget:g}"
+    return None
 
 
 def path_problem(c: PathCheck, output: Any) -> str | None:

@@ -29,7 +29,7 @@ from ..errors import PromptFileError, RecordingMissingError
 from ..files import is_inside, read_snapshot
 from ..models.base import Model, ModelInfo, OnChunk
 from ..redact import redact
-from ..types import GenerateRequest, ModelChunk, ModelResponse
+from ..types import GenerateRequest, ModelChunk, ModelResponse, Usage
 
 Mode = Literal["record", "replay", "auto", "live"]
 _CASE_FIELD = re.compile(r'"case"\s*:\s*"((?:[^"\\]|\\.)*)"')
@@ -168,6 +168,7 @@ class CallStats:
     tokens: int = 0
     replayed: int = 0
     fixtures: int = 0
+    usages: list[Usage | None] = field(default_factory=list)  # each call's, in order: a case's cost is priced per call
 
 
 class RecordingModel:
@@ -243,6 +244,7 @@ class RecordingModel:
 
     def _count(self, response: ModelResponse, latency_ms: float) -> None:
         self.stats.latency_ms += latency_ms
+        self.stats.usages.append(response.usage)
         if response.usage is not None and response.usage.total_tokens:
             self.stats.tokens += response.usage.total_tokens
 

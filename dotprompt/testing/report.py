@@ -12,7 +12,7 @@ from ..errors import PromptFileError
 from ..redact import redact
 from .runner import CaseSummary
 
-COLUMNS = ("case", "result", "turns", "repairs", "tokens", "latency")
+COLUMNS = ("case", "result", "turns", "repairs", "tokens", "latency", "cost")
 
 
 def rows(summaries: Sequence[CaseSummary], repeated: bool) -> list[tuple[str, ...]]:
@@ -25,7 +25,8 @@ def rows(summaries: Sequence[CaseSummary], repeated: bool) -> list[tuple[str, ..
         source = " (replayed)" if r.replayed else ""
         if r.fixtures:
             source += f" ({r.fixtures} hand-written fixture{'s' if r.fixtures > 1 else ''})"
-        out.append((s.case.id, verdict, str(r.turns), str(r.repairs), str(r.tokens), f"{r.latency_ms:.0f} ms{source}"))
+        cost = str(r.cost) if r.cost is not None and r.cost.usd is not None else "-"
+        out.append((s.case.id, verdict, str(r.turns), str(r.repairs), str(r.tokens), f"{r.latency_ms:.0f} ms{source}", cost))
     return out
 
 
@@ -123,5 +124,7 @@ def write_json(summaries: Sequence[CaseSummary], path: Path) -> None:
              "passed": s.passed, "pass_rate": s.pass_rate, "runs": len(s.runs),
              "failures": _failures(s),
              "turns": s.last.turns, "repairs": s.last.repairs, "tokens": s.last.tokens,
-             "latency_ms": s.last.latency_ms, "replayed": s.last.replayed} for s in summaries]
+             "latency_ms": s.last.latency_ms, "replayed": s.last.replayed,
+             "cost_usd": float(s.last.cost.usd) if s.last.cost is not None and s.last.cost.usd is not None else None}
+            for s in summaries]
     path.write_text(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8")

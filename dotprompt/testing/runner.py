@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import settings
+from ..cost import Cost, price_run
 from ..errors import DotpromptError, OutputValidationError, RecordingMissingError
 from ..files import lexically_inside
 from ..library import PromptLibrary, check_name
@@ -32,6 +33,7 @@ class CaseResult:
     replayed: bool = False
     fixtures: int = 0  # replayed replies that were written by hand, not recorded from a model
     output: Any = None
+    cost: Cost | None = None  # what its model calls cost (replayed ones priced as if made live)
 
 
 @dataclass
@@ -150,9 +152,9 @@ class TestRun:
         seen = Observed(output=response.output, text=response.text, tool_calls=_tool_calls(response.messages),
                         turns=recorder.stats.calls, repairs=[getattr(r, "detail", str(r)) for r in response.output_repairs],
                         latency_ms=recorder.stats.latency_ms or (time.perf_counter() - started) * 1000,
-                        tokens=recorder.stats.tokens)
+                        tokens=recorder.stats.tokens, cost=price_run(recorder.name, recorder.stats.usages))
         failures = [*corrupt, *recorder.stale, *check(case.expect, seen, timed=True)]
-        result = self._result(case, not failures, failures, recorder, response.output)
+        result = self._result(case, not failures, failures, recorder, response.output, seen.cost)
         result.repairs = len(seen.repairs)
         return result
 
@@ -163,10 +165,14 @@ class TestRun:
         return self.model or case.model or prompt_model or default
 
     @staticmethod
-    def _result(case: TestCase, passed: bool, failures: list[str], recorder: RecordingModel, output: Any = None) -> CaseResult:
+    def _result(case: TestCase, passed: bool, failures: list[str], recorder: RecordingModel, output: Any = None,
+                cost: Cost | None = None) -> CaseResult:
         stats = recorder.stats
+        if cost is None and stats.usages:
+            cost = price_run(recorder.name, stats.usages)
         return CaseResult(case, passed, failures, turns=stats.calls, tokens=stats.tokens, latency_ms=stats.latency_ms,
-                          replayed=stats.replayed == stats.calls and stats.calls > 0, fixtures=stats.fixtures, output=output)
+                          replayed=stats.replayed == stats.calls and stats.calls > 0, fixtures=stats.fixtures, output=output,
+                          cost=cost)
 
 
 def _tool_calls(messages: Sequence[Any]) -> list[tuple[str, Any]]:

@@ -32,7 +32,7 @@ from .assertions import PATH_ASSERTIONS, ExpectedValueError, path_assertion_name
 from .paths import PathError, parse_path
 
 CASE_KEYS = ("name", "input", "context", "history", "model", "config", "expect", "variant")
-FILE_KEYS = ("prompt", "variant", "model", "config", "cases", "tests")
+FILE_KEYS = ("prompt", "variant", "model", "config", "cases", "tests", "eval")  # `eval`: read by dotprompt.evals
 EXPECT_KEYS = ("output", "output_subset", "paths", "text_contains", "tool_called", "max_turns_used", "no_repairs",
                "latency_ms", "max_tokens")
 _UNSET = object()
@@ -108,6 +108,16 @@ def sidecar_prompt(path: Path, prompts_dir: Path | None) -> tuple[str | None, st
 
 def load_test_file(path: str | Path, prompts_dir: Path | None = None) -> list[TestCase]:
     path = Path(path)
+    data, node = read_test_yaml(path, prompts_dir)
+    reader = _Reader(path, node, prompts_dir)
+    cases = reader.cases(data)
+    if reader.problems:
+        raise TestFileError.every(reader.problems)
+    return cases
+
+
+def read_test_yaml(path: Path, prompts_dir: Path | None = None) -> tuple[Any, Any]:
+    """(the data, the YAML node tree with line marks) of a test file; TestFileError naming the line."""
     # A test file found inside the prompt folder must really be there: a symbolic link out of it is
     # refused. One named outside the folder (on the command line) is the caller's choice.
     root = prompts_dir if prompts_dir is not None and lexically_inside(path, prompts_dir) else None
@@ -128,11 +138,7 @@ def load_test_file(path: str | Path, prompts_dir: Path | None = None) -> list[Te
         problem, mark = yaml_problem(exc)
         raise TestFileError(f"invalid YAML: {problem}", path=str(path), line=mark.line + 1 if mark else None,
                             column=mark.column + 1 if mark else None) from None
-    reader = _Reader(path, node, prompts_dir)
-    cases = reader.cases(data)
-    if reader.problems:
-        raise TestFileError.every(reader.problems)
-    return cases
+    return data, node
 
 
 class _Reader:

@@ -50,7 +50,7 @@ class Comparison:
         return all(r.outcome == "correct" for r in self.fields) and all(i.outcome == "matched" for i in self.items)
 
 
-class ScorerFailed(Exception):
+class ScorerFailedError(Exception):
     """A user's scorer raised or returned something that is not a score; the runner names the row."""
 
 
@@ -130,7 +130,7 @@ class Comparer:
         try:
             return as_score(self.functions[scorer](expected, predicted))
         except Exception as exc:  # the user's function: its failure is reported on the row, not a traceback
-            raise ScorerFailed(f"scorer {scorer} raised {type(exc).__name__}: {exc}") from None
+            raise ScorerFailedError(f"scorer {scorer} raised {type(exc).__name__}: {exc}") from None
 
 
 def _step(key: str) -> str:

@@ -13,6 +13,7 @@
         vendor.vat_id: {scorer: "checks:same_vat", threshold: 0.5}
       min: {f1: 0.9, exact_match: 0.5, fields: {total: 0.98, vendor.name: {recall: 0.9}}}
       max_regression: 0.02               # --baseline: a drop in F1 larger than this fails
+      model: local/smollm2               # optional, over the file's `model`; `config` merges over the file's
 
 Every problem of the section is a TestFileError at its line, all of them at once.
 """
@@ -33,7 +34,7 @@ from ..testing.functions import is_function_spec
 from ..testing.paths import PathError, parse_path
 from .scorers import SCORERS, scorer_names
 
-EVAL_KEYS = ("dataset", "fields", "min", "max_regression", "model", "variant")
+EVAL_KEYS = ("dataset", "fields", "min", "max_regression", "model", "variant", "config")
 RULE_KEYS = ("scorer", "threshold", "match", "min_similarity")
 METRICS = ("f1", "precision", "recall")
 OVERALL_METRICS = (*METRICS, "exact_match")
@@ -128,6 +129,11 @@ class _EvalReader:
         self.check_keys(raw, section, EVAL_KEYS, "eval")
         spec.model = raw.get("model") or spec.model
         spec.variant = raw.get("variant") or spec.variant
+        config = raw.get("config")
+        if config is not None and not isinstance(config, Mapping):
+            self.report("`eval.config` must be a mapping of model settings", child(section, "config"))
+        elif config:
+            spec.config = {**(spec.config or {}), **config}
         if raw.get("dataset") is not None:
             spec.dataset = self.path.parent / str(raw["dataset"])
         spec.rules = self.rules(raw.get("fields") or {}, child(section, "fields"))

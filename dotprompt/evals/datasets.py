@@ -99,6 +99,8 @@ def _parse_json(text: str, path: Path, number: int, column: str | None = None) -
 
 def too_deep(value: Any, limit: int = EVAL_MAX_DEPTH) -> bool:
     """True when `value` nests lists and objects past `limit` levels (iterative: any depth is safe)."""
+    if not isinstance(value, (dict, list)):
+        return False
     pending = [(value, 1)]
     while pending:
         item, depth = pending.pop()

@@ -19,7 +19,7 @@ from ..testing.cases import TestCase
 from ..testing.functions import FunctionSpecError, load_function
 from ..testing.recording import Mode
 from ..testing.runner import CaseResult, TestRun
-from .compare import Comparer, Comparison, ScorerFailed
+from .compare import Comparer, Comparison, ScorerFailedError
 from .config import EvalSpec
 from .datasets import GoldRow, read_dataset
 from .metrics import Scores, score_rows
@@ -115,7 +115,7 @@ class EvalRun:
         problems = list(result.failures)
         try:
             comparison = comparer.compare(row.expected, output)
-        except ScorerFailed as exc:
+        except ScorerFailedError as exc:
             raise DatasetError(f"row {row.id}: {exc}") from None
         return RowResult(row, output, comparison, problems, list(result.recording_problems))
 

@@ -16,7 +16,8 @@ from ..files import lexically_inside
 from ..library import PromptLibrary, check_name
 from ..models.registry import resolve_model
 from .cases import TestCase
-from .expect import Observed, check
+from .expect import Observed, check, function_problems
+from .judge import judge_problems
 from .recording import Mode, RecordingModel, RecordingStore
 
 
@@ -154,7 +155,14 @@ class TestRun:
                         latency_ms=recorder.stats.latency_ms or (time.perf_counter() - started) * 1000,
                         tokens=recorder.stats.tokens)
         failures = [*corrupt, *recorder.stale, *check(case.expect, seen, timed=True)]
-        result = self._result(case, not failures, failures, recorder, response.output, [*corrupt, *recorder.stale])
+        failures += function_problems(case.expect.functions, response.output, case.input)
+        problems = [*corrupt, *recorder.stale]
+        if case.expect.judges:
+            judged, missing = await judge_problems(case.expect.judges, case, response.output, response.text, store, file,
+                                                   self.mode, name)
+            failures += judged
+            problems += missing
+        result = self._result(case, not failures, failures, recorder, response.output, problems)
         result.repairs = len(seen.repairs)
         return result
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from cli_process import dotprompt
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "evals"))
-from eval_project import project  # noqa: E402
+from eval_project import project
 
 
 def replay_env(cli_env: dict[str, str]) -> dict[str, str]:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from cli_process import dotprompt
-from echo_project import PROMPT, project
+from echo_project import project
 
 CHECKS = '''
 def says_yes(output, case_input):
@@ -38,7 +38,7 @@ def judge_server():
     seen: list[dict] = []
 
     class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 - the http.server hook's name
+        def do_POST(self) -> None:
             body = json.loads(self.rfile.read(int(self.headers["content-length"])))
             seen.append(body)
             graded = body["messages"][-1]["content"].split("Output to grade:")[1].strip()

@@ -118,3 +118,16 @@ def test_dataset_and_prompt_on_the_command_line(tmp_path, cli_env):
     # No scorer rules: exact comparison, so the tolerance-needing total and the date-time fail.
     assert done.returncode == 0, done.stdout + done.stderr
     assert "total" in done.stdout and "0.667 (1w 0m 0x)" in done.stdout
+
+
+def test_check_reports_every_problem_of_an_eval_section(tmp_path, cli_env):
+    prompts = project(tmp_path)
+    (prompts / "inv.test.yaml").write_text("eval:\n  dataset: gold.jsonl\n  fields:\n    total: {scorer: number, tolrance: 1}\n"
+                                           "    items[0].d: text\n  min: {fields: {total: {f2: 0.5}}}\n  maxregression: 1\n")
+    done = dotprompt("check", cwd=tmp_path, env=cli_env)
+    assert done.returncode == 1
+    assert "inv.test.yaml:4:" in done.stdout and "unknown key `tolrance` in eval.fields.total" in done.stdout
+    assert "did you mean `tolerance`" in done.stdout
+    assert "inv.test.yaml:5:" in done.stdout and "names one list index" in done.stdout
+    assert "unknown key `f2` in eval.min.fields.total" in done.stdout
+    assert "inv.test.yaml:7:" in done.stdout and "unknown key `maxregression` in eval" in done.stdout

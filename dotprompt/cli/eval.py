@@ -12,6 +12,7 @@ from typing import Any
 
 from ..errors import DatasetError, PromptFileError
 from ..evals.config import EvalSpec, load_eval
+from ..evals.datasets import GoldRow, read_dataset
 from ..evals.gates import deltas, load_baseline, regressions, save_baseline, threshold_misses
 from ..evals.report import Verdict, print_report, write_json, write_junit, write_markdown
 from ..evals.run import Arm, ArmResult, EvalRun, arms_of
@@ -101,18 +102,27 @@ def collect(args: argparse.Namespace, folder: Path) -> tuple[list[EvalSpec], lis
 def evaluate(library: PromptLibrary, specs: Sequence[EvalSpec], arms: Sequence[Arm],
              args: argparse.Namespace) -> list[ArmResult]:
     runner = EvalRun(library, args.mode or "replay", max(1, args.concurrency))
+    datasets = [(spec, rows_of(spec)) for spec in specs]
     fancy = sys.stderr.isatty() and not os.environ.get("CI")
     try:
         if not fancy:
-            return [r for spec in specs for r in asyncio.run(runner.run(spec, arms))]
+            return [r for spec, rows in datasets for r in asyncio.run(runner.run(spec, arms, rows))]
+        from rich.console import Console
         from rich.progress import Progress
 
-        with Progress(transient=True, console=None) as progress:
-            task = progress.add_task("eval rows", total=None)
+        total = sum(len(rows) for _, rows in datasets) * len(arms)
+        with Progress(console=Console(stderr=True), transient=True) as progress:
+            task = progress.add_task(f"eval: {total} rows ({runner.mode})", total=total)
             runner.on_row = lambda _result: progress.advance(task)
-            return [r for spec in specs for r in asyncio.run(runner.run(spec, arms))]
+            return [r for spec, rows in datasets for r in asyncio.run(runner.run(spec, arms, rows))]
     finally:
         runner.save()  # what was recorded is kept even when a later row or eval fails
+
+
+def rows_of(spec: EvalSpec) -> list[GoldRow]:
+    if spec.dataset is None:
+        raise DatasetError(f"{spec.file}:{spec.line}: the eval names no dataset; add `dataset: FILE` or pass --dataset")
+    return read_dataset(spec.dataset)
 
 
 def judge(results: Sequence[ArmResult], baseline: dict[str, Any] | None, max_regression: float | None) -> list[Verdict]:

@@ -131,3 +131,30 @@ def test_check_reports_every_problem_of_an_eval_section(tmp_path, cli_env):
     assert "inv.test.yaml:5:" in done.stdout and "names one list index" in done.stdout
     assert "unknown key `f2` in eval.min.fields.total" in done.stdout
     assert "inv.test.yaml:7:" in done.stdout and "unknown key `maxregression` in eval" in done.stdout
+
+
+def test_progress_is_shown_on_a_terminal(tmp_path, cli_env):
+    import os
+    import pty
+    import subprocess
+
+    project(tmp_path)
+    env = {k: v for k, v in cli_env.items() if k != "CI"}
+    dotprompt("eval", "--record", cwd=tmp_path, env=env)
+    leader, follower = pty.openpty()
+    done = subprocess.run([sys.executable, "-m", "dotprompt.cli", "eval"], cwd=tmp_path, env={**env, "COLUMNS": "100"},
+                          stdout=subprocess.PIPE, stderr=follower, text=True, timeout=120)
+    os.close(follower)
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        shown += chunk
+    os.close(leader)
+    assert done.returncode == 0, done.stdout
+    assert b"eval: 3 rows (replay)" in shown
+    assert "inv on gold.jsonl: 3 rows" in done.stdout  # the report itself stays on stdout

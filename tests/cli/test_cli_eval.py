@@ -158,3 +158,26 @@ def test_progress_is_shown_on_a_terminal(tmp_path, cli_env):
     assert done.returncode == 0, done.stdout
     assert b"eval: 3 rows (replay)" in shown
     assert "inv on gold.jsonl: 3 rows" in done.stdout  # the report itself stays on stdout
+
+
+def test_a_python_scorer_by_module_function(tmp_path, cli_env):
+    prompts = project(tmp_path)
+    env = replay_env(cli_env)
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+    (tmp_path / "scoring.py").write_text("def same_prefix(expected, predicted):\n"
+                                         "    return 0.5 if expected[:1] == predicted[:1] else 0.0\n"
+                                         "def broken(expected, predicted):\n    raise KeyError('nope')\n")
+    text = (prompts / "inv.test.yaml").read_text()
+    (prompts / "inv.test.yaml").write_text(text.replace("    date: date\n",
+                                                        "    date: date\n    number: {scorer: 'scoring:same_prefix', threshold: 0.5}\n"))
+    dotprompt("eval", "--record", cwd=tmp_path, env=env)
+    done = dotprompt("eval", "--json", "r.json", cwd=tmp_path, env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert json.loads((tmp_path / "r.json").read_text())["evals"][0]["scores"]["fields"]["number"]["correct"] == 3
+    (prompts / "inv.test.yaml").write_text(text.replace("    date: date\n", "    date: date\n    number: scoring:broken\n"))
+    done = dotprompt("eval", cwd=tmp_path, env=env)
+    assert done.returncode == 2 and "row a: scorer scoring:broken raised KeyError: 'nope'" in done.stderr
+    (prompts / "inv.test.yaml").write_text(text.replace("    date: date\n", "    date: date\n    number: scoring:absent\n"))
+    done = dotprompt("eval", cwd=tmp_path, env=env)
+    assert done.returncode == 2 and "inv.test.yaml:6: eval.fields.number:" in done.stderr
+    assert "'scoring' has no function 'absent'" in done.stderr

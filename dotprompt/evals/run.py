@@ -139,8 +139,8 @@ def _as_data(output: Any) -> Any:
 
 def arms_of(variants: Sequence[str], models: Sequence[str]) -> list[Arm]:
     """Every variant on every model (`-` is the prompt without a variant); one default arm when none are given."""
-    chosen_variants: list[str | None] = ["" if v == "-" else v for v in variants] or [None]
-    chosen_models: list[str | None] = list(models) or [None]
+    chosen_variants: list[str | None] = list(dict.fromkeys("" if v == "-" else v for v in variants)) or [None]
+    chosen_models: list[str | None] = list(dict.fromkeys(models)) or [None]
     return [Arm(v, m) for v in chosen_variants for m in chosen_models]
 
 

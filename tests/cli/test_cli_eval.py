@@ -181,3 +181,17 @@ def test_a_python_scorer_by_module_function(tmp_path, cli_env):
     done = dotprompt("eval", cwd=tmp_path, env=env)
     assert done.returncode == 2 and "inv.test.yaml:6: eval.fields.number:" in done.stderr
     assert "'scoring' has no function 'absent'" in done.stderr
+
+
+def test_variants_times_models_are_arms_with_their_own_recordings(tmp_path, cli_env):
+    prompts = project(tmp_path)
+    env = replay_env(cli_env)
+    done = dotprompt("eval", "--record", "--model", "echo", "--variant", "-", "--variant", "worse", cwd=tmp_path, env=env)
+    header = next(line for line in done.stdout.splitlines() if line.startswith("field"))
+    assert header.split() == ["field", "support", "base@echo", "worse@echo"]
+    cases = {json.loads(x)["case"] for x in (prompts / "__recordings__" / "inv.jsonl").read_text().splitlines()}
+    assert cases == {"eval:a@echo", "eval:b@echo", "eval:c@echo"}  # apart from the rows' default-model recordings
+    done = dotprompt("eval", "--model", "echo", "--variant", "-", "--save-baseline", "b.json", cwd=tmp_path, env=env)
+    assert done.returncode == 0
+    done = dotprompt("eval", "--variant", "-", "--variant", "worse", "--save-baseline", "b.json", cwd=tmp_path, env=env)
+    assert done.returncode == 2 and "--save-baseline saves one variant on one model" in done.stderr

@@ -168,8 +168,8 @@ def test_a_python_scorer_by_module_function(tmp_path, cli_env):
                                          "    return 0.5 if expected[:1] == predicted[:1] else 0.0\n"
                                          "def broken(expected, predicted):\n    raise KeyError('nope')\n")
     text = (prompts / "inv.test.yaml").read_text()
-    (prompts / "inv.test.yaml").write_text(text.replace("    date: date\n",
-                                                        "    date: date\n    number: {scorer: 'scoring:same_prefix', threshold: 0.5}\n"))
+    rule = "    number: {scorer: 'scoring:same_prefix', threshold: 0.5}\n"
+    (prompts / "inv.test.yaml").write_text(text.replace("    date: date\n", "    date: date\n" + rule))
     dotprompt("eval", "--record", cwd=tmp_path, env=env)
     done = dotprompt("eval", "--json", "r.json", cwd=tmp_path, env=env)
     assert done.returncode == 0, done.stdout + done.stderr

@@ -29,12 +29,13 @@ class Miss:
     got: float
     rows: tuple[str, ...] = ()
     regression: bool = False  # against a baseline, rather than a threshold of the test file
+    note: str = ""
 
     def message(self) -> str:
         what = "regressed" if self.regression else "below threshold"
         compare = (f"{self.got:.3f}, baseline {self.wanted:.3f} ({self.got - self.wanted:+.3f})" if self.regression
                    else f"{self.got:.3f} < {self.wanted:.3f}")
-        text = f"{self.field}: {self.metric} {what}: {compare}"
+        text = f"{self.field}: {self.metric} {what}: {compare}{self.note}"
         if self.rows:
             shown = ", ".join(self.rows[:ROWS_SHOWN])
             more = f" and {len(self.rows) - ROWS_SHOWN} more" if len(self.rows) > ROWS_SHOWN else ""
@@ -51,7 +52,8 @@ def threshold_misses(spec: EvalSpec, scores: Scores) -> list[Miss]:
         for metric, wanted in wanted_metrics.items():
             got = counts.metric(metric) if counts is not None else 0.0
             if got < wanted - 1e-9:
-                misses.append(Miss(name, metric, wanted, got, rows))
+                note = " (no row's gold data or output has this field: check its path)" if counts is None else ""
+                misses.append(Miss(name, metric, wanted, got, rows, note=note))
     return misses
 
 

@@ -26,7 +26,8 @@ def test_thresholds_name_field_metric_and_rows():
     assert found == ["(overall): f1 below threshold: 0.818 < 0.900",  # P 9/10, R 9/12
                      "total: f1 below threshold: 0.750 < 0.800; rows: r2",
                      "date: recall below threshold: 0.500 < 0.600; rows: r1, r3",
-                     "vendor: f1 below threshold: 0.000 < 0.100"]
+                     "vendor: f1 below threshold: 0.000 < 0.100 (no row's gold data or output has this field: "
+                     "check its path)"]
 
 
 def test_baseline_round_trip_deltas_and_tolerance(tmp_path):

@@ -19,6 +19,7 @@ from .metrics import Scores, stored_metrics
 
 BASELINE_FORMAT = 1
 ROWS_SHOWN = 10
+SAVED_PRECISION = 1e-6  # baselines keep six decimals: a difference below this is rounding, not a regression
 
 
 @dataclass(frozen=True)
@@ -107,7 +108,7 @@ def regressions(found: list[Delta], tolerance: float, scores: Scores) -> list[Mi
         if delta.baseline is None:
             continue
         now = delta.now if delta.now is not None else 0.0
-        if now < delta.baseline - tolerance - 1e-9:
+        if now < delta.baseline - tolerance - SAVED_PRECISION:
             rows = tuple(scores.failing.get(delta.field, ()))
             out.append(Miss(delta.field, delta.metric, delta.baseline, now, rows, regression=True))
     return out

@@ -97,10 +97,18 @@ def print_report(verdicts: Sequence[Verdict], out: TextIO, *, fancy: bool) -> No
             for row in [header, *rows]:
                 print("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip(), file=out)
     for verdict in verdicts:
+        if verdict.result.fixture_rows:
+            print(f"NOTE {verdict.title}: {fixture_note(verdict)}", file=out)
         for failure in verdict.failures():
             print(f"FAIL {verdict.title}: {redact(failure)}", file=out)
     failed = sum(not v.passed for v in verdicts)
     print(f"\n{len(verdicts) - failed} eval(s) passed, {failed} failed", file=out)
+
+
+def fixture_note(verdict: Verdict) -> str:
+    result = verdict.result
+    return (f"{result.fixture_rows} of {len(result.rows)} rows replayed hand-written fixture replies, not a model's: "
+            "the scores measure the fixtures; record the model with --record")
 
 
 def _rich(header: list[str], rows: list[list[str]], out: TextIO) -> None:
@@ -125,6 +133,8 @@ def markdown(verdicts: Sequence[Verdict]) -> str:
         lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows]
         lines.append("")
         for verdict in group:
+            if verdict.result.fixture_rows:
+                lines.append(f"- {verdict.result.arm.label}: note: {fixture_note(verdict)}")
             lines += [f"- {verdict.result.arm.label}: {redact(f)}" for f in verdict.failures()]
         lines.append("")
     return "\n".join(lines)
@@ -143,7 +153,8 @@ def _verdict_json(verdict: Verdict) -> dict[str, Any]:
     result = verdict.result
     return {"eval": result.spec.name, "file": result.spec.file, "prompt": result.spec.prompt, "arm": result.arm.label,
             "variant": result.arm.variant_for(result.spec), "model": result.arm.model, "passed": verdict.passed,
-            "scores": result.scores.to_dict(), "failures": [redact(f) for f in verdict.failures()],
+            "fixture_rows": result.fixture_rows, "scores": result.scores.to_dict(),
+            "failures": [redact(f) for f in verdict.failures()],
             "deltas": [{"field": d.field, "metric": d.metric, "baseline": d.baseline, "now": d.now}
                        for d in verdict.deltas or ()],
             "rows": [{"id": r.row.id, "exact": r.comparison.exact, "problems": [redact(p) for p in r.problems],

@@ -47,6 +47,7 @@ class RowResult:
     comparison: Comparison
     problems: list[str] = field(default_factory=list)  # the run's failures (schema, provider, ...)
     recording_problems: list[str] = field(default_factory=list)
+    fixture: bool = False  # replayed from a hand-written reply (`"source": "fixture"`), not a model's
 
 
 @dataclass
@@ -60,6 +61,10 @@ class ArmResult:
     def errors(self) -> list[str]:
         """Rows that could not be replayed: the eval is incomplete, whatever its scores."""
         return [f"row {r.row.id}: {p}" for r in self.rows for p in r.recording_problems]
+
+    @property
+    def fixture_rows(self) -> int:
+        return sum(r.fixture for r in self.rows)
 
 
 def row_case_name(row: GoldRow, arm: Arm) -> str:
@@ -117,7 +122,7 @@ class EvalRun:
             comparison = comparer.compare(row.expected, output)
         except ScorerFailedError as exc:
             raise DatasetError(f"row {row.id}: {exc}") from None
-        return RowResult(row, output, comparison, problems, list(result.recording_problems))
+        return RowResult(row, output, comparison, problems, list(result.recording_problems), result.fixtures > 0)
 
     def save(self) -> None:
         for test_run in self.runs:

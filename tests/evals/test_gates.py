@@ -75,3 +75,11 @@ def test_a_deeply_nested_baseline_is_an_error_not_a_crash(tmp_path):
         """, memory_mb=500, timeout=30)
     assert "the baseline is not JSON" in outcome.json()
     json.dumps(outcome.json())
+
+
+def test_the_same_scores_never_regress_against_their_own_rounded_baseline(tmp_path):
+    same = Scores(rows=3, exact=2, fields={"x": Counts(correct=2, wrong=1)})  # F1 2/3 is saved rounded up
+    path = tmp_path / "base.json"
+    save_baseline(path, {"e": same})
+    assert load_baseline(path)["e"]["x"]["f1"] > same.fields["x"].f1
+    assert regressions(deltas(load_baseline(path)["e"], same), 0.0, same) == []

@@ -90,10 +90,12 @@ def _test_files(lib: PromptLibrary) -> list[Path]:
 
 def check_test_file(lib: PromptLibrary, path: Path) -> list[Diagnostic]:
     """A test file parses; each case's input fits the prompt's input schema; each path can exist in its output."""
+    from .evals.config import load_eval
     from .testing.cases import load_test_file
 
     try:
         cases = load_test_file(path, lib.directory)
+        load_eval(path, lib.directory)  # the `eval:` section: scorers, paths, thresholds
     except PromptFileError as exc:  # a TestFileError holds every problem of the file in `errors`
         return [_from_error(problem, str(path)) for problem in getattr(exc, "errors", [exc])]
     found: list[Diagnostic] = []

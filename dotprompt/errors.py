@@ -15,6 +15,7 @@
      ├── OutputParseError         no value could be found in the model's text (also a ValueError)
      ├── BatchInputError          a batch input line is not JSON/UTF-8, or two rows share an id
      ├── BatchOutputError         the batch output is the input, or another run is writing it
+     ├── DatasetError             a gold dataset (or eval baseline) cannot be read: names the file and line
      ├── RecordingMissingError    a replayed prompt test has no recording for a request
      ├── CaseFailedError          a prompt test case failed under pytest (also an AssertionError)
      ├── LocalSetupError          `dotprompt local setup` failed: names the log
@@ -49,6 +50,7 @@ __all__ = [
     "BatchInputError",
     "BatchOutputError",
     "CaseFailedError",
+    "DatasetError",
     "DotpromptError",
     "GenerationError",
     "GenerationResponseError",
@@ -318,6 +320,10 @@ class BatchInputError(DotpromptError, ValueError):
 
 class BatchOutputError(DotpromptError, ValueError):
     """The output file cannot be used: it is the input file, or another run is writing it."""
+
+
+class DatasetError(DotpromptError, ValueError):
+    """A gold dataset or an eval baseline cannot be used: a bad line, a duplicate id, a wrong type; names file and line."""
 
 
 class RecordingMissingError(DotpromptError):

@@ -37,6 +37,9 @@ __all__ = [
     "DEFAULT_MAX_RESPONSE_BYTES",
     "DEFAULT_MAX_TURNS",
     "DEFAULT_TIMEOUT",
+    "EVAL_MAX_ALIGN_ITEMS",
+    "EVAL_MAX_DEPTH",
+    "EVAL_MAX_ROW_BYTES",
     "LOCAL_LOGS_KEPT",
     "LOCAL_MODEL",
     "MAX_NAME_LENGTH",
@@ -125,6 +128,17 @@ RENDER_MAX_INT_BITS: Final = 65_536
 
 RENDER_MAX_JSON_INDENT: Final = 1_000
 """The largest `indent=` of the `json` / `tojson` filters and the Handlebars `{{json}}` helper."""
+
+EVAL_MAX_ROW_BYTES: Final = 8 * 1024 * 1024
+"""The longest line (JSON lines) or record (CSV) a gold dataset may hold: a longer one is a DatasetError
+naming the line, read without ever holding more than this in memory."""
+
+EVAL_MAX_DEPTH: Final = 64
+"""How deep the eval compares nested objects and arrays: gold rows nested deeper are a DatasetError, and a
+model's output is compared as a whole value below this depth (the comparison recurses, the stack is finite)."""
+
+EVAL_MAX_ALIGN_ITEMS: Final = 200
+"""Items per list the eval aligns by best matching (O(n^3)); items past this many pair up by position."""
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ FLOORS: list[tuple[str, ...]] = [
      "models.local_setup", "models.local_console", "generation",
      "models.openai_responses", "models.azure", "models.vertex", "models.compatible"),
     ("prompt", "library", "loader"),
-    ("testing", "batch", "check"),
+    ("testing", "batch", "check", "evals"),
     ("cli",),
 ]
 
@@ -185,6 +185,8 @@ INTERNAL_SIGNALS = {
     "fastcheck": {"UnsupportedSchemaError"},  # jsonschema takes over
     "testing.paths": {"PathError"},  # becomes a TestFileError / check diagnostic naming the line
     "testing.assertions": {"ExpectedValueError"},  # becomes a TestFileError naming the line
+    "testing.functions": {"FunctionSpecError"},  # becomes a TestFileError, a case failure or a DatasetError naming where
+    "evals.compare": {"ScorerFailedError"},  # becomes a DatasetError naming the row
     "cli.common": {"CommandLineError"},  # main() prints it and exits 2
     "budget": {"BudgetExceededError"},  # Prompt.render turns it into a RenderError naming the line
 }

@@ -30,12 +30,14 @@ from ..document import compose_yaml, did_you_mean, load_yaml_safely, yaml_proble
 from ..errors import PromptFileError, TestFileError
 from ..files import lexically_inside, read_snapshot
 from .assertions import PATH_ASSERTIONS, ExpectedValueError, path_assertion_names
+from .functions import FunctionSpecError, check_spec
 from .paths import PathError, parse_path
 
 CASE_KEYS = ("name", "input", "context", "history", "model", "config", "expect", "variant")
-FILE_KEYS = ("prompt", "variant", "model", "config", "cases", "tests")
+FILE_KEYS = ("prompt", "variant", "model", "config", "cases", "tests", "eval")  # `eval`: read by dotprompt.evals
 EXPECT_KEYS = ("output", "output_subset", "paths", "text_contains", "tool_called", "max_turns_used", "no_repairs",
-               "latency_ms", "max_tokens", "max_cost")
+               "latency_ms", "max_tokens", "max_cost", "function", "judge")
+JUDGE_KEYS = ("rubric", "model", "path")
 _UNSET = object()
 
 
@@ -54,6 +56,20 @@ class ToolCheck:
     line: int | None
 
 
+@dataclass(frozen=True)
+class FunctionCheck:
+    spec: str  # `module:function`, called as function(output, input)
+    line: int | None
+
+
+@dataclass(frozen=True)
+class JudgeCheck:
+    rubric: str
+    model: str | None  # None: the case's model
+    path: str | None  # what to judge: a path in the output; None: the whole output (or text)
+    line: int | None
+
+
 @dataclass
 class Expectations:
     output: Any = _UNSET
@@ -66,6 +82,8 @@ class Expectations:
     latency_ms: float | None = None
     max_tokens: int | None = None
     max_cost: float | None = None  # US dollars for the case's model calls (priced by genai-prices)
+    functions: list[FunctionCheck] = field(default_factory=list)
+    judges: list[JudgeCheck] = field(default_factory=list)
 
     def has_output(self) -> bool:
         return self.output is not _UNSET
@@ -110,6 +128,16 @@ def sidecar_prompt(path: Path, prompts_dir: Path | None) -> tuple[str | None, st
 
 def load_test_file(path: str | Path, prompts_dir: Path | None = None) -> list[TestCase]:
     path = Path(path)
+    data, node = read_test_yaml(path, prompts_dir)
+    reader = _Reader(path, node, prompts_dir)
+    cases = reader.cases(data)
+    if reader.problems:
+        raise TestFileError.every(reader.problems)
+    return cases
+
+
+def read_test_yaml(path: Path, prompts_dir: Path | None = None) -> tuple[Any, Any]:
+    """(the data, the YAML node tree with line marks) of a test file; TestFileError naming the line."""
     # A test file found inside the prompt folder must really be there: a symbolic link out of it is
     # refused. One named outside the folder (on the command line) is the caller's choice.
     root = prompts_dir if prompts_dir is not None and lexically_inside(path, prompts_dir) else None
@@ -130,11 +158,7 @@ def load_test_file(path: str | Path, prompts_dir: Path | None = None) -> list[Te
         problem, mark = yaml_problem(exc)
         raise TestFileError(f"invalid YAML: {problem}", path=str(path), line=mark.line + 1 if mark else None,
                             column=mark.column + 1 if mark else None) from None
-    reader = _Reader(path, node, prompts_dir)
-    cases = reader.cases(data)
-    if reader.problems:
-        raise TestFileError.every(reader.problems)
-    return cases
+    return data, node
 
 
 class _Reader:
@@ -248,7 +272,38 @@ class _Reader:
         tools = [self.tool_check(item, n, case) for item, n in
                  _items(raw.get("tool_called", []), _child(node, "tool_called"))]
         out.tool_called = [check for check in tools if check is not None]
+        functions = [self.function_check(item, n, case) for item, n in
+                     _items(raw.get("function", []), _child(node, "function"))]
+        out.functions = [check for check in functions if check is not None]
+        judges = [self.judge_check(item, n, case) for item, n in _items(raw.get("judge", []), _child(node, "judge"))]
+        out.judges = [check for check in judges if check is not None]
         return out
+
+    def function_check(self, raw: Any, node: Any, case: str) -> FunctionCheck | None:
+        try:
+            check_spec(raw)
+        except FunctionSpecError as exc:
+            self.report(f"case {case!r}: `function`: {exc}", node)
+            return None
+        return FunctionCheck(str(raw), _line(node))
+
+    def judge_check(self, raw: Any, node: Any, case: str) -> JudgeCheck | None:
+        if isinstance(raw, str):
+            raw = {"rubric": raw}
+        if not isinstance(raw, Mapping) or not isinstance(raw.get("rubric"), str) or not raw["rubric"].strip():
+            self.report(f"case {case!r}: `judge` takes a rubric, or {{rubric, model, path}}", node)
+            return None
+        self.check_keys(raw, node, JUDGE_KEYS, f"case {case!r} judge")
+        path = raw.get("path")
+        if path is not None:
+            try:
+                parse_path(str(path))
+            except PathError as exc:
+                self.report(f"case {case!r}: judge: {exc}", node)
+                return None
+        model = raw.get("model")
+        return JudgeCheck(raw["rubric"], str(model) if model else None, str(path) if path is not None else None,
+                          _line(node))
 
     def path_check(self, raw: Any, node: Any, case: str) -> PathCheck | None:
         if not isinstance(raw, Mapping) or "path" not in raw:
@@ -283,6 +338,10 @@ class _Reader:
             self.report(f"case {case!r}: `tool_called` takes a tool name or {{name, input}}", node)
             return None
         return ToolCheck(str(raw["name"]), raw.get("input"), node.start_mark.line + 1 if hasattr(node, "start_mark") else None)
+
+
+def _line(node: Any) -> int | None:
+    return node.start_mark.line + 1 if hasattr(node, "start_mark") else None
 
 
 def _case_name(raw: Any, index: int) -> str:

@@ -8,7 +8,8 @@ from typing import Any
 
 from ..cost import Cost
 from .assertions import PATH_ASSERTIONS
-from .cases import Expectations, PathCheck, ToolCheck
+from .cases import Expectations, FunctionCheck, PathCheck, ToolCheck
+from .functions import FunctionSpecError, load_function
 from .paths import evaluate, parse_path
 from .values import plain, short, subset_problems
 
@@ -77,3 +78,31 @@ def tool_problem(c: ToolCheck, calls: list[tuple[str, Any]]) -> str | None:
     if c.input is not None and all(subset_problems(plain(c.input), args, "$") for args in named):
         return f"tool {c.name!r} was called, but never with input containing {short(c.input)} (got {short(named)})"
     return None
+
+
+def function_problems(checks: list[FunctionCheck], output: Any, case_input: Any) -> list[str]:
+    """Each `function:` assertion, called as function(output, input): True passes; False, a reason (text)
+    or a list of reasons fails; an AssertionError fails with its message. Anything else is a failure
+    that says so, so a function that forgets to return never passes by accident."""
+    return [p for c in checks for p in _function_problem(c, plain(output), case_input)]
+
+
+def _function_problem(check: FunctionCheck, output: Any, case_input: Any) -> list[str]:
+    label = f"function {check.spec}"
+    try:
+        answer = load_function(check.spec)(output, case_input)
+    except FunctionSpecError as exc:
+        return [f"{label}: {exc}"]
+    except AssertionError as exc:
+        return [f"{label}: {exc or 'assertion failed'}"]
+    except Exception as exc:  # the user's code: its error is this case's failure, not a crash of the run
+        return [f"{label} raised {type(exc).__name__}: {exc}"]
+    if answer is True:
+        return []
+    if answer is False:
+        return [f"{label} returned False for {short(output)}"]
+    if isinstance(answer, str):
+        return [f"{label}: {answer}"]
+    if isinstance(answer, list) and all(isinstance(a, str) for a in answer):
+        return [f"{label}: {a}" for a in answer]
+    return [f"{label} returned {short(answer)}; return True, False, or the reasons it failed (text or a list of text)"]

@@ -17,7 +17,8 @@ from ..files import lexically_inside
 from ..library import PromptLibrary, check_name
 from ..models.registry import resolve_model
 from .cases import TestCase
-from .expect import Observed, check
+from .expect import Observed, check, function_problems
+from .judge import judge_problems
 from .recording import Mode, RecordingModel, RecordingStore
 
 
@@ -34,6 +35,7 @@ class CaseResult:
     fixtures: int = 0  # replayed replies that were written by hand, not recorded from a model
     output: Any = None
     cost: Cost | None = None  # what its model calls cost (replayed ones priced as if made live)
+    recording_problems: list[str] = field(default_factory=list)  # missing, stale or corrupt recordings
 
 
 @dataclass
@@ -130,11 +132,11 @@ class TestRun:
         except DotpromptError as exc:
             return CaseResult(case, False, [str(exc)])
         if store.error is not None:
-            return CaseResult(case, False, [store.error])
+            return CaseResult(case, False, [store.error], recording_problems=[store.error])
         corrupt = [f"{store.path}:{c.line}: {c.message}" for c in store.corrupt if c.case in (case.name, None)]
         try:
             prompt = self.library.load(case.prompt, case.variant)
-            name = self._model_name(case, prompt.metadata.get("model"))
+            name = self.model_name(case, prompt.metadata.get("model"))
             recorder = RecordingModel(name, store, self.mode, case.name, lambda: resolve_model(name), file)
         except DotpromptError as exc:
             return CaseResult(case, False, [*corrupt, str(exc)])
@@ -144,9 +146,10 @@ class TestRun:
                                              options={"config": case.config} if case.config else None, model=recorder)
         except OutputValidationError as exc:
             reasons = [f"output does not match the output schema at {p.path}: {p.message}" for p in exc.problems]
-            return self._result(case, False, [*corrupt, *recorder.stale, *reasons], recorder, exc.text)
+            return self._result(case, False, [*corrupt, *recorder.stale, *reasons], recorder, exc.text,
+                                [*corrupt, *recorder.stale])
         except RecordingMissingError as exc:
-            return self._result(case, False, [*corrupt, str(exc)], recorder)
+            return self._result(case, False, [*corrupt, str(exc)], recorder, problems=[*corrupt, str(exc)])
         except DotpromptError as exc:
             return self._result(case, False, [*corrupt, *recorder.stale, f"{type(exc).__name__}: {exc}"], recorder)
         seen = Observed(output=response.output, text=response.text, tool_calls=_tool_calls(response.messages),
@@ -154,11 +157,19 @@ class TestRun:
                         latency_ms=recorder.stats.latency_ms or (time.perf_counter() - started) * 1000,
                         tokens=recorder.stats.tokens, cost=price_run(recorder.name, recorder.stats.usages))
         failures = [*corrupt, *recorder.stale, *check(case.expect, seen, timed=True)]
-        result = self._result(case, not failures, failures, recorder, response.output, seen.cost)
+        failures += function_problems(case.expect.functions, response.output, case.input)
+        problems = [*corrupt, *recorder.stale]
+        if case.expect.judges:
+            judged, missing = await judge_problems(case.expect.judges, case, response.output, response.text, store, file,
+                                                   self.mode, name)
+            failures += judged
+            problems += missing
+        result = self._result(case, not failures, failures, recorder, response.output, problems, seen.cost)
         result.repairs = len(seen.repairs)
         return result
 
-    def _model_name(self, case: TestCase, prompt_model: str | None) -> str:
+    def model_name(self, case: TestCase, prompt_model: str | None) -> str:
+        """The model a case runs on: --model, the case's, the prompt's, else the default (by name)."""
         # Not the run-time default (which needs the local model set up): replays must key their
         # recordings by the same name on every machine, so the fallback is the local model's name.
         default = self.library.default_model or settings.env_model() or settings.LOCAL_MODEL
@@ -166,13 +177,13 @@ class TestRun:
 
     @staticmethod
     def _result(case: TestCase, passed: bool, failures: list[str], recorder: RecordingModel, output: Any = None,
-                cost: Cost | None = None) -> CaseResult:
+                problems: list[str] | None = None, cost: Cost | None = None) -> CaseResult:
         stats = recorder.stats
         if cost is None and stats.usages:
             cost = price_run(recorder.name, stats.usages)
         return CaseResult(case, passed, failures, turns=stats.calls, tokens=stats.tokens, latency_ms=stats.latency_ms,
                           replayed=stats.replayed == stats.calls and stats.calls > 0, fixtures=stats.fixtures, output=output,
-                          cost=cost)
+                          recording_problems=problems or [], cost=cost)
 
 
 def _tool_calls(messages: Sequence[Any]) -> list[tuple[str, Any]]:

@@ -1,0 +1,252 @@
+"""The `eval:` section of a test file: the gold dataset, how each field is scored, the thresholds.
+
+    prompt: extract                       # or taken from the file name, as for cases
+    eval:
+      dataset: ../examples/gold/invoices.jsonl   # relative to this file
+      fields:                             # JSON paths; unlisted leaves are compared `exact`
+        total: {scorer: number, tolerance: 0.01}
+        issue_date: date
+        vendor.name: text
+        line_items: {match: best, min_similarity: 0}   # lists: order-free best matching (or `ordered`)
+        line_items[*].description: text
+        notes: ignore
+        vendor.vat_id: {scorer: "checks:same_vat", threshold: 0.5}
+      min: {f1: 0.9, exact_match: 0.5, fields: {total: 0.98, vendor.name: {recall: 0.9}}}
+      max_regression: 0.02               # --baseline: a drop in F1 larger than this fails
+      model: local/smollm2               # optional, over the file's `model`; `config` merges over the file's
+
+Every problem of the section is a TestFileError at its line, all of them at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ..document import did_you_mean
+from ..errors import TestFileError
+from ..testing.cases import read_test_yaml, sidecar_prompt
+from ..testing.functions import is_function_spec
+from ..testing.paths import PathError, parse_path
+from .scorers import SCORERS, scorer_names
+
+EVAL_KEYS = ("dataset", "fields", "min", "max_regression", "model", "variant", "config")
+RULE_KEYS = ("scorer", "threshold", "match", "min_similarity")
+METRICS = ("f1", "precision", "recall")
+OVERALL_METRICS = (*METRICS, "exact_match")
+DEFAULT_MAX_REGRESSION = 0.0
+
+
+@dataclass(frozen=True)
+class FieldRule:
+    field: str
+    scorer: str | None = None  # None: not a leaf rule (list options only)
+    options: Mapping[str, Any] = field(default_factory=dict)
+    threshold: float = 1.0
+    match: str = "best"
+    min_similarity: float = 0.0
+    line: int | None = None
+
+
+@dataclass
+class EvalSpec:
+    file: str
+    line: int
+    prompt: str
+    variant: str | None = None
+    model: str | None = None
+    config: Mapping[str, Any] | None = None
+    dataset: Path | None = None
+    rules: dict[str, FieldRule] = field(default_factory=dict)
+    overall_min: dict[str, float] = field(default_factory=dict)
+    field_min: dict[str, dict[str, float]] = field(default_factory=dict)
+    max_regression: float = DEFAULT_MAX_REGRESSION
+
+    @property
+    def name(self) -> str:
+        """How reports and baselines know this eval: the prompt and the dataset's file name."""
+        return f"{self.prompt} on {self.dataset.name if self.dataset else '?'}"
+
+
+def field_name(path: str) -> str:
+    """A field path in its one written form: `$.line_items[*].qty` and `line_items[*].qty` -> `line_items[*].qty`."""
+    return render_steps(parse_path(path))
+
+
+def render_steps(steps: list[Any]) -> str:
+    out = ""
+    for step in steps:
+        if step is None:
+            out += "[*]"
+        elif isinstance(step, int):
+            out += f"[{step}]"
+        elif step.replace("_", "a").replace("-", "a").isalnum() and not step[0].isdigit():
+            out += f".{step}"
+        else:
+            out += f"[{step!r}]"
+    return out.lstrip(".")
+
+
+def load_eval(path: str | Path, prompts_dir: Path | None = None) -> EvalSpec | None:
+    """The eval section of a test file, or None when it has none; TestFileError listing every problem."""
+    path = Path(path)
+    data, node = read_test_yaml(path, prompts_dir)
+    if not isinstance(data, Mapping) or "eval" not in data:
+        return None
+    reader = _EvalReader(path)
+    spec = reader.spec(data, node, prompts_dir)
+    if reader.problems:
+        raise TestFileError.every(reader.problems)
+    return spec
+
+
+class _EvalReader:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.problems: list[TestFileError] = []
+
+    def report(self, message: str, node: Any, hint: str | None = None) -> None:
+        mark = getattr(node, "start_mark", None)
+        self.problems.append(TestFileError(message, path=str(self.path), line=mark.line + 1 if mark else None,
+                                           column=mark.column + 1 if mark else None, hint=hint))
+
+    def spec(self, data: Mapping[str, Any], node: Any, prompts_dir: Path | None) -> EvalSpec:
+        raw, section = data["eval"], child(node, "eval")
+        side_name, side_variant = sidecar_prompt(self.path, prompts_dir)
+        prompt = data.get("prompt") or side_name
+        if not prompt:
+            self.report("the test file does not say which prompt it evaluates", node,
+                        "add `prompt: NAME`, or name the file NAME.test.yaml beside NAME.prompt")
+        spec = EvalSpec(str(self.path), line_of(section), str(prompt or ""), data.get("variant") or side_variant,
+                        data.get("model"), data.get("config"))
+        if not isinstance(raw, Mapping):
+            self.report("`eval` must be a mapping with `dataset`, `fields` and `min`", section)
+            return spec
+        self.check_keys(raw, section, EVAL_KEYS, "eval")
+        spec.model = raw.get("model") or spec.model
+        spec.variant = raw.get("variant") or spec.variant
+        config = raw.get("config")
+        if config is not None and not isinstance(config, Mapping):
+            self.report("`eval.config` must be a mapping of model settings", child(section, "config"))
+        elif config:
+            spec.config = {**(spec.config or {}), **config}
+        if raw.get("dataset") is not None:
+            spec.dataset = self.path.parent / str(raw["dataset"])
+        spec.rules = self.rules(raw.get("fields") or {}, child(section, "fields"))
+        self.thresholds(raw.get("min") or {}, child(section, "min"), spec)
+        spec.max_regression = self.fraction(raw.get("max_regression", DEFAULT_MAX_REGRESSION),
+                                            child(section, "max_regression"), "max_regression")
+        return spec
+
+    def check_keys(self, raw: Mapping[str, Any], node: Any, allowed: tuple[str, ...], what: str) -> None:
+        for key in raw:
+            if key not in allowed:
+                self.report(f"unknown key `{key}` in {what}", key_node(node, key),
+                            did_you_mean(str(key), allowed) or f"known keys: {', '.join(allowed)}")
+
+    def rules(self, raw: Any, node: Any) -> dict[str, FieldRule]:
+        if not isinstance(raw, Mapping):
+            self.report("`eval.fields` must map field paths to scorers", node)
+            return {}
+        out = {}
+        for key, value in raw.items():
+            rule = self.rule(str(key), value, child(node, str(key)))
+            if rule is not None:
+                out[rule.field] = rule
+        return out
+
+    def rule(self, path: str, raw: Any, node: Any) -> FieldRule | None:
+        try:
+            name = field_name(path)
+        except PathError as exc:
+            self.report(f"eval.fields: {exc}", node)
+            return None
+        if "[" in name and any(part.isdigit() for part in name.replace("]", "[").split("[")):
+            self.report(f"eval.fields: {path!r} names one list index; rules apply to every item: write [*]", node)
+            return None
+        if isinstance(raw, str):
+            raw = {"scorer": raw}
+        if not isinstance(raw, Mapping):
+            self.report(f"eval.fields.{name}: write a scorer name or {{scorer: NAME, ...options}}", node)
+            return None
+        scorer = raw.get("scorer")
+        allowed = RULE_KEYS + (SCORERS[scorer].options if scorer in SCORERS else ())
+        if scorer is not None and scorer not in SCORERS and not is_function_spec(scorer):
+            self.report(f"eval.fields.{name}: unknown scorer {scorer!r}", node,
+                        did_you_mean(str(scorer), scorer_names()) or
+                        f"built in: {', '.join(scorer_names())}; or a Python function as `module:function`")
+            return None
+        before = len(self.problems)
+        self.check_keys(raw, node, allowed, f"eval.fields.{name}")
+        match = raw.get("match", "best")
+        if match not in ("best", "ordered"):
+            self.report(f"eval.fields.{name}: `match` is `best` (order-free) or `ordered`, not {match!r}", node)
+        threshold = self.fraction(raw.get("threshold", 1.0), node, f"eval.fields.{name}.threshold")
+        similarity = self.fraction(raw.get("min_similarity", 0.0), node, f"eval.fields.{name}.min_similarity")
+        for option in ("tolerance", "relative"):
+            if option in raw and not _is_number(raw[option]):
+                self.report(f"eval.fields.{name}.{option} must be a number, got {raw[option]!r}", node)
+        if len(self.problems) > before:
+            return None
+        options = {k: v for k, v in raw.items() if k not in RULE_KEYS}
+        return FieldRule(name, scorer, options, threshold, match, similarity, line_of(node))
+
+    def thresholds(self, raw: Any, node: Any, spec: EvalSpec) -> None:
+        if not isinstance(raw, Mapping):
+            self.report("`eval.min` must be a mapping like {f1: 0.9, fields: {total: 0.98}}", node)
+            return
+        self.check_keys(raw, node, (*OVERALL_METRICS, "fields"), "eval.min")
+        for metric in OVERALL_METRICS:
+            if metric in raw:
+                spec.overall_min[metric] = self.fraction(raw[metric], child(node, metric), f"eval.min.{metric}")
+        fields, fields_node = raw.get("fields") or {}, child(node, "fields")
+        if not isinstance(fields, Mapping):
+            self.report("`eval.min.fields` must map field paths to an F1 or {f1, precision, recall}", fields_node)
+            return
+        for key, value in fields.items():
+            spec_node = child(fields_node, str(key))
+            try:
+                name = field_name(str(key))
+            except PathError as exc:
+                self.report(f"eval.min.fields: {exc}", spec_node)
+                continue
+            wanted = value if isinstance(value, Mapping) else {"f1": value}
+            self.check_keys(wanted, spec_node, METRICS, f"eval.min.fields.{name}")
+            spec.field_min[name] = {m: self.fraction(v, spec_node, f"eval.min.fields.{name}.{m}")
+                                    for m, v in wanted.items() if m in METRICS}
+
+    def fraction(self, value: Any, node: Any, what: str) -> float:
+        if not _is_number(value) or not 0 <= value <= 1:
+            self.report(f"{what} must be a number from 0 to 1, got {value!r}", node)
+            return 0.0
+        return float(value)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value == value
+
+
+def entry(node: Any, key: str) -> tuple[Any, Any]:
+    """(key node, value node) of `key` in a mapping node; the node itself twice when absent."""
+    if isinstance(node, yaml.MappingNode):
+        for key_node, value_node in node.value:
+            if key_node.value == key:
+                return key_node, value_node
+    return node, node
+
+
+def child(node: Any, key: str) -> Any:
+    return entry(node, key)[1]
+
+
+def key_node(node: Any, key: str) -> Any:
+    return entry(node, key)[0]
+
+
+def line_of(node: Any) -> int:
+    mark = getattr(node, "start_mark", None)
+    return mark.line + 1 if mark else 1

@@ -1,0 +1,193 @@
+"""Eval reports: a field table on the terminal, JUnit XML, JSON, and Markdown for a pull-request comment.
+
+Several arms (variants, models) of one eval sit side by side, one F1 column each; with a baseline each
+column shows its change. Every failure names the field, the figures and the rows.
+"""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+from ..redact import redact
+from .gates import Delta, Miss
+from .run import ArmResult
+
+
+@dataclass
+class Verdict:
+    """One arm of one eval with what gates it: thresholds missed, regressions, recordings that could not replay."""
+
+    result: ArmResult
+    misses: list[Miss]
+    deltas: list[Delta] | None = None
+
+    @property
+    def passed(self) -> bool:
+        return not self.misses and not self.result.errors
+
+    @property
+    def title(self) -> str:
+        return f"{self.result.spec.name} [{self.result.arm.label}]"
+
+    def failures(self) -> list[str]:
+        return [*self.result.errors, *(m.message() for m in self.misses)]
+
+
+def _groups(verdicts: Sequence[Verdict]) -> dict[str, list[Verdict]]:
+    out: dict[str, list[Verdict]] = {}
+    for verdict in verdicts:
+        out.setdefault(verdict.result.spec.name, []).append(verdict)
+    return out
+
+
+def table(group: Sequence[Verdict]) -> tuple[list[str], list[list[str]]]:
+    """(header, rows) of one eval: a row per field, a column per arm (F1, with the change against the baseline)."""
+    names = sorted({name for v in group for name in v.result.scores.fields})
+    header = ["field", "support", *(v.result.arm.label for v in group)]
+    rows = [["(overall F1)", str(group[0].result.scores.overall.support), *(_cell(v, "(overall)", None) for v in group)],
+            ["(exact match)", str(group[0].result.scores.rows), *(_exact_cell(v) for v in group)]]
+    for name in names:
+        support = group[0].result.scores.fields.get(name)
+        rows.append([name, str(support.support if support else 0), *(_cell(v, name, name) for v in group)])
+    for name in sorted({n for v in group for n in v.result.scores.lists}):
+        rows.append([f"{name} (items)", "", *(_items_cell(v, name) for v in group)])
+    return header, rows
+
+
+def _cell(verdict: Verdict, key: str, name: str | None) -> str:
+    scores = verdict.result.scores
+    counts = scores.overall if name is None else scores.fields.get(name)
+    if counts is None:
+        return "-"
+    text = f"{counts.f1:.3f}"
+    if name is not None and (counts.wrong or counts.missing or counts.extra):
+        text += f" ({counts.wrong}w {counts.missing}m {counts.extra}x)"
+    return text + _change(verdict, key, "f1")
+
+
+def _exact_cell(verdict: Verdict) -> str:
+    return f"{verdict.result.scores.exact_match:.3f}" + _change(verdict, "(overall)", "exact_match")
+
+
+def _items_cell(verdict: Verdict, name: str) -> str:
+    items = verdict.result.scores.lists.get(name)
+    return "-" if items is None else f"{items.matched} matched, {items.missing} missing, {items.extra} extra"
+
+
+def _change(verdict: Verdict, key: str, metric: str) -> str:
+    for delta in verdict.deltas or ():
+        if delta.field == key and delta.metric == metric and delta.change is not None:
+            return f" {delta.change:+.3f}" if abs(delta.change) >= 0.0005 else " ±0"
+    return ""
+
+
+def print_report(verdicts: Sequence[Verdict], out: TextIO, *, fancy: bool) -> None:
+    for name, group in _groups(verdicts).items():
+        header, rows = table(group)
+        print(f"\n{name}: {group[0].result.scores.rows} rows (w = wrong, m = missing, x = extra)", file=out)
+        if fancy:
+            _rich(header, rows, out)
+        else:
+            widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+            for row in [header, *rows]:
+                print("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip(), file=out)
+    for verdict in verdicts:
+        if verdict.result.fixture_rows:
+            print(f"NOTE {verdict.title}: {fixture_note(verdict)}", file=out)
+        for failure in verdict.failures():
+            print(f"FAIL {verdict.title}: {redact(failure)}", file=out)
+    failed = sum(not v.passed for v in verdicts)
+    print(f"\n{len(verdicts) - failed} eval(s) passed, {failed} failed", file=out)
+
+
+def fixture_note(verdict: Verdict) -> str:
+    result = verdict.result
+    return (f"{result.fixture_rows} of {len(result.rows)} rows replayed hand-written fixture replies, not a model's: "
+            "the scores measure the fixtures; record the model with --record")
+
+
+def _rich(header: list[str], rows: list[list[str]], out: TextIO) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    view = Table(*header)
+    for row in rows:
+        view.add_row(*row)
+    Console(file=out).print(view)
+
+
+def markdown(verdicts: Sequence[Verdict]) -> str:
+    """A summary fit for `$GITHUB_STEP_SUMMARY` or a pull-request comment."""
+    lines = ["## dotprompt eval", ""]
+    for name, group in _groups(verdicts).items():
+        verdict_text = "passed" if all(v.passed for v in group) else "**failed**"
+        lines += [f"### {name}: {verdict_text}", ""]
+        header, rows = table(group)
+        lines.append("| " + " | ".join(header) + " |")
+        lines.append("|" + "---|" * len(header))
+        lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows]
+        lines.append("")
+        for verdict in group:
+            if verdict.result.fixture_rows:
+                lines.append(f"- {verdict.result.arm.label}: note: {fixture_note(verdict)}")
+            lines += [f"- {verdict.result.arm.label}: {redact(f)}" for f in verdict.failures()]
+        lines.append("")
+    return "\n".join(lines)
+
+
+def write_markdown(verdicts: Sequence[Verdict], path: Path, *, append: bool = False) -> None:
+    with path.open("a" if append else "w", encoding="utf-8") as out:
+        out.write(markdown(verdicts) + "\n")
+
+
+def to_json(verdicts: Sequence[Verdict]) -> dict[str, Any]:
+    return {"evals": [_verdict_json(v) for v in verdicts]}
+
+
+def _verdict_json(verdict: Verdict) -> dict[str, Any]:
+    result = verdict.result
+    return {"eval": result.spec.name, "file": result.spec.file, "prompt": result.spec.prompt, "arm": result.arm.label,
+            "variant": result.arm.variant_for(result.spec), "model": result.arm.model, "passed": verdict.passed,
+            "fixture_rows": result.fixture_rows, "scores": result.scores.to_dict(),
+            "failures": [redact(f) for f in verdict.failures()],
+            "deltas": [{"field": d.field, "metric": d.metric, "baseline": d.baseline, "now": d.now}
+                       for d in verdict.deltas or ()],
+            "rows": [{"id": r.row.id, "exact": r.comparison.exact, "problems": [redact(p) for p in r.problems],
+                      "fields": [{"field": f.field, "where": f.where, "outcome": f.outcome, "expected": f.expected,
+                                  "predicted": f.predicted} for f in r.comparison.fields if f.outcome != "correct"]}
+                     for r in result.rows]}
+
+
+def write_json(verdicts: Sequence[Verdict], path: Path) -> None:
+    path.write_text(json.dumps(to_json(verdicts), indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
+
+
+def write_junit(verdicts: Sequence[Verdict], path: Path) -> None:
+    """A test suite per eval arm; a test case per field (failing when a threshold or the baseline fails it)."""
+    root = ET.Element("testsuites", name="dotprompt eval")
+    total = failed = 0
+    for verdict in verdicts:
+        names = ["(overall)", "(recordings)", *sorted(verdict.result.scores.fields)]
+        suite = ET.SubElement(root, "testsuite", name=verdict.title, tests=str(len(names)), errors="0", skipped="0")
+        suite_failures = 0
+        for name in names:
+            case = ET.SubElement(suite, "testcase", classname=verdict.result.spec.name, name=name,
+                                 file=verdict.result.spec.file)
+            reasons = (verdict.result.errors if name == "(recordings)" else
+                       [m.message() for m in verdict.misses if m.field == name])
+            if reasons:
+                suite_failures += 1
+                failure = ET.SubElement(case, "failure", message=redact(reasons[0]), type="EvalFailure")
+                failure.text = redact("\n".join(reasons))
+        suite.set("failures", str(suite_failures))
+        total += len(names)
+        failed += suite_failures
+    root.set("tests", str(total))
+    root.set("failures", str(failed))
+    root.set("errors", "0")
+    ET.ElementTree(root).write(path, encoding="utf-8", xml_declaration=True)

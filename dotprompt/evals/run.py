@@ -1,0 +1,153 @@
+"""Running an eval: every gold row through the prompt (replayed or recorded), then scored.
+
+Each row is run as a prompt test case named `eval:ID` (`eval:ID@MODEL` when `--model` picks the
+model), so its model calls are recorded beside the prompt's other recordings and replayed the same
+way: deterministic and offline in CI. An arm is one variant on one model; several arms compare side
+by side in one run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import DatasetError, OutputParseError
+from ..formats.extract import extract_json
+from ..library import PromptLibrary
+from ..testing.cases import TestCase
+from ..testing.functions import FunctionSpecError, load_function
+from ..testing.recording import Mode
+from ..testing.runner import CaseResult, TestRun
+from .compare import Comparer, Comparison, ScorerFailedError
+from .config import EvalSpec
+from .datasets import GoldRow, read_dataset
+from .metrics import Scores, score_rows
+from .scorers import SCORERS
+
+
+@dataclass(frozen=True)
+class Arm:
+    variant: str | None = None  # None: the eval's own variant; "": the prompt without a variant
+    model: str | None = None  # None: the eval's (or prompt's) model
+
+    @property
+    def label(self) -> str:
+        variant = "base" if self.variant == "" else self.variant or ""
+        return (variant + (f"@{self.model}" if self.model else "")) or "default"
+
+    def variant_for(self, spec: EvalSpec) -> str | None:
+        return spec.variant if self.variant is None else (self.variant or None)
+
+
+@dataclass
+class RowResult:
+    row: GoldRow
+    output: Any
+    comparison: Comparison
+    problems: list[str] = field(default_factory=list)  # the run's failures (schema, provider, ...)
+    recording_problems: list[str] = field(default_factory=list)
+    fixture: bool = False  # replayed from a hand-written reply (`"source": "fixture"`), not a model's
+
+
+@dataclass
+class ArmResult:
+    spec: EvalSpec
+    arm: Arm
+    rows: list[RowResult]
+    scores: Scores
+
+    @property
+    def errors(self) -> list[str]:
+        """Rows that could not be replayed: the eval is incomplete, whatever its scores."""
+        return [f"row {r.row.id}: {p}" for r in self.rows for p in r.recording_problems]
+
+    @property
+    def fixture_rows(self) -> int:
+        return sum(r.fixture for r in self.rows)
+
+
+def row_case_name(row: GoldRow, arm: Arm) -> str:
+    return f"eval:{row.id}" + (f"@{arm.model}" if arm.model else "")
+
+
+def user_scorers(spec: EvalSpec) -> dict[str, Callable[[Any, Any], Any]]:
+    """The `module:function` scorers of the eval, loaded; a DatasetError naming the test file line."""
+    out = {}
+    for rule in spec.rules.values():
+        if rule.scorer is not None and rule.scorer not in SCORERS and rule.scorer not in out:
+            try:
+                out[rule.scorer] = load_function(rule.scorer)
+            except FunctionSpecError as exc:
+                raise DatasetError(f"{spec.file}:{rule.line}: eval.fields.{rule.field}: {exc}") from None
+    return out
+
+
+class EvalRun:
+    """Runs evals on one library in one mode; `on_row` is told about each finished row (progress)."""
+
+    def __init__(self, library: PromptLibrary, mode: Mode = "replay", concurrency: int = 4,
+                 on_row: Callable[[CaseResult], Any] | None = None) -> None:
+        self.library = library
+        self.mode = mode
+        self.concurrency = concurrency
+        self.on_row = on_row
+        self.runs: list[TestRun] = []
+
+    async def run(self, spec: EvalSpec, arms: Sequence[Arm], rows: Sequence[GoldRow] | None = None) -> list[ArmResult]:
+        if rows is None:
+            if spec.dataset is None:
+                raise DatasetError(f"{spec.file}:{spec.line}: the eval names no dataset; add `dataset: FILE` "
+                                   "or pass --dataset")
+            rows = read_dataset(spec.dataset)
+        comparer = Comparer(spec.rules, user_scorers(spec))
+        return [await self.run_arm(spec, arm, rows, comparer) for arm in arms]
+
+    async def run_arm(self, spec: EvalSpec, arm: Arm, rows: Sequence[GoldRow], comparer: Comparer) -> ArmResult:
+        test_run = TestRun(self.library, self.mode, arm.model, self.concurrency, self.on_row)
+        self.runs.append(test_run)
+        cases = [TestCase(name=row_case_name(row, arm), prompt=spec.prompt, variant=arm.variant_for(spec),
+                          input=row.input, file=spec.file, line=row.line, model=spec.model, config=spec.config)
+                 for row in rows]
+        summaries = await test_run.run(cases)
+        results = [self.scored(row, summary.last, comparer) for row, summary in zip(rows, summaries, strict=True)]
+        scores = score_rows((r.row.id, r.comparison) for r in results)
+        return ArmResult(spec, arm, results, scores)
+
+    @staticmethod
+    def scored(row: GoldRow, result: CaseResult, comparer: Comparer) -> RowResult:
+        output = _as_data(result.output)
+        problems = list(result.failures)
+        try:
+            comparison = comparer.compare(row.expected, output)
+        except ScorerFailedError as exc:
+            raise DatasetError(f"row {row.id}: {exc}") from None
+        return RowResult(row, output, comparison, problems, list(result.recording_problems), result.fixtures > 0)
+
+    def save(self) -> None:
+        for test_run in self.runs:
+            test_run.save()
+
+
+def _as_data(output: Any) -> Any:
+    """The model's output as data: a reply that failed its schema is still scored on the JSON it holds."""
+    dump = getattr(output, "model_dump", None)
+    if callable(dump):
+        return dump(mode="json")
+    if isinstance(output, str):
+        try:
+            return extract_json(output).value
+        except OutputParseError:
+            return None
+    return output
+
+
+def arms_of(variants: Sequence[str], models: Sequence[str]) -> list[Arm]:
+    """Every variant on every model (`-` is the prompt without a variant); one default arm when none are given."""
+    chosen_variants: list[str | None] = list(dict.fromkeys("" if v == "-" else v for v in variants)) or [None]
+    chosen_models: list[str | None] = list(dict.fromkeys(models)) or [None]
+    return [Arm(v, m) for v in chosen_variants for m in chosen_models]
+
+
+def by_name(results: Sequence[ArmResult]) -> Mapping[str, Scores]:
+    return {r.spec.name: r.scores for r in results}

@@ -1,0 +1,48 @@
+"""The invoice example's eval as CI runs it: the real CLI, replaying the committed recordings of the
+local model on `examples/gold/invoices.jsonl`, against the committed baseline. No model is started
+(the local model's folder is pointed at an empty one) and nothing is written but the reports."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from cli_process import dotprompt
+from conftest import ROOT
+
+BASELINE = "examples/gold/extract.baseline.json"
+EVAL = "prompts/extract.test.yaml"
+
+
+def offline(cli_env: dict[str, str], tmp_path: Path) -> dict[str, str]:
+    env = {k: v for k, v in cli_env.items() if k not in ("GITHUB_STEP_SUMMARY", "DOTPROMPT_MODEL")}
+    return {**env, "CI": "true", "DOTPROMPT_LOCAL_DIR": str(tmp_path / "no-local-model")}
+
+
+def test_invoice_eval_replays_and_holds_the_committed_baseline(tmp_path, cli_env):
+    before = (ROOT / "prompts" / "__recordings__" / "extract.jsonl").read_bytes()
+    done = dotprompt("eval", EVAL, "--baseline", BASELINE, "--json", str(tmp_path / "r.json"),
+                     "--markdown", str(tmp_path / "m.md"), cwd=ROOT, env=offline(cli_env, tmp_path))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "extract on invoices.jsonl: 20 rows" in done.stdout and "1 eval(s) passed, 0 failed" in done.stdout
+    report = json.loads((tmp_path / "r.json").read_text())["evals"][0]
+    assert len(report["rows"]) == 20 and report["passed"] is True
+    assert all(abs(d["now"] - d["baseline"]) < 1e-6 for d in report["deltas"] if d["baseline"] is not None)
+    baseline = json.loads((ROOT / BASELINE).read_text())["evals"]["extract on invoices.jsonl"]
+    assert report["scores"] == baseline  # replay is deterministic: the very scores that were committed
+    assert (ROOT / "prompts" / "__recordings__" / "extract.jsonl").read_bytes() == before
+    assert "### extract on invoices.jsonl: passed" in (tmp_path / "m.md").read_text()
+    # Until the model is recorded, the replies are hand-made fixtures, and every report says so.
+    assert report["fixture_rows"] == 20 and "20 of 20 rows replayed hand-written fixture replies" in done.stdout
+
+
+def test_the_worse_variant_fails_against_the_baseline_naming_the_regressed_fields(tmp_path, cli_env):
+    done = dotprompt("eval", EVAL, "--variant", "worse", "--baseline", BASELINE, "--junit", str(tmp_path / "j.xml"),
+                     cwd=ROOT, env=offline(cli_env, tmp_path))
+    assert done.returncode == 1, done.stdout + done.stderr
+    regressed = {line.split(": ")[1] for line in done.stdout.splitlines()
+                 if line.startswith("FAIL extract on invoices.jsonl [worse]") and " regressed: " in line}
+    # The worse variant's schema has no vendor and no issue date: every one of them is now missing.
+    assert regressed == {"(overall)", "issue_date", "vendor.name", "vendor.vat_id"}, done.stdout
+    assert "vendor.name: f1 regressed: 0.000, baseline" in done.stdout
+    assert "no recording" not in done.stdout and "no longer matches" not in done.stdout

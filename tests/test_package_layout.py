@@ -21,7 +21,7 @@ FLOORS: list[tuple[str, ...]] = [
     ("document", "picoschema", "schemas", "fastcheck", "template", "markers", "rendered", "metadata", "runtime",
      "handlebars", "formats"),
     ("compiler", "tools", "models.base", "models.registry", "models.config", "models.doubles", "models.local_paths",
-     "models.http", "models.media", "models.gemini_schema", "models.shape", "models"),
+     "models.http", "models.media", "models.gemini_schema", "models.shape", "models.strict_schema", "models"),
     ("models.openai", "models.anthropic", "models.gemini", "models.local", "models.local_server",
      "models.local_setup", "models.local_console", "generation"),
     ("prompt", "library", "loader"),

@@ -80,8 +80,11 @@ def test_constrained_output_sends_response_format():
     schema = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
     server = Server(completion({"role": "assistant", "content": "{\"city\": \"Paris\"}"}))
     response = asyncio.run(generate(model=model_for(server), prompt="where?", output_schema=schema))
-    assert server.body(0)["response_format"] == {"type": "json_schema", "json_schema": {"name": "output", "schema": schema}}
+    strict = {**schema, "additionalProperties": False}
+    assert server.body(0)["response_format"] == {"type": "json_schema",
+                                                 "json_schema": {"name": "output", "schema": strict, "strict": True}}
     assert response.output == {"city": "Paris"}
+    assert response.custom == {"structuredOutput": "native-strict"}
 
 
 def sse(name: str) -> httpx.Response:

@@ -111,15 +111,18 @@ class Structured:
         return self.strict.restore_text(text) if self.strict is not None and self.strict.strict else text
 
 
-def structured_output(request: GenerateRequest, profile: Profile = OPENAI_STRICT, *,
+def structured_output(request: GenerateRequest, profile: Profile | None = OPENAI_STRICT, *,
                       fallback: str = NATIVE) -> Structured | None:
     """None without an output schema; `instructions` when the loop did not ask for native output;
-    else `native-strict` when the schema can be made strict for `profile`, `fallback` when not."""
+    else `native-strict` when the schema can be made strict for `profile`, `fallback` when not
+    (or always, with no profile)."""
     output = request.output
     if output is None or output.json_schema is None:
         return None
     if not output.constrained:
         return Structured(INSTRUCTIONS)
+    if profile is None:
+        return Structured(fallback)
     strict = strict_schema(output.json_schema, profile)
     return Structured(NATIVE_STRICT if strict.strict else fallback, strict)
 

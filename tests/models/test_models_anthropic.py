@@ -69,7 +69,8 @@ def test_text_request_and_reply_field_by_field():
         "messages": [{"role": "user", "content": [{"type": "text", "text": "Capital of France?"}]}]}
     assert response.text == "Paris." and response.finish_reason == "stop" and response.finish_message == "end_turn"
     # Cache reads are prompt tokens too: 14 uncached + 6 read from the cache.
-    assert response.usage.model_dump() == {"input_tokens": 20, "output_tokens": 4, "total_tokens": 24}
+    assert response.usage.model_dump(exclude_none=True) == {"input_tokens": 20, "output_tokens": 4, "total_tokens": 24,
+                                                            "cached_content_tokens": 6, "cache_creation_tokens": 0}
 
 
 def test_max_tokens_defaults_and_unknown_config_keys_pass_through():
@@ -157,18 +158,32 @@ def test_thinking_blocks_go_back_with_their_signature():
 
 # -- constrained output ----------------------------------------------------------------------------
 
-def test_constrained_output_is_instructions_in_the_system_prompt_not_a_schema_field():
+def test_constrained_output_uses_native_structured_outputs():
     schema = {"type": "object", "properties": {"city": {"type": "string"}, "country": {"type": "string"}},
               "required": ["city"]}
     server = Server("anthropic_json.json")
     response = ask(server, system="You are terse.", prompt="Where is the Eiffel tower?", output_schema=schema)
     body = server.body(0)
-    assert not {"output_format", "output_config", "response_format", "schema"} & body.keys()
+    assert body["output_config"] == {"format": {"type": "json_schema", "schema": {**schema, "additionalProperties": False}}}
+    assert body["system"] == [{"type": "text", "text": "You are terse."}]  # no instructions: the API enforces the schema
+    assert "tools" not in body and "tool_choice" not in body
+    assert response.output == {"city": "Paris", "country": "France"}
+    assert response.custom == {"structuredOutput": "native-strict"}
+
+
+def test_unconstrained_output_is_instructions_in_the_system_prompt_not_a_schema_field():
+    schema = {"type": "object", "properties": {"city": {"type": "string"}, "country": {"type": "string"}},
+              "required": ["city"]}
+    server = Server("anthropic_json.json")
+    response = ask(server, system="You are terse.", prompt="Where is the Eiffel tower?", output_schema=schema,
+                   output_constrained=False)
+    body = server.body(0)
+    assert not {"output_format", "output_config", "response_format", "schema", "tools"} & body.keys()
     first, instructions = body["system"]
     assert first == {"type": "text", "text": "You are terse."}
     assert "JSON" in instructions["text"] and json.dumps(schema, indent=2) in instructions["text"]
-    assert body["messages"] == [{"role": "user", "content": [{"type": "text", "text": "Where is the Eiffel tower?"}]}]
     assert response.output == {"city": "Paris", "country": "France"}
+    assert response.custom == {"structuredOutput": "instructions"}
 
 
 # -- streaming -------------------------------------------------------------------------------------
@@ -180,7 +195,7 @@ def test_streamed_text_chunks_and_final_usage():
     assert server.body(0)["stream"] is True
     assert [c.content[0].text for c in chunks] == ["Hello", ", world!"]
     assert response.message.text == "Hello, world!" and response.finish_reason == "stop"
-    assert response.usage.model_dump() == {"input_tokens": 25, "output_tokens": 15, "total_tokens": 40}
+    assert response.usage.model_dump(exclude_none=True) == {"input_tokens": 25, "output_tokens": 15, "total_tokens": 40}
 
 
 def test_streamed_tool_call_through_the_loop():
@@ -284,5 +299,5 @@ def test_the_anthropic_prefix_resolves_to_this_provider(monkeypatch):
     monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
     model = resolve_model("anthropic/claude-registry-test")
     assert isinstance(model, AnthropicModel) and model.model_id == "claude-registry-test"
-    assert model.info.constrained == "none" and KEY not in repr(model.config)
+    assert model.info.constrained == "all" and KEY not in repr(model.config)
 

@@ -76,7 +76,7 @@ def test_text_request_and_reply_field_by_field():
                              "candidateCount": 1, "thinkingConfig": {"thinkingBudget": 0}}}
     assert response.text == "Paris." and response.finish_reason == "stop"
     # Thinking tokens are output tokens too: 2 in the candidate + 3 thinking.
-    assert response.usage.model_dump() == {"input_tokens": 9, "output_tokens": 5, "total_tokens": 14}
+    assert response.usage.model_dump(exclude_none=True) == {"input_tokens": 9, "output_tokens": 5, "total_tokens": 14}
 
 
 def test_unknown_config_keys_pass_through_into_generation_config():
@@ -242,7 +242,7 @@ def test_streamed_text_chunks_merge_into_one_part():
     assert str(server.requests[0].url) == f"{BASE}/models/gemini-test:streamGenerateContent?alt=sse"
     assert [c.content[0].text for c in chunks] == ["Hello", ", world", "!"]
     assert [p.text for p in response.message.content] == ["Hello, world!"] and response.finish_reason == "stop"
-    assert response.usage.model_dump() == {"input_tokens": 4, "output_tokens": 4, "total_tokens": 8}
+    assert response.usage.model_dump(exclude_none=True) == {"input_tokens": 4, "output_tokens": 4, "total_tokens": 8}
     assert response.raw["responseId"] == "resp-stream-1"
 
 

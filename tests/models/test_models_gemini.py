@@ -76,7 +76,8 @@ def test_text_request_and_reply_field_by_field():
                              "candidateCount": 1, "thinkingConfig": {"thinkingBudget": 0}}}
     assert response.text == "Paris." and response.finish_reason == "stop"
     # Thinking tokens are output tokens too: 2 in the candidate + 3 thinking.
-    assert response.usage.model_dump(exclude_none=True) == {"input_tokens": 9, "output_tokens": 5, "total_tokens": 14}
+    assert response.usage.model_dump(exclude_none=True) == {"input_tokens": 9, "output_tokens": 5, "total_tokens": 14,
+                                                            "thoughts_tokens": 3}
 
 
 def test_unknown_config_keys_pass_through_into_generation_config():

@@ -58,19 +58,27 @@ def user(text: str) -> Message:
 def test_text_request_and_reply_field_by_field():
     server = Server("anthropic_text.json")
     response = ask(server, system="Be brief.", prompt="Capital of France?",
-                   config={"temperature": 0, "maxOutputTokens": 20, "topP": 0.9, "topK": 5, "stopSequences": ["END"]})
+                   config={"maxOutputTokens": 20, "stopSequences": ["END"], "metadata": {"user_id": "u1"}})
     request = server.requests[0]
     assert str(request.url) == f"{BASE}/messages"
     assert request.headers["x-api-key"] == KEY and request.headers["anthropic-version"] == "2023-06-01"
     assert request.headers["content-type"] == "application/json"
     assert server.body(0) == {
-        "model": "claude-test", "max_tokens": 20, "temperature": 0, "top_p": 0.9, "top_k": 5, "stop_sequences": ["END"],
+        "model": "claude-test", "max_tokens": 20, "stop_sequences": ["END"], "metadata": {"user_id": "u1"},
         "system": [{"type": "text", "text": "Be brief."}],
         "messages": [{"role": "user", "content": [{"type": "text", "text": "Capital of France?"}]}]}
     assert response.text == "Paris." and response.finish_reason == "stop" and response.finish_message == "end_turn"
     # Cache reads are prompt tokens too: 14 uncached + 6 read from the cache.
     assert response.usage.model_dump(exclude_none=True) == {"input_tokens": 20, "output_tokens": 4, "total_tokens": 24,
                                                             "cached_content_tokens": 6, "cache_creation_tokens": 0}
+
+
+def test_sampling_config_passes_through_as_the_author_wrote_it():
+    # The anthropic SDK's request type (2.14) no longer lists temperature/top_p/top_k; older models still
+    # take them, so the author's config is sent as written (the vendor check is off for this body only).
+    server = Server("anthropic_text.json", conform=False)
+    ask(server, prompt="hi", config={"temperature": 0, "topP": 0.9, "topK": 5})
+    assert {k: server.body(0)[k] for k in ("temperature", "top_p", "top_k")} == {"temperature": 0, "top_p": 0.9, "top_k": 5}
 
 
 def test_max_tokens_defaults_and_unknown_config_keys_pass_through():

@@ -6,10 +6,9 @@ import json
 from pathlib import Path
 
 import httpx
+from vendor_types import check_request
 
 from dotprompt import Message, tool
-
-from vendor_types import check_request
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

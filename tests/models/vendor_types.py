@@ -19,6 +19,7 @@ from __future__ import annotations
 import collections.abc
 import json
 import typing
+import warnings
 from typing import Any
 
 import pydantic
@@ -58,7 +59,7 @@ def consume(value: Any) -> Any:
     """The validated value with every lazy iterator drained (which is when pydantic validates its items)."""
     if isinstance(value, dict):
         return {k: consume(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)) or isinstance(value, collections.abc.Iterator):
+    if isinstance(value, (list, tuple, collections.abc.Iterator)):
         return [consume(v) for v in value]
     return value
 
@@ -100,9 +101,28 @@ def check_anthropic_request(body: dict[str, Any]) -> Any:
     return ANTHROPIC_REQUEST.check(body)
 
 
+class VendorTypeError(ValueError):
+    """google-genai only warns about a value outside one of its enums (a Type, a HarmCategory): here it fails."""
+
+
+def _strict_genai(validate: Any) -> Any:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = validate()
+    problems = [str(w.message) for w in caught if "is not a valid" in str(w.message)]
+    if problems:
+        raise VendorTypeError("; ".join(problems))
+    return result
+
+
 def check_gemini_request(body: dict[str, Any]) -> GeminiRequest:
     # JSON mode: bytes fields (inline data, thought signatures) are base64 on the wire and checked as such.
-    return GeminiRequest.model_validate_json(json.dumps(body))
+    request = _strict_genai(lambda: GeminiRequest.model_validate_json(json.dumps(body)))
+    # The SDK types `role` as any string; the API documents these two (function responses go in a user turn).
+    roles = {c.role for c in request.contents} | ({request.system_instruction.role} if request.system_instruction else set())
+    if not roles <= {"user", "model", None}:
+        raise VendorTypeError(f"Content.role must be 'user' or 'model', not {sorted(roles - {'user', 'model', None})}")
+    return request
 
 
 def check_request(path: str, body: dict[str, Any]) -> Any:
@@ -154,7 +174,7 @@ def check_anthropic_error(data: Any) -> AnthropicErrorResponse:
 
 
 def check_gemini_response(data: Any) -> genai.GenerateContentResponse:
-    return genai.GenerateContentResponse.model_validate_json(json.dumps(data))
+    return _strict_genai(lambda: genai.GenerateContentResponse.model_validate_json(json.dumps(data)))
 
 
 def check_gemini_event(data: Any) -> Any:

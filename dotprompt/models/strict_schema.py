@@ -15,7 +15,6 @@ provider falls back to its non-strict mechanism and logs the reason.
 
 from __future__ import annotations
 
-import copy
 import json
 import logging
 from collections.abc import Mapping
@@ -48,6 +47,7 @@ class Profile:
     require_all: bool = True  # every property required, optional ones made nullable
     recursion: bool = True  # $ref cycles allowed
     max_depth: int = 10
+    max_properties: int = 5000  # over the whole schema
     formats: frozenset[str] | None = None  # string formats kept; None: all
 
 
@@ -87,7 +87,7 @@ class StrictSchema:
             return text
         try:
             value = json.loads(text)
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested past what the parser takes: the loop reports it
             return text
         restored = self.restore(value)
         return text if restored == value else json.dumps(restored, ensure_ascii=False)
@@ -133,7 +133,7 @@ class _NotStrict(Exception):  # noqa: N818 - an internal signal, caught in stric
 
 def strict_schema(schema: Mapping[str, Any], profile: Profile = OPENAI_STRICT) -> StrictSchema:
     """`schema` transformed to `profile`'s rules, or a StrictSchema with `reason` set when impossible."""
-    original = copy.deepcopy(dict(schema))
+    original = dict(schema)  # never changed: the builder makes new nodes
     builder = _Builder(profile, _defs(original))
     try:
         node = builder.node(original, "$", 0, ())
@@ -144,6 +144,8 @@ def strict_schema(schema: Mapping[str, Any], profile: Profile = OPENAI_STRICT) -
             node["$defs"] = defs
     except _NotStrict as exc:
         return StrictSchema(original, None, f"{profile.name} cannot enforce this schema: {exc}")
+    except RecursionError:  # a keyword value nested past what json.dumps takes
+        return StrictSchema(original, None, f"{profile.name} cannot enforce this schema: it is nested too deeply")
     return StrictSchema(original, node, None, builder.made_nullable)
 
 
@@ -163,6 +165,7 @@ class _Builder:
         self.defs = defs
         self.done: dict[str, dict[str, Any]] = {}
         self.made_nullable = False
+        self.properties = 0
 
     def definitions(self) -> dict[str, Any]:
         return dict(self.done)
@@ -243,6 +246,9 @@ class _Builder:
         for key in ("patternProperties", "propertyNames", "unevaluatedProperties"):
             if key in node:
                 raise _NotStrict(f"{path} uses {key}")
+        self.properties += len(properties)
+        if self.properties > self.profile.max_properties:
+            raise _NotStrict(f"the schema has more than {self.profile.max_properties} properties")
         required = [r for r in node.get("required") or [] if r in properties]
         out["type"] = out.get("type", "object")
         out["properties"] = {}
@@ -257,12 +263,11 @@ class _Builder:
 
 
 def _merged_all_of(node: Mapping[str, Any], path: str) -> Mapping[str, Any]:
-    all_of = node.get("allOf")
-    if all_of is None:
-        return node
-    if not (isinstance(all_of, list) and len(all_of) == 1 and isinstance(all_of[0], Mapping)):
-        raise _NotStrict(f"{path} uses allOf with several schemas")
-    return {**{k: v for k, v in node.items() if k != "allOf"}, **all_of[0]}
+    while (all_of := node.get("allOf")) is not None:  # a loop, not recursion: a chain of them may be long
+        if not (isinstance(all_of, list) and len(all_of) == 1 and isinstance(all_of[0], Mapping)):
+            raise _NotStrict(f"{path} uses allOf with several schemas")
+        node = {**{k: v for k, v in node.items() if k != "allOf"}, **all_of[0]}
+    return node
 
 
 def _types(node: Mapping[str, Any]) -> set[str]:
@@ -288,7 +293,7 @@ def _nullable(node: dict[str, Any]) -> dict[str, Any]:
         if not any(v.get("type") == "null" for v in variants):
             variants = [*variants, {"type": "null"}]
         return {**{k: v for k, v in node.items() if k not in ("$ref", "anyOf")}, "anyOf": variants}
-    out = {**node, "type": _with_null(node.get("type"))}
+    out = {**node, "type": _with_null(node["type"])} if "type" in node else dict(node)
     if "enum" in out and None not in out["enum"]:
         out["enum"] = [*out["enum"], None]
     return out

@@ -177,7 +177,10 @@ def cache_markers(body: dict[str, Any], setting: Any) -> None:
         raise UsageError(f"config {CACHE_KEY}: expected true, \"5m\", \"1h\" or {{ttl, breakpoints}}, got {setting!r}")
     if marker.get("ttl") not in (None, "5m", "1h"):
         raise UsageError(f"config {CACHE_KEY}: ttl must be \"5m\" or \"1h\", got {marker['ttl']!r}")
-    unknown = [b for b in breakpoints if b not in CACHE_BREAKPOINTS] if isinstance(breakpoints, (list, tuple)) else [breakpoints]
+    if not isinstance(breakpoints, (list, tuple)):
+        raise UsageError(f"config {CACHE_KEY}: breakpoints must be a list of {', '.join(CACHE_BREAKPOINTS)}, "
+                         f"got {breakpoints!r}")
+    unknown = [b for b in breakpoints if b not in CACHE_BREAKPOINTS]
     if unknown:
         raise UsageError(f"config {CACHE_KEY}: unknown breakpoints {unknown!r}; use any of {', '.join(CACHE_BREAKPOINTS)}")
     targets = {"tools": body.get("tools") or [], "system": body.get("system") or [],

@@ -32,7 +32,15 @@ from .config import ProviderSpec
 from .http import RETRYABLE_STREAM_ERRORS, HttpModel, sse_json, stream_error
 from .media import IMAGE, PDF, TEXT, MediaInput, media_input, unsupported
 from .shape import COUNT, OBJECT, STR, AnyOf, By, check, shape_guard
-from .strict_schema import ANTHROPIC_STRICT, NATIVE_STRICT, TOOL, Structured, log_fallback, structured_output
+from .strict_schema import (
+    ANTHROPIC_STRICT,
+    NATIVE_STRICT,
+    OWN_CONFIG_KEYS,
+    TOOL,
+    Structured,
+    log_fallback,
+    structured_output,
+)
 
 ANTHROPIC_VERSION = "2023-06-01"
 DEFAULT_MAX_TOKENS = 4096  # the API refuses a request without max_tokens
@@ -117,7 +125,7 @@ def to_body(request: GenerateRequest, model_id: str, *, stream: bool = False,
         body["system"] = system
     body["messages"] = to_messages(request.messages)
     for key, value in request.config.items():
-        if key not in (CACHE_KEY, STRUCTURED_KEY):
+        if key not in OWN_CONFIG_KEYS:
             body[CONFIG_KEYS.get(key, key)] = value
     if request.tools:
         body["tools"] = [_tool(t.name, t.description, t.input_schema) for t in request.tools]

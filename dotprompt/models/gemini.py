@@ -28,7 +28,7 @@ from .gemini_schema import gemini_schema
 from .http import HttpModel, sse_json, stream_error
 from .media import OTHER, media_input, unsupported
 from .shape import COUNT, OBJECT, STR, check, shape_guard
-from .strict_schema import Structured, structured_output
+from .strict_schema import OWN_CONFIG_KEYS, Structured, structured_output
 
 FINISH = {"STOP": "stop", "MAX_TOKENS": "length", "SAFETY": "blocked", "RECITATION": "blocked", "BLOCKLIST": "blocked",
           "PROHIBITED_CONTENT": "blocked", "SPII": "blocked", "IMAGE_SAFETY": "blocked"}
@@ -122,7 +122,7 @@ def to_body(request: GenerateRequest) -> dict[str, Any]:
                                                    for t in request.tools]}]
         if request.tool_choice:
             body["toolConfig"] = {"functionCallingConfig": {"mode": TOOL_MODES[request.tool_choice]}}
-    generation = {k: v for k, v in request.config.items() if k not in REQUEST_KEYS}
+    generation = {k: v for k, v in request.config.items() if k not in REQUEST_KEYS and k not in OWN_CONFIG_KEYS}
     body.update({k: v for k, v in request.config.items() if k in REQUEST_KEYS})
     output = request.output
     if output is not None and output.constrained and output.json_schema is not None:

@@ -21,7 +21,7 @@ from .config import ProviderSpec
 from .http import HttpModel, sse_json, stream_error
 from .media import AUDIO, IMAGE, PDF, media_input, unsupported
 from .shape import COUNT, STR, check, shape_guard
-from .strict_schema import Structured, log_fallback, structured_output
+from .strict_schema import OWN_CONFIG_KEYS, Structured, log_fallback, structured_output
 
 # Our config names (Genkit's spelling) -> Chat Completions fields; anything else passes through as is.
 CONFIG_KEYS = {"maxOutputTokens": "max_tokens", "topP": "top_p", "stopSequences": "stop",
@@ -104,7 +104,8 @@ def to_body(request: GenerateRequest, model_id: str, *, stream: bool = False,
     """The Chat Completions body; `structured` is `structured_output(request)`, computed here when not given."""
     body: dict[str, Any] = {"model": model_id, "messages": to_messages(request.messages)}
     for key, value in request.config.items():
-        body[CONFIG_KEYS.get(key, key)] = value
+        if key not in OWN_CONFIG_KEYS:
+            body[CONFIG_KEYS.get(key, key)] = value
     if request.tools:
         body["tools"] = [{"type": "function", "function": {"name": t.name, "description": t.description,
                                                             "parameters": t.input_schema or {"type": "object"}}}

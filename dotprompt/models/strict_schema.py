@@ -31,6 +31,9 @@ NATIVE = "native"  # the provider's JSON mode with the schema, not guaranteed to
 TOOL = "tool"  # a forced tool call whose input schema is the output schema
 INSTRUCTIONS = "instructions"  # only the format instructions in the prompt
 MECHANISM_KEY = "structuredOutput"
+# Config keys of dotprompt's own (read by the providers that have the feature, never sent to any API):
+# Anthropic's `cacheControl` and `structuredOutput`. A prompt written for one provider keeps working on another.
+OWN_CONFIG_KEYS = frozenset({"cacheControl", "structuredOutput"})
 REASON_KEY = "structuredOutputFallback"
 
 _STRUCTURE = frozenset({"type", "properties", "required", "additionalProperties", "items", "enum", "const", "anyOf",

@@ -195,3 +195,20 @@ def test_a_bad_cache_control_setting_is_a_usage_error_before_any_call(setting, s
     with pytest.raises(UsageError, match="config cacheControl") as caught:
         asyncio.run(generate(model=anthropic(server), prompt="hi", config={"cacheControl": setting}))
     assert says in str(caught.value) and not server.requests
+
+
+def test_the_anthropic_config_keys_are_dropped_by_the_other_providers():
+    config = {"cacheControl": True, "structuredOutput": "tool", "temperature": 0}
+    server = Server(OPENAI_REPLY)
+    asyncio.run(generate(model=openai(server), prompt="hi", config=config))
+    assert server.body(0)["temperature"] == 0 and not {"cacheControl", "structuredOutput"} & server.body(0).keys()
+    server = Server("gemini_text.json")
+    asyncio.run(generate(model=gemini(server), prompt="hi", config=config))
+    assert server.body(0)["generationConfig"] == {"temperature": 0}
+
+
+def test_a_text_document_that_is_not_utf8_is_a_usage_error():
+    server = Server()
+    with pytest.raises(UsageError, match="text/plain media part is not UTF-8"):
+        asyncio.run(generate(model=anthropic(server), prompt=media("data:text/plain;base64,//79")))
+    assert not server.requests

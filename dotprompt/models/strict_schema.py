@@ -195,8 +195,6 @@ class _Builder:
         for key in ("type", "enum", "const", "title"):
             if key in node:
                 out[key] = node[key]
-        if node.get("nullable") is True:
-            out["type"] = _with_null(out.get("type"))
         variants = node.get("anyOf") if "anyOf" in node else node.get("oneOf")
         if variants is not None:
             if not isinstance(variants, list) or not variants:
@@ -210,14 +208,14 @@ class _Builder:
             out["items"] = self.node(node["items"], f"{path}.items", depth + 1, refs)
         elif _types(node) & {"array"}:
             raise _NotStrict(f"{path} is an array without `items`")
-        description = node.get("description")
+        description = node.get("description") if isinstance(node.get("description"), str) else None
         if notes:
-            description = "\n".join(([description] if isinstance(description, str) and description else []) + notes)
+            description = "\n".join(([description] if description else []) + notes)
         if description:
             out["description"] = description
         if not out or set(out) <= {"description", "title"}:
             raise _NotStrict(f"{path} accepts any value (no type)")
-        return out
+        return _nullable(out) if node.get("nullable") is True else out  # OpenAPI's spelling of ["...", "null"]
 
     def _format_ok(self, value: Any) -> bool:
         return self.profile.formats is None or value in self.profile.formats

@@ -204,3 +204,14 @@ deep = "[" * 200000 + "]" * 200000
 print(json.dumps([s.restore_text(deep) == deep, s.restore_text('{"a": null}')]))
 """, timeout=30, memory_mb=1024)
     assert outcome.json() == [True, "{}"]
+
+
+def test_openapi_nullable_and_odd_descriptions():
+    schema = {"type": "object", "properties": {"a": {"type": "string", "nullable": True},
+                                               "b": {"enum": ["x"], "nullable": True, "description": {"not": "a string"}},
+                                               "c": {"anyOf": [{"type": "string"}, {"type": "integer"}], "nullable": True}},
+              "required": ["a", "b", "c"]}
+    result = strict_schema(schema).schema
+    assert result["properties"]["a"] == {"type": ["string", "null"]}
+    assert result["properties"]["b"] == {"enum": ["x", None]}  # a description that is not text is dropped
+    assert result["properties"]["c"] == {"anyOf": [{"type": "string"}, {"type": "integer"}, {"type": "null"}]}

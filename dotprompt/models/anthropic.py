@@ -345,7 +345,7 @@ def _output_part(block: Mapping[str, Any], wrapped: bool) -> Part:
     if isinstance(value, str):
         try:
             value = json.loads(value) if value.strip() else {}
-        except ValueError:
+        except (ValueError, RecursionError):
             return Part(text=value)
     if wrapped and isinstance(value, Mapping) and WRAPPED in value:
         value = value[WRAPPED]
@@ -357,7 +357,7 @@ def _tool_part(block: Mapping[str, Any]) -> Part:
     if isinstance(value, str):  # streamed input arrives as JSON text
         try:
             value = json.loads(value) if value.strip() else {}
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested past what the parser takes
             # Never turn bad arguments into {}: keep the raw text, and say so on the part.
             return Part(tool_request=ToolRequest(name=name, ref=ref, input=value), metadata=dict(INVALID_ARGUMENTS))
     return Part(tool_request=ToolRequest(name=name, ref=ref, input=value))
@@ -480,7 +480,7 @@ def _settled(block: Mapping[str, Any]) -> dict[str, Any]:
         return dict(block)
     try:
         return {**block, "input": json.loads(raw) if raw.strip() else {}}
-    except ValueError:
+    except (ValueError, RecursionError):
         return dict(block)
 
 

@@ -238,7 +238,7 @@ def _tool_part(call: Mapping[str, Any]) -> Part:
     raw = function.get("arguments") or ""
     try:
         arguments = json.loads(raw) if raw.strip() else {}
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested past what the parser takes
         # Never turn bad arguments into {}: keep the raw text, and say so on the part.
         return Part(tool_request=ToolRequest(name=function.get("name", ""), ref=call.get("id"), input=raw),
                     metadata={"invalidArguments": "the model's tool-call arguments are not valid JSON"})

@@ -186,3 +186,58 @@ def test_gemini_3_combines_the_schema_with_tools_and_2_5_uses_instructions():
     two = Server("gemini_cached.json")
     response = asyncio.run(generate(model=gemini(two), prompt="where?", output_schema=SCHEMA, tools=[add]))
     assert "generationConfig" not in two.body(0) and response.custom == {"structuredOutput": "instructions"}
+
+
+# -- hostile replies on these paths ----------------------------------------------------------------
+
+def test_deeply_nested_arguments_and_output_tool_input_end_as_clear_outcomes():
+    from isolation import ROOT, assert_finishes
+
+    outcome = assert_finishes('''
+import asyncio, json, sys
+sys.path.insert(0, "tests/models")
+import httpx
+from mock_server import Server, add
+from dotprompt import DotpromptError, generate
+from dotprompt.models.anthropic import AnthropicModel
+from dotprompt.models.config import ProviderConfig
+from dotprompt.models.openai import OpenAIModel
+
+deep = "[" * 200000 + "]" * 200000
+results = []
+call = {"id": "c1", "type": "function", "function": {"name": "add", "arguments": deep}}
+reply = {"id": "c", "object": "chat.completion", "created": 1, "model": "m", "usage": {"prompt_tokens": 1,
+         "completion_tokens": 1, "total_tokens": 2}, "choices": [{"index": 0, "finish_reason": "tool_calls",
+         "message": {"role": "assistant", "content": None, "tool_calls": [call]}}]}
+model = OpenAIModel("openai/m", config=ProviderConfig("openai", "https://x.test/v1", "k"),
+                    transport=httpx.MockTransport(Server(reply)))
+response = asyncio.run(generate(model=model, prompt="add", tools=[add], return_tool_requests=True))
+part = response.message.content[0]
+results.append([part.tool_request.input == deep, part.metadata])
+
+events = [("message_start", {"type": "message_start", "message": {"id": "m", "type": "message", "role": "assistant",
+           "content": [], "model": "c", "stop_reason": None, "stop_sequence": None,
+           "usage": {"input_tokens": 1, "output_tokens": 1}}}),
+          ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": {"type": "tool_use",
+           "id": "t", "name": "dotprompt_output", "input": {}}}),
+          ("content_block_delta", {"type": "content_block_delta", "index": 0,
+           "delta": {"type": "input_json_delta", "partial_json": deep}}),
+          ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+          ("message_delta", {"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 9}}),
+          ("message_stop", {"type": "message_stop"})]
+sse = "".join(f"event: {e}\\ndata: {json.dumps(d)}\\n\\n" for e, d in events).encode()
+model = AnthropicModel("anthropic/c", config=ProviderConfig("anthropic", "https://x.test/v1", "k"),
+                       transport=httpx.MockTransport(Server(httpx.Response(200, content=sse,
+                                                                           headers={"content-type": "text/event-stream"}))))
+schema = {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]}
+try:
+    asyncio.run(generate(model=model, prompt="x", output_schema=schema, config={"structuredOutput": "tool"},
+                         on_chunk=lambda c: None))
+    results.append("no error")
+except DotpromptError as exc:
+    results.append([type(exc).__name__, exc.text == deep if hasattr(exc, "text") else None])
+print(json.dumps(results))
+''', timeout=60, memory_mb=1024, cwd=ROOT)
+    (same, metadata), (error, kept) = outcome.json()
+    assert same and metadata == {"invalidArguments": "the model's tool-call arguments are not valid JSON"}
+    assert error == "OutputValidationError" and kept is True  # the model's text is kept on the error

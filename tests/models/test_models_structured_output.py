@@ -210,7 +210,7 @@ reply = {"id": "c", "object": "chat.completion", "created": 1, "model": "m", "us
          "completion_tokens": 1, "total_tokens": 2}, "choices": [{"index": 0, "finish_reason": "tool_calls",
          "message": {"role": "assistant", "content": None, "tool_calls": [call]}}]}
 model = OpenAIModel("openai/m", config=ProviderConfig("openai", "https://x.test/v1", "k"),
-                    transport=httpx.MockTransport(Server(reply)))
+                    transport=httpx.MockTransport(Server(reply, conform=False)))
 response = asyncio.run(generate(model=model, prompt="add", tools=[add], return_tool_requests=True))
 part = response.message.content[0]
 results.append([part.tool_request.input == deep, part.metadata])
@@ -227,8 +227,8 @@ events = [("message_start", {"type": "message_start", "message": {"id": "m", "ty
           ("message_stop", {"type": "message_stop"})]
 sse = "".join(f"event: {e}\\ndata: {json.dumps(d)}\\n\\n" for e, d in events).encode()
 model = AnthropicModel("anthropic/c", config=ProviderConfig("anthropic", "https://x.test/v1", "k"),
-                       transport=httpx.MockTransport(Server(httpx.Response(200, content=sse,
-                                                                           headers={"content-type": "text/event-stream"}))))
+                       transport=httpx.MockTransport(Server(httpx.Response(200, content=sse, headers={
+                           "content-type": "text/event-stream"}), conform=False)))
 schema = {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]}
 try:
     asyncio.run(generate(model=model, prompt="x", output_schema=schema, config={"structuredOutput": "tool"},

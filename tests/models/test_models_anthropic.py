@@ -166,6 +166,22 @@ def test_thinking_blocks_go_back_with_their_signature():
 
 # -- constrained output ----------------------------------------------------------------------------
 
+def test_unconstrained_output_is_instructions_in_the_system_prompt_not_a_schema_field():
+    schema = {"type": "object", "properties": {"city": {"type": "string"}, "country": {"type": "string"}},
+              "required": ["city"]}
+    server = Server("anthropic_json.json")
+    response = ask(server, system="You are terse.", prompt="Where is the Eiffel tower?", output_schema=schema,
+                   output_constrained=False)
+    body = server.body(0)
+    assert not {"output_format", "output_config", "response_format", "schema"} & body.keys()
+    first, instructions = body["system"]
+    assert first == {"type": "text", "text": "You are terse."}
+    assert "JSON" in instructions["text"] and json.dumps(schema, indent=2) in instructions["text"]
+    assert body["messages"] == [{"role": "user", "content": [{"type": "text", "text": "Where is the Eiffel tower?"}]}]
+    assert response.output == {"city": "Paris", "country": "France"}
+    assert response.custom == {"structuredOutput": "instructions"}
+
+
 def test_constrained_output_uses_native_structured_outputs():
     schema = {"type": "object", "properties": {"city": {"type": "string"}, "country": {"type": "string"}},
               "required": ["city"]}
@@ -177,21 +193,6 @@ def test_constrained_output_uses_native_structured_outputs():
     assert "tools" not in body and "tool_choice" not in body
     assert response.output == {"city": "Paris", "country": "France"}
     assert response.custom == {"structuredOutput": "native-strict"}
-
-
-def test_unconstrained_output_is_instructions_in_the_system_prompt_not_a_schema_field():
-    schema = {"type": "object", "properties": {"city": {"type": "string"}, "country": {"type": "string"}},
-              "required": ["city"]}
-    server = Server("anthropic_json.json")
-    response = ask(server, system="You are terse.", prompt="Where is the Eiffel tower?", output_schema=schema,
-                   output_constrained=False)
-    body = server.body(0)
-    assert not {"output_format", "output_config", "response_format", "schema", "tools"} & body.keys()
-    first, instructions = body["system"]
-    assert first == {"type": "text", "text": "You are terse."}
-    assert "JSON" in instructions["text"] and json.dumps(schema, indent=2) in instructions["text"]
-    assert response.output == {"city": "Paris", "country": "France"}
-    assert response.custom == {"structuredOutput": "instructions"}
 
 
 # -- streaming -------------------------------------------------------------------------------------

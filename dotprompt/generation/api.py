@@ -114,13 +114,29 @@ async def generate(options: GenerateActionOptions | GenerateOptions | None = Non
 
 
 def preview_request(options: GenerateActionOptions | GenerateOptions | None = None, /, *,
-                    library: ToolLookup | None = None, tools: Sequence[Any] = (), **kwargs: Any) -> GenerateRequest:
-    """The first turn's request exactly as the model would get it, without running anything."""
+                    library: ToolLookup | None = None, tools: Sequence[Any] = (), wire: bool = False,
+                    **kwargs: Any) -> GenerateRequest | dict[str, Any]:
+    """The first turn's request exactly as the model would get it, without running anything.
+
+    With `wire=True`, the JSON body the model's provider would POST instead (strict schema,
+    media parts, cache markers and all); only HTTP provider models have one. With an options object,
+    `model=` may still name or give the model, as for `generate`."""
+    model = None
     if options is None:
         options = GenerateOptions(**kwargs)
-    action, runtime = prepare(options, library=library, tools=tools)
+    else:
+        model = kwargs.pop("model", None)
+        if kwargs:
+            raise UsageError(f"pass either an options object or keywords, not both ({', '.join(kwargs)})")
+    action, runtime = prepare(options, library=library, tools=tools, model=model)
     loop = Loop(runtime)
-    return loop.request(action, runtime.plan.inject(action.messages))
+    request = loop.request(action, runtime.plan.inject(action.messages))
+    if not wire:
+        return request
+    build = getattr(runtime.model, "wire_request", None)
+    if build is None:
+        raise UsageError(f"model {action.model!r} has no wire format to preview (only HTTP provider models have one)")
+    return build(request)
 
 
 class GenerateStream:

@@ -3,12 +3,21 @@
 `to_body` maps our request to the wire once; `from_message` maps a reply back; the streaming path
 accumulates events into the same Message shape and reuses `from_message`.
 
-This API version has no native JSON-schema output, so the model is declared `constrained="none"`
-and the generate loop puts the format instructions into the system prompt instead.
+Structured output: the API's own structured outputs (`output_config.format`, constrained decoding)
+when the schema fits their rules (`strict_schema.ANTHROPIC_STRICT`), reported as `native-strict`;
+otherwise -- or with `structuredOutput: tool` in the config, for models without structured outputs --
+a forced call of a tool named OUTPUT_TOOL whose input schema is the output schema (`tool`); its
+input comes back as the reply's text, so the loop never sees that tool.
+
+Prompt caching: `cacheControl` in the config (`true`, `"5m"`, `"1h"`, or `{ttl, breakpoints}`)
+puts `cache_control` markers on the last tool, the last system block and/or the last message
+(`breakpoints`, default `[tools, system]`); cache reads and writes come back as
+`Usage.cached_content_tokens` and `Usage.cache_creation_tokens` (both also inside `input_tokens`).
 """
 
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -16,13 +25,22 @@ from typing import Any
 
 import httpx
 
-from ..errors import ModelError
+from ..errors import ModelError, UsageError
 from ..types import GenerateRequest, Media, Message, ModelChunk, ModelResponse, Part, ToolRequest, Usage
 from .base import ModelInfo, OnChunk
 from .config import ProviderSpec
 from .http import RETRYABLE_STREAM_ERRORS, HttpModel, sse_json, stream_error
-from .media import parse_data_url
+from .media import IMAGE, PDF, TEXT, MediaInput, media_input, unsupported
 from .shape import COUNT, OBJECT, STR, AnyOf, By, check, shape_guard
+from .strict_schema import (
+    ANTHROPIC_STRICT,
+    NATIVE_STRICT,
+    OWN_CONFIG_KEYS,
+    TOOL,
+    Structured,
+    log_fallback,
+    structured_output,
+)
 
 ANTHROPIC_VERSION = "2023-06-01"
 DEFAULT_MAX_TOKENS = 4096  # the API refuses a request without max_tokens
@@ -32,7 +50,15 @@ FINISH = {"end_turn": "stop", "stop_sequence": "stop", "tool_use": "stop", "max_
           "model_context_window_exceeded": "length", "refusal": "blocked", "pause_turn": "other"}
 TOOL_CHOICE = {"auto": {"type": "auto"}, "required": {"type": "any"}, "none": {"type": "none"}}
 INVALID_ARGUMENTS = {"invalidArguments": "the model's tool-call arguments are not valid JSON"}
-ANTHROPIC_INFO = ModelInfo(label="Anthropic", constrained="none", media=True)
+ANTHROPIC_INFO = ModelInfo(label="Anthropic", constrained="all", media=True)
+# The tool that carries the output schema when structured outputs are not used; never run, never shown.
+OUTPUT_TOOL = "dotprompt_output"
+WRAPPED = "value"  # a tool's input must be an object: any other output schema goes inside this property
+# Config keys of ours, read here and never sent.
+CACHE_KEY, STRUCTURED_KEY = "cacheControl", "structuredOutput"
+CACHE_BREAKPOINTS = ("tools", "system", "messages")
+IMAGE_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
+MEDIA_ACCEPTED = "JPEG/PNG/GIF/WebP images, PDF and text/plain documents (data: or URL; text only as data:)"
 ANTHROPIC = ProviderSpec("anthropic", "https://api.anthropic.com/v1", key_vars=("ANTHROPIC_API_KEY",),
                          base_url_var="ANTHROPIC_BASE_URL")
 
@@ -58,15 +84,21 @@ class AnthropicModel(HttpModel):
             headers["x-api-key"] = self.config.api_key
         return headers
 
+    def wire_request(self, request: GenerateRequest, *, stream: bool = False) -> dict[str, Any]:
+        """The body this model would POST for `request` (what `preview_request(..., wire=True)` shows)."""
+        return to_body(request, self.model_id, stream=stream)
+
     async def generate(self, request: GenerateRequest, on_chunk: OnChunk | None = None) -> ModelResponse:
-        body = to_body(request, self.model_id, stream=on_chunk is not None)
+        structured = anthropic_structured(request)
+        log_fallback(structured, self.name)
+        body = to_body(request, self.model_id, stream=on_chunk is not None, structured=structured)
         if on_chunk is None:
             data, _ = await self.http.post_json("/messages", body, self.headers())
-            return from_message(data, self.config.provider)
-        return await self._stream(body, on_chunk)
+            return from_message(data, self.config.provider, structured=structured)
+        return await self._stream(body, on_chunk, structured)
 
-    async def _stream(self, body: dict[str, Any], on_chunk: OnChunk) -> ModelResponse:
-        state = _StreamState(self.config.provider)
+    async def _stream(self, body: dict[str, Any], on_chunk: OnChunk, structured: Structured | None = None) -> ModelResponse:
+        state = _StreamState(self.config.provider, structured=structured)
         async with self.http.stream("/messages", body, self.headers()) as stream:
             state.request_id = stream.request_id
             try:
@@ -79,26 +111,91 @@ class AnthropicModel(HttpModel):
                                  retryable=True) from exc
         if not state.done:
             raise state.fail("the stream ended before message_stop (the reply is incomplete)", retryable=True)
-        return from_message(state.snapshot(), self.config.provider)
+        return from_message(state.snapshot(), self.config.provider, structured=structured)
 
 
 # -- request ---------------------------------------------------------------------------------------
 
-def to_body(request: GenerateRequest, model_id: str, *, stream: bool = False) -> dict[str, Any]:
+def to_body(request: GenerateRequest, model_id: str, *, stream: bool = False,
+            structured: Structured | None = None) -> dict[str, Any]:
+    """The Messages API body; `structured` is `anthropic_structured(request)`, computed here when not given."""
     body: dict[str, Any] = {"model": model_id, "max_tokens": DEFAULT_MAX_TOKENS}
     system = _system(request.messages)
     if system:
         body["system"] = system
     body["messages"] = to_messages(request.messages)
     for key, value in request.config.items():
-        body[CONFIG_KEYS.get(key, key)] = value
+        if key not in OWN_CONFIG_KEYS:
+            body[CONFIG_KEYS.get(key, key)] = value
     if request.tools:
         body["tools"] = [_tool(t.name, t.description, t.input_schema) for t in request.tools]
         if request.tool_choice:
             body["tool_choice"] = TOOL_CHOICE[request.tool_choice]
+    structured = structured if structured is not None else anthropic_structured(request)
+    if structured is not None:
+        _structured(body, structured, request)
+    if request.config.get(CACHE_KEY):
+        cache_markers(body, request.config[CACHE_KEY])
     if stream:
         body["stream"] = True
     return body
+
+
+def anthropic_structured(request: GenerateRequest) -> Structured | None:
+    """How this request's output schema is enforced: structured outputs if the schema fits, else a forced tool."""
+    found = structured_output(request, ANTHROPIC_STRICT, fallback=TOOL)
+    if found is not None and found.mechanism == NATIVE_STRICT and request.config.get(STRUCTURED_KEY) == TOOL:
+        return Structured(TOOL, found.strict)
+    return found
+
+
+def _structured(body: dict[str, Any], structured: Structured, request: GenerateRequest) -> None:
+    strict = structured.strict
+    if strict is None:
+        return  # instructions only: the loop put them into the prompt
+    if structured.mechanism == NATIVE_STRICT:
+        assert strict.schema is not None
+        body["output_config"] = {**(body.get("output_config") or {}), "format": {"type": "json_schema", "schema": strict.schema}}
+        return
+    schema = strict.original
+    if schema.get("type") != "object":
+        schema = {"type": "object", "properties": {WRAPPED: schema}, "required": [WRAPPED]}
+    tool = _tool(OUTPUT_TOOL, "Give your final answer by calling this tool with it as the input.", schema)
+    body["tools"] = [*body.get("tools", []), tool]
+    thinking = request.config.get("thinking")
+    if isinstance(thinking, Mapping) and thinking.get("type") in ("enabled", "adaptive"):
+        body.setdefault("tool_choice", {"type": "auto"})  # the API refuses a forced tool call while thinking
+    elif request.tools and request.tool_choice != "none":
+        body["tool_choice"] = {"type": "any"}  # some tool each turn: the author's, or the answer
+    else:
+        body["tool_choice"] = {"type": "tool", "name": OUTPUT_TOOL}
+
+
+def cache_markers(body: dict[str, Any], setting: Any) -> None:
+    """`cache_control` on the last block of each breakpoint the `cacheControl` config names."""
+    marker: dict[str, Any] = {"type": "ephemeral"}
+    breakpoints: Any = ("tools", "system")
+    if isinstance(setting, str):
+        marker["ttl"] = setting
+    elif isinstance(setting, Mapping):
+        if setting.get("ttl"):
+            marker["ttl"] = setting["ttl"]
+        breakpoints = setting.get("breakpoints", breakpoints)
+    elif setting is not True:
+        raise UsageError(f"config {CACHE_KEY}: expected true, \"5m\", \"1h\" or {{ttl, breakpoints}}, got {setting!r}")
+    if marker.get("ttl") not in (None, "5m", "1h"):
+        raise UsageError(f"config {CACHE_KEY}: ttl must be \"5m\" or \"1h\", got {marker['ttl']!r}")
+    if not isinstance(breakpoints, (list, tuple)):
+        raise UsageError(f"config {CACHE_KEY}: breakpoints must be a list of {', '.join(CACHE_BREAKPOINTS)}, "
+                         f"got {breakpoints!r}")
+    unknown = [b for b in breakpoints if b not in CACHE_BREAKPOINTS]
+    if unknown:
+        raise UsageError(f"config {CACHE_KEY}: unknown breakpoints {unknown!r}; use any of {', '.join(CACHE_BREAKPOINTS)}")
+    targets = {"tools": body.get("tools") or [], "system": body.get("system") or [],
+               "messages": (body["messages"][-1]["content"] if body.get("messages") else [])}
+    for name in breakpoints:
+        if targets[name]:
+            targets[name][-1] = {**targets[name][-1], "cache_control": dict(marker)}
 
 
 def _tool(name: str, description: str, schema: dict[str, Any]) -> dict[str, Any]:
@@ -182,30 +279,50 @@ def _echoed(part: Part) -> dict[str, Any] | None:
 
 
 def _media(media: Media) -> dict[str, Any]:
-    if media.url.startswith("data:"):
-        mime, data = parse_data_url(media.url)
-        content_type = media.content_type or mime
-        source: dict[str, Any] = {"type": "base64", "media_type": content_type, "data": data}
-    else:
-        content_type = media.content_type or ""
-        source = {"type": "url", "url": media.url}
-    return {"type": "document" if content_type == "application/pdf" else "image", "source": source}
+    """An image or document block; a type the API cannot take is a UsageError before any call."""
+    item = media_input(media)
+    if item.kind == PDF:
+        source: dict[str, Any] = ({"type": "base64", "media_type": "application/pdf", "data": item.data}
+                                  if item.data is not None else {"type": "url", "url": item.url})
+        return {"type": "document", "source": source}
+    if item.kind == TEXT and item.data is not None:
+        return {"type": "document", "source": {"type": "text", "media_type": "text/plain", "data": _text(item)}}
+    if item.data is None and (item.kind == IMAGE or not item.content_type):
+        return {"type": "image", "source": {"type": "url", "url": item.url}}
+    if item.content_type in IMAGE_TYPES:
+        return {"type": "image", "source": {"type": "base64", "media_type": item.content_type, "data": item.data}}
+    raise unsupported("Anthropic", item, MEDIA_ACCEPTED)
+
+
+def _text(item: MediaInput) -> str:
+    try:
+        return base64.b64decode(item.data or "", validate=False).decode("utf-8")
+    except ValueError as exc:
+        raise UsageError(f"the text/plain media part is not UTF-8 text: {exc}") from None
 
 
 # -- response --------------------------------------------------------------------------------------
 
-def from_message(data: Mapping[str, Any], provider: str) -> ModelResponse:
+def from_message(data: Mapping[str, Any], provider: str, *, structured: Structured | None = None) -> ModelResponse:
+    """Our response for a Message; with `structured` (from the request) the output tool's input becomes the
+    reply's text, and the mechanism is reported as `custom["structuredOutput"]`."""
     check(data, MESSAGE, provider)
     content = data.get("content") if isinstance(data, Mapping) else None
     if not isinstance(content, list):
         raise ModelError(f"the reply has no content: {json.dumps(data)[:500]}", provider=provider)
     with shape_guard(provider):
-        return _response(data, content)
+        response = _response(data, content, structured)
+    if structured is not None:
+        response.custom = structured.note()
+    return response
 
 
-def _response(data: Mapping[str, Any], content: list[Any]) -> ModelResponse:
+def _response(data: Mapping[str, Any], content: list[Any], structured: Structured | None) -> ModelResponse:
     stop = data.get("stop_reason")
-    return ModelResponse(message=Message(role="model", content=[_part(b) for b in content]),
+    wrapped = structured is not None and structured.strict is not None and structured.strict.original.get("type") != "object"
+    parts = [_output_part(b, wrapped) if b.get("type") == "tool_use" and b.get("name") == OUTPUT_TOOL else _part(b)
+             for b in content]
+    return ModelResponse(message=Message(role="model", content=parts),
                          finish_reason=FINISH.get(stop, "other") if stop else "unknown",  # type: ignore[arg-type]
                          finish_message=stop, usage=_usage(data.get("usage")), raw=data)
 
@@ -222,12 +339,25 @@ def _part(block: Mapping[str, Any]) -> Part:
     return Part(custom={"anthropic": dict(block)})  # kept whole so it can be sent back
 
 
+def _output_part(block: Mapping[str, Any], wrapped: bool) -> Part:
+    """The output tool's input, as the text reply it stands for (kept raw when it is not JSON)."""
+    value = block.get("input")
+    if isinstance(value, str):
+        try:
+            value = json.loads(value) if value.strip() else {}
+        except (ValueError, RecursionError):
+            return Part(text=value)
+    if wrapped and isinstance(value, Mapping) and WRAPPED in value:
+        value = value[WRAPPED]
+    return Part(text=json.dumps(value, ensure_ascii=False))
+
+
 def _tool_part(block: Mapping[str, Any]) -> Part:
     name, ref, value = block.get("name", ""), block.get("id"), block.get("input")
     if isinstance(value, str):  # streamed input arrives as JSON text
         try:
             value = json.loads(value) if value.strip() else {}
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested past what the parser takes
             # Never turn bad arguments into {}: keep the raw text, and say so on the part.
             return Part(tool_request=ToolRequest(name=name, ref=ref, input=value), metadata=dict(INVALID_ARGUMENTS))
     return Part(tool_request=ToolRequest(name=name, ref=ref, input=value))
@@ -241,7 +371,9 @@ def _usage(usage: Mapping[str, Any] | None) -> Usage | None:
     inputs = sum(c for c in counts if c) if any(c is not None for c in counts) else None
     outputs = usage.get("output_tokens")
     total = inputs + outputs if inputs is not None and outputs is not None else None
-    return Usage(input_tokens=inputs, output_tokens=outputs, total_tokens=total)
+    return Usage(input_tokens=inputs, output_tokens=outputs, total_tokens=total,
+                 cached_content_tokens=usage.get("cache_read_input_tokens"),
+                 cache_creation_tokens=usage.get("cache_creation_input_tokens"))
 
 
 # -- streaming -------------------------------------------------------------------------------------
@@ -252,6 +384,7 @@ class _StreamState:
 
     provider: str
     request_id: str | None = None
+    structured: Structured | None = None
     message: dict[str, Any] = field(default_factory=dict)
     blocks: dict[int, dict[str, Any]] = field(default_factory=dict)
     usage: dict[str, Any] = field(default_factory=dict)
@@ -279,7 +412,7 @@ class _StreamState:
         block = self.blocks[data.get("index", len(self.blocks))] = dict(data.get("content_block") or {})
         if "input" in block:
             block["input"] = ""  # tool_use, server_tool_use: the start carries `{}`, the input follows as JSON text
-        if block.get("type") == "tool_use":
+        if block.get("type") == "tool_use" and block.get("name") != OUTPUT_TOOL:
             on_chunk(ModelChunk(content=[self._partial_call(block)]))
         elif block.get("type") == "text" and block.get("text"):
             on_chunk(ModelChunk(content=[Part(text=block["text"])]))
@@ -293,13 +426,21 @@ class _StreamState:
             on_chunk(ModelChunk(content=[Part(text=delta.get("text", ""))]))
         elif kind == "input_json_delta":
             self._grow(block, "input", delta.get("partial_json", ""))
-            if block.get("type") == "tool_use":  # server tools run at Anthropic: nothing for the loop to run
+            if block.get("type") != "tool_use":  # server tools run at Anthropic: nothing for the loop to run
+                return
+            if block.get("name") != OUTPUT_TOOL:
                 on_chunk(ModelChunk(content=[self._partial_call(block)]))
+            elif self._unwrapped() and delta.get("partial_json"):  # the answer, streamed as the text it stands for
+                on_chunk(ModelChunk(content=[Part(text=delta["partial_json"])]))
         elif kind == "thinking_delta":
             self._grow(block, "thinking", delta.get("thinking", ""))
             on_chunk(ModelChunk(content=[Part(reasoning=delta.get("thinking", ""))]))
         elif kind == "signature_delta":
             block["signature"] = block.get("signature", "") + delta.get("signature", "")
+
+    def _unwrapped(self) -> bool:
+        strict = self.structured.strict if self.structured is not None else None
+        return strict is not None and strict.original.get("type") == "object"
 
     def _grow(self, block: dict[str, Any], key: str, text: str) -> None:
         block[key] = (block.get(key) or "") + text
@@ -339,7 +480,7 @@ def _settled(block: Mapping[str, Any]) -> dict[str, Any]:
         return dict(block)
     try:
         return {**block, "input": json.loads(raw) if raw.strip() else {}}
-    except ValueError:
+    except (ValueError, RecursionError):
         return dict(block)
 
 

@@ -5,14 +5,15 @@ accumulates the incremental GenerateContentResponse events into one and reuses `
 
 Constrained output is native (`responseMimeType` + `responseSchema`) but declared `"no-tools"`:
 Gemini 2.x refuses a JSON response MIME type together with function declarations ("Function
-calling with a response mime type: 'application/json' is unsupported"). Gemini 3 accepts both; pass
-`info=ModelInfo(label="Gemini", constrained="all", media=True)` to use it there.
+calling with a response mime type: 'application/json' is unsupported"). Gemini 3 accepts both, so a
+`gemini-3*` model is declared `"all"` (pass `info=` to say otherwise). The mechanism is reported as
+`custom["structuredOutput"] == "native"` (the schema goes through `gemini_schema`, a subset).
+Media: images, audio, video, PDF and text go as `inlineData` (data: URLs) or `fileData` (URLs).
 """
 
 from __future__ import annotations
 
 import json
-import mimetypes
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,8 +26,9 @@ from .base import ModelInfo, OnChunk
 from .config import ProviderSpec
 from .gemini_schema import gemini_schema
 from .http import HttpModel, sse_json, stream_error
-from .media import parse_data_url
+from .media import OTHER, media_input, unsupported
 from .shape import COUNT, OBJECT, STR, check, shape_guard
+from .strict_schema import OWN_CONFIG_KEYS, Structured, structured_output
 
 FINISH = {"STOP": "stop", "MAX_TOKENS": "length", "SAFETY": "blocked", "RECITATION": "blocked", "BLOCKLIST": "blocked",
           "PROHIBITED_CONTENT": "blocked", "SPII": "blocked", "IMAGE_SAFETY": "blocked"}
@@ -36,6 +38,8 @@ REQUEST_KEYS = frozenset({"safetySettings", "cachedContent"})
 # Gemini gives function calls no id (or not always): refs we make up carry this prefix and are not sent back.
 SYNTHETIC_REF = "gemini-call-"
 GEMINI_INFO = ModelInfo(label="Gemini", constrained="no-tools", media=True)
+GEMINI3_INFO = ModelInfo(label="Gemini 3", constrained="all", media=True)  # JSON output and function calling together
+MEDIA_ACCEPTED = "images, audio, video, PDF and text/* (data: URLs inline, other URLs as fileData)"
 GOOGLEAI = ProviderSpec("googleai", "https://generativelanguage.googleapis.com/v1beta",
                         key_vars=("GEMINI_API_KEY", "GOOGLE_API_KEY"), base_url_var="GEMINI_BASE_URL")
 
@@ -43,7 +47,8 @@ GOOGLEAI = ProviderSpec("googleai", "https://generativelanguage.googleapis.com/v
 PART = {"text": STR, "thoughtSignature": STR, "functionCall": {"name": STR, "id": STR, "args": OBJECT},
         "inlineData": {"mimeType": STR, "data": STR}, "fileData": {"fileUri": STR, "mimeType": STR}}
 CANDIDATE = {"content": {"parts": [PART]}, "finishReason": STR, "finishMessage": STR, "index": COUNT}
-USAGE = {k: COUNT for k in ("promptTokenCount", "candidatesTokenCount", "thoughtsTokenCount", "totalTokenCount")}
+USAGE = {k: COUNT for k in ("promptTokenCount", "candidatesTokenCount", "thoughtsTokenCount", "totalTokenCount",
+                            "cachedContentTokenCount")}
 RESPONSE = {"candidates": [CANDIDATE], "usageMetadata": USAGE,
             "promptFeedback": {"blockReason": STR, "blockReasonMessage": STR}}
 
@@ -53,6 +58,15 @@ class GeminiModel(HttpModel):
 
     specs = (GOOGLEAI,)
     default_info = GEMINI_INFO
+
+    def __init__(self, name: str, **options: Any) -> None:
+        super().__init__(name, **options)
+        if options.get("info") is None and gemini_info(self.model_id) is not None:
+            self.info = GEMINI3_INFO
+
+    def wire_request(self, request: GenerateRequest, *, stream: bool = False) -> dict[str, Any]:
+        """The body this model would POST for `request` (what `preview_request(..., wire=True)` shows)."""
+        return to_body(request)
 
     def headers(self) -> dict[str, str]:
         # The key goes in a header, never in `?key=`: URLs end up in error messages and logs.
@@ -64,12 +78,13 @@ class GeminiModel(HttpModel):
 
     async def generate(self, request: GenerateRequest, on_chunk: OnChunk | None = None) -> ModelResponse:
         body = to_body(request)
+        structured = gemini_structured(request)
         if on_chunk is None:
             data, _ = await self.http.post_json(self.path(False), body, self.headers())
-            return from_response(data, self.config.provider)
-        return await self._stream(body, on_chunk)
+            return from_response(data, self.config.provider, structured=structured)
+        return await self._stream(body, on_chunk, structured)
 
-    async def _stream(self, body: dict[str, Any], on_chunk: OnChunk) -> ModelResponse:
+    async def _stream(self, body: dict[str, Any], on_chunk: OnChunk, structured: Structured | None = None) -> ModelResponse:
         state = _StreamState(self.config.provider)
         async with self.http.stream(self.path(True), body, self.headers()) as stream:
             state.request_id = stream.request_id
@@ -81,7 +96,18 @@ class GeminiModel(HttpModel):
                                  retryable=True) from exc
         if state.finish is None and not state.feedback.get("blockReason"):
             raise state.fail("the stream ended without a finishReason (the reply is incomplete)", retryable=True)
-        return from_response(state.snapshot(), self.config.provider)
+        return from_response(state.snapshot(), self.config.provider, structured=structured)
+
+
+def gemini_info(model_id: str) -> ModelInfo | None:
+    """The capabilities a model id implies when they differ from GEMINI_INFO: Gemini 3 takes a schema with tools."""
+    name = model_id.rsplit("/", 1)[-1]
+    return GEMINI3_INFO if name.startswith("gemini-3") else None
+
+
+def gemini_structured(request: GenerateRequest) -> Structured | None:
+    """responseSchema is the API's own JSON mode (not a strict grammar over the full schema): `native`."""
+    return structured_output(request, None)
 
 
 # -- request ---------------------------------------------------------------------------------------
@@ -96,7 +122,7 @@ def to_body(request: GenerateRequest) -> dict[str, Any]:
                                                    for t in request.tools]}]
         if request.tool_choice:
             body["toolConfig"] = {"functionCallingConfig": {"mode": TOOL_MODES[request.tool_choice]}}
-    generation = {k: v for k, v in request.config.items() if k not in REQUEST_KEYS}
+    generation = {k: v for k, v in request.config.items() if k not in REQUEST_KEYS and k not in OWN_CONFIG_KEYS}
     body.update({k: v for k, v in request.config.items() if k in REQUEST_KEYS})
     output = request.output
     if output is not None and output.constrained and output.json_schema is not None:
@@ -179,22 +205,28 @@ def _echoed(part: Part) -> dict[str, Any] | None:
 
 
 def _media(media: Media) -> dict[str, Any]:
-    if media.url.startswith("data:"):
-        mime, data = parse_data_url(media.url)
-        return {"inlineData": {"mimeType": media.content_type or mime, "data": data}}
+    item = media_input(media)
+    if item.content_type and item.kind == OTHER:
+        raise unsupported("Gemini", item, MEDIA_ACCEPTED)
+    if item.data is not None:
+        return {"inlineData": {"mimeType": item.content_type, "data": item.data}}
     file: dict[str, Any] = {"fileUri": media.url}
-    mime = media.content_type or mimetypes.guess_type(media.url)[0]
-    if mime:
-        file["mimeType"] = mime
+    if item.content_type:
+        file["mimeType"] = item.content_type
     return {"fileData": file}
 
 
 # -- response --------------------------------------------------------------------------------------
 
-def from_response(data: Mapping[str, Any], provider: str) -> ModelResponse:
+def from_response(data: Mapping[str, Any], provider: str, *, structured: Structured | None = None) -> ModelResponse:
+    """Our response for a GenerateContentResponse; `structured` (from the request) is reported as
+    `custom["structuredOutput"]`."""
     check(data, RESPONSE, provider)
     with shape_guard(provider):
-        return _response(data, provider)
+        response = _response(data, provider)
+    if structured is not None:
+        response.custom = structured.note()
+    return response
 
 
 def _response(data: Mapping[str, Any], provider: str) -> ModelResponse:
@@ -254,7 +286,8 @@ def _usage(usage: Mapping[str, Any] | None) -> Usage | None:
     # Thinking tokens are billed as output but counted apart from the candidates.
     counts = [usage.get("candidatesTokenCount"), usage.get("thoughtsTokenCount")]
     outputs = sum(c for c in counts if c) if any(c is not None for c in counts) else None
-    return Usage(input_tokens=usage.get("promptTokenCount"), output_tokens=outputs, total_tokens=usage.get("totalTokenCount"))
+    return Usage(input_tokens=usage.get("promptTokenCount"), output_tokens=outputs, total_tokens=usage.get("totalTokenCount"),
+                 cached_content_tokens=usage.get("cachedContentTokenCount"), thoughts_tokens=usage.get("thoughtsTokenCount"))
 
 
 # -- streaming -------------------------------------------------------------------------------------

@@ -15,11 +15,13 @@ from typing import Any
 import httpx
 
 from ..errors import ModelError
-from ..types import GenerateRequest, Message, ModelChunk, ModelResponse, Part, ToolRequest, Usage
+from ..types import GenerateRequest, Media, Message, ModelChunk, ModelResponse, Part, ToolRequest, Usage
 from .base import ModelInfo, OnChunk
 from .config import ProviderSpec
 from .http import HttpModel, sse_json, stream_error
+from .media import AUDIO, IMAGE, PDF, media_input, unsupported
 from .shape import COUNT, STR, check, shape_guard
+from .strict_schema import OWN_CONFIG_KEYS, Structured, log_fallback, structured_output
 
 # Our config names (Genkit's spelling) -> Chat Completions fields; anything else passes through as is.
 CONFIG_KEYS = {"maxOutputTokens": "max_tokens", "topP": "top_p", "stopSequences": "stop",
@@ -41,7 +43,9 @@ OPENAI = ProviderSpec("openai", "https://api.openai.com/v1", key_vars=("OPENAI_A
 OLLAMA = ProviderSpec("ollama", "http://127.0.0.1:11434/v1", key_required=False, base_url_from_env=ollama_host)
 
 # The fields the mapping below reads, and their types (models/shape.py).
-USAGE = {"prompt_tokens": COUNT, "completion_tokens": COUNT, "total_tokens": COUNT}
+USAGE = {"prompt_tokens": COUNT, "completion_tokens": COUNT, "total_tokens": COUNT,
+         "prompt_tokens_details": {"cached_tokens": COUNT, "cache_write_tokens": COUNT},
+         "completion_tokens_details": {"reasoning_tokens": COUNT}}
 TOOL_CALL = {"id": STR, "function": {"name": STR, "arguments": STR}}
 COMPLETION = {"choices": [{"message": {"content": STR, "tool_calls": [TOOL_CALL]}, "finish_reason": STR}], "usage": USAGE}
 CHUNK = {"choices": [{"delta": {"content": STR, "tool_calls": [{**TOOL_CALL, "index": COUNT}]}, "finish_reason": STR}],
@@ -57,14 +61,20 @@ class OpenAIModel(HttpModel):
     def headers(self) -> dict[str, str]:
         return {"Authorization": f"Bearer {self.config.api_key}"} if self.config.api_key else {}
 
+    def wire_request(self, request: GenerateRequest, *, stream: bool = False) -> dict[str, Any]:
+        """The body this model would POST for `request` (what `preview_request(..., wire=True)` shows)."""
+        return to_body(request, self.model_id, stream=stream)
+
     async def generate(self, request: GenerateRequest, on_chunk: OnChunk | None = None) -> ModelResponse:
-        body = to_body(request, self.model_id, stream=on_chunk is not None)
+        structured = structured_output(request)
+        log_fallback(structured, self.name)
+        body = to_body(request, self.model_id, stream=on_chunk is not None, structured=structured)
         if on_chunk is None:
             data, _ = await self.http.post_json("/chat/completions", body, self.headers())
-            return from_completion(data, self.config.provider)
-        return await self._stream(body, on_chunk)
+            return from_completion(data, self.config.provider, structured=structured)
+        return await self._stream(body, on_chunk, structured)
 
-    async def _stream(self, body: dict[str, Any], on_chunk: OnChunk) -> ModelResponse:
+    async def _stream(self, body: dict[str, Any], on_chunk: OnChunk, structured: Structured | None = None) -> ModelResponse:
         state = _StreamState()
         provider = self.config.provider
         async with self.http.stream("/chat/completions", body, self.headers()) as stream:
@@ -84,28 +94,40 @@ class OpenAIModel(HttpModel):
         if state.finish is None:  # never hand on a reply that was silently cut short
             raise ModelError(f"the stream ended without a finish reason after {state.chars} characters",
                              provider=provider, retryable=True, partial=state.snapshot())
-        return from_completion(state.snapshot(), provider)
+        return from_completion(state.snapshot(), provider, structured=structured)
 
 
 # -- request ---------------------------------------------------------------------------------------
 
-def to_body(request: GenerateRequest, model_id: str, *, stream: bool = False) -> dict[str, Any]:
+def to_body(request: GenerateRequest, model_id: str, *, stream: bool = False,
+            structured: Structured | None = None) -> dict[str, Any]:
+    """The Chat Completions body; `structured` is `structured_output(request)`, computed here when not given."""
     body: dict[str, Any] = {"model": model_id, "messages": to_messages(request.messages)}
     for key, value in request.config.items():
-        body[CONFIG_KEYS.get(key, key)] = value
+        if key not in OWN_CONFIG_KEYS:
+            body[CONFIG_KEYS.get(key, key)] = value
     if request.tools:
         body["tools"] = [{"type": "function", "function": {"name": t.name, "description": t.description,
                                                             "parameters": t.input_schema or {"type": "object"}}}
                          for t in request.tools]
         if request.tool_choice:
             body["tool_choice"] = request.tool_choice
-    output = request.output
-    if output is not None and output.constrained and output.json_schema is not None:
-        body["response_format"] = {"type": "json_schema", "json_schema": {"name": "output", "schema": output.json_schema}}
+    structured = structured if structured is not None else structured_output(request)
+    if structured is not None and (format_ := response_format(structured)) is not None:
+        body["response_format"] = format_
     if stream:
         body["stream"] = True
         body["stream_options"] = {"include_usage": True}
     return body
+
+
+def response_format(structured: Structured) -> dict[str, Any] | None:
+    """`response_format` for a constrained output: strict when the schema can be made strict, else the schema as is."""
+    if structured.strict is None:
+        return None
+    if structured.strict.schema is not None:
+        return {"type": "json_schema", "json_schema": {"name": "output", "schema": structured.strict.schema, "strict": True}}
+    return {"type": "json_schema", "json_schema": {"name": "output", "schema": structured.strict.original, "strict": False}}
 
 
 def to_messages(messages: list[Message]) -> list[dict[str, Any]]:
@@ -129,10 +151,27 @@ def _content(message: Message) -> str | list[dict[str, Any]]:
         if part.text is not None:
             parts.append({"type": "text", "text": part.text})
         elif part.media is not None:
-            parts.append({"type": "image_url", "image_url": {"url": part.media.url}})
+            parts.append(media_part(part.media))
         elif part.data is not None:
             parts.append({"type": "text", "text": json.dumps(part.data, ensure_ascii=False)})
     return parts
+
+
+MEDIA_ACCEPTED = "images (URL or data:), PDF files (data:) and wav/mp3 audio (data:)"
+AUDIO_FORMATS = {"audio/wav": "wav", "audio/x-wav": "wav", "audio/wave": "wav", "audio/mpeg": "mp3", "audio/mp3": "mp3"}
+
+
+def media_part(media: Media) -> dict[str, Any]:
+    """An image_url, file (PDF) or input_audio content part; anything else is a UsageError before any call."""
+    item = media_input(media)
+    if item.kind == IMAGE or not item.content_type:  # an untyped URL: an image is what this part has always meant
+        return {"type": "image_url", "image_url": {"url": item.data_url}}
+    if item.kind == PDF and item.data is not None:
+        return {"type": "file", "file": {"filename": item.filename, "file_data": item.data_url}}
+    if item.kind == AUDIO and item.data is not None and item.content_type in AUDIO_FORMATS:
+        return {"type": "input_audio", "input_audio": {"data": item.data, "format": AUDIO_FORMATS[item.content_type]}}
+    hint = "pass the file inline as a data: URL" if item.kind in (PDF, AUDIO) and item.data is None else ""
+    raise unsupported("OpenAI Chat Completions", item, MEDIA_ACCEPTED, hint)
 
 
 def _assistant(message: Message, index: int, pending_ids: dict[str, list[str]]) -> dict[str, Any]:
@@ -167,21 +206,26 @@ def _tool_results(message: Message, pending_ids: dict[str, list[str]]) -> list[d
 
 # -- response --------------------------------------------------------------------------------------
 
-def from_completion(data: Mapping[str, Any], provider: str) -> ModelResponse:
+def from_completion(data: Mapping[str, Any], provider: str, *, structured: Structured | None = None) -> ModelResponse:
+    """Our response for a completion; `structured` (from the request) restores strict-mode nulls and is reported
+    as `custom["structuredOutput"]`."""
     check(data, COMPLETION, provider)
     try:
         choice = data["choices"][0]
     except (KeyError, IndexError, TypeError):
         raise ModelError(f"the reply has no choices: {json.dumps(data)[:500]}", provider=provider) from None
     with shape_guard(provider):
-        return _response(data, choice)
+        response = _response(data, choice, structured)
+    if structured is not None:
+        response.custom = structured.note()
+    return response
 
 
-def _response(data: Mapping[str, Any], choice: Mapping[str, Any]) -> ModelResponse:
+def _response(data: Mapping[str, Any], choice: Mapping[str, Any], structured: Structured | None) -> ModelResponse:
     message = choice.get("message") or {}
     parts: list[Part] = []
     if message.get("content"):
-        parts.append(Part(text=message["content"]))
+        parts.append(Part(text=structured.restore_text(message["content"]) if structured else message["content"]))
     for call in message.get("tool_calls") or []:
         parts.append(_tool_part(call))
     return ModelResponse(message=Message(role="model", content=parts),
@@ -194,7 +238,7 @@ def _tool_part(call: Mapping[str, Any]) -> Part:
     raw = function.get("arguments") or ""
     try:
         arguments = json.loads(raw) if raw.strip() else {}
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested past what the parser takes
         # Never turn bad arguments into {}: keep the raw text, and say so on the part.
         return Part(tool_request=ToolRequest(name=function.get("name", ""), ref=call.get("id"), input=raw),
                     metadata={"invalidArguments": "the model's tool-call arguments are not valid JSON"})
@@ -204,8 +248,11 @@ def _tool_part(call: Mapping[str, Any]) -> Part:
 def _usage(usage: Mapping[str, Any] | None) -> Usage | None:
     if not usage:
         return None
+    prompt = usage.get("prompt_tokens_details") or {}
+    completion = usage.get("completion_tokens_details") or {}
     return Usage(input_tokens=usage.get("prompt_tokens"), output_tokens=usage.get("completion_tokens"),
-                 total_tokens=usage.get("total_tokens"))
+                 total_tokens=usage.get("total_tokens"), cached_content_tokens=prompt.get("cached_tokens"),
+                 cache_creation_tokens=prompt.get("cache_write_tokens"), thoughts_tokens=completion.get("reasoning_tokens"))
 
 
 @dataclass

@@ -19,13 +19,21 @@ def add(a: int, b: int) -> int:
 
 
 class Server:
-    """Serves scripted replies (fixture names, dicts or responses) and records every request."""
+    """Serves scripted replies (fixture names, dicts or responses) and records every request.
 
-    def __init__(self, *replies):
+    Every request body is first checked against the vendor SDK's own request type for its endpoint
+    (vendor_types.py): a body the vendor's types reject fails the test that sent it."""
+
+    def __init__(self, *replies, conform: bool = True):
         self.replies = list(replies)
         self.requests: list[httpx.Request] = []
+        self.conform = conform
 
     def __call__(self, request: httpx.Request) -> httpx.Response:
+        if self.conform:
+            from vendor_types import check_request  # the SDKs load on first use: children that never check skip them
+
+            check_request(request.url.path, json.loads(request.content))
         self.requests.append(request)
         reply = self.replies.pop(0)
         if isinstance(reply, str):

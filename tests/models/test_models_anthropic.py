@@ -58,18 +58,27 @@ def user(text: str) -> Message:
 def test_text_request_and_reply_field_by_field():
     server = Server("anthropic_text.json")
     response = ask(server, system="Be brief.", prompt="Capital of France?",
-                   config={"temperature": 0, "maxOutputTokens": 20, "topP": 0.9, "topK": 5, "stopSequences": ["END"]})
+                   config={"maxOutputTokens": 20, "stopSequences": ["END"], "metadata": {"user_id": "u1"}})
     request = server.requests[0]
     assert str(request.url) == f"{BASE}/messages"
     assert request.headers["x-api-key"] == KEY and request.headers["anthropic-version"] == "2023-06-01"
     assert request.headers["content-type"] == "application/json"
     assert server.body(0) == {
-        "model": "claude-test", "max_tokens": 20, "temperature": 0, "top_p": 0.9, "top_k": 5, "stop_sequences": ["END"],
+        "model": "claude-test", "max_tokens": 20, "stop_sequences": ["END"], "metadata": {"user_id": "u1"},
         "system": [{"type": "text", "text": "Be brief."}],
         "messages": [{"role": "user", "content": [{"type": "text", "text": "Capital of France?"}]}]}
     assert response.text == "Paris." and response.finish_reason == "stop" and response.finish_message == "end_turn"
     # Cache reads are prompt tokens too: 14 uncached + 6 read from the cache.
-    assert response.usage.model_dump() == {"input_tokens": 20, "output_tokens": 4, "total_tokens": 24}
+    assert response.usage.model_dump(exclude_none=True) == {"input_tokens": 20, "output_tokens": 4, "total_tokens": 24,
+                                                            "cached_content_tokens": 6, "cache_creation_tokens": 0}
+
+
+def test_sampling_config_passes_through_as_the_author_wrote_it():
+    # The anthropic SDK's request type (2.14) no longer lists temperature/top_p/top_k; older models still
+    # take them, so the author's config is sent as written (the vendor check is off for this body only).
+    server = Server("anthropic_text.json", conform=False)
+    ask(server, prompt="hi", config={"temperature": 0, "topP": 0.9, "topK": 5})
+    assert {k: server.body(0)[k] for k in ("temperature", "top_p", "top_k")} == {"temperature": 0, "top_p": 0.9, "top_k": 5}
 
 
 def test_max_tokens_defaults_and_unknown_config_keys_pass_through():
@@ -157,11 +166,12 @@ def test_thinking_blocks_go_back_with_their_signature():
 
 # -- constrained output ----------------------------------------------------------------------------
 
-def test_constrained_output_is_instructions_in_the_system_prompt_not_a_schema_field():
+def test_unconstrained_output_is_instructions_in_the_system_prompt_not_a_schema_field():
     schema = {"type": "object", "properties": {"city": {"type": "string"}, "country": {"type": "string"}},
               "required": ["city"]}
     server = Server("anthropic_json.json")
-    response = ask(server, system="You are terse.", prompt="Where is the Eiffel tower?", output_schema=schema)
+    response = ask(server, system="You are terse.", prompt="Where is the Eiffel tower?", output_schema=schema,
+                   output_constrained=False)
     body = server.body(0)
     assert not {"output_format", "output_config", "response_format", "schema"} & body.keys()
     first, instructions = body["system"]
@@ -169,6 +179,20 @@ def test_constrained_output_is_instructions_in_the_system_prompt_not_a_schema_fi
     assert "JSON" in instructions["text"] and json.dumps(schema, separators=(",", ":")) in instructions["text"]
     assert body["messages"] == [{"role": "user", "content": [{"type": "text", "text": "Where is the Eiffel tower?"}]}]
     assert response.output == {"city": "Paris", "country": "France"}
+    assert response.custom == {"structuredOutput": "instructions"}
+
+
+def test_constrained_output_uses_native_structured_outputs():
+    schema = {"type": "object", "properties": {"city": {"type": "string"}, "country": {"type": "string"}},
+              "required": ["city"]}
+    server = Server("anthropic_json.json")
+    response = ask(server, system="You are terse.", prompt="Where is the Eiffel tower?", output_schema=schema)
+    body = server.body(0)
+    assert body["output_config"] == {"format": {"type": "json_schema", "schema": {**schema, "additionalProperties": False}}}
+    assert body["system"] == [{"type": "text", "text": "You are terse."}]  # no instructions: the API enforces the schema
+    assert "tools" not in body and "tool_choice" not in body
+    assert response.output == {"city": "Paris", "country": "France"}
+    assert response.custom == {"structuredOutput": "native-strict"}
 
 
 # -- streaming -------------------------------------------------------------------------------------
@@ -180,7 +204,7 @@ def test_streamed_text_chunks_and_final_usage():
     assert server.body(0)["stream"] is True
     assert [c.content[0].text for c in chunks] == ["Hello", ", world!"]
     assert response.message.text == "Hello, world!" and response.finish_reason == "stop"
-    assert response.usage.model_dump() == {"input_tokens": 25, "output_tokens": 15, "total_tokens": 40}
+    assert response.usage.model_dump(exclude_none=True) == {"input_tokens": 25, "output_tokens": 15, "total_tokens": 40}
 
 
 def test_streamed_tool_call_through_the_loop():
@@ -284,5 +308,5 @@ def test_the_anthropic_prefix_resolves_to_this_provider(monkeypatch):
     monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
     model = resolve_model("anthropic/claude-registry-test")
     assert isinstance(model, AnthropicModel) and model.model_id == "claude-registry-test"
-    assert model.info.constrained == "none" and KEY not in repr(model.config)
+    assert model.info.constrained == "all" and KEY not in repr(model.config)
 

@@ -8,6 +8,7 @@ import json
 import httpx
 import pytest
 from mock_server import FIXTURES, Server, add
+from vendor_types import check_openai_response
 
 from dotprompt import ModelError, UsageError, generate
 from dotprompt.models.config import ProviderConfig, provider_config
@@ -18,7 +19,8 @@ KEY = "sk-test-not-a-real-key"
 
 
 def completion(message: dict, finish: str = "stop", usage: dict | None = None) -> dict:
-    return {"id": "x", "object": "chat.completion", "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+    return {"id": "x", "object": "chat.completion", "created": 1764547200, "model": "gpt-test",
+            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
             "usage": usage or {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5}}
 
 
@@ -80,8 +82,11 @@ def test_constrained_output_sends_response_format():
     schema = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
     server = Server(completion({"role": "assistant", "content": "{\"city\": \"Paris\"}"}))
     response = asyncio.run(generate(model=model_for(server), prompt="where?", output_schema=schema))
-    assert server.body(0)["response_format"] == {"type": "json_schema", "json_schema": {"name": "output", "schema": schema}}
+    strict = {**schema, "additionalProperties": False}
+    assert server.body(0)["response_format"] == {"type": "json_schema",
+                                                 "json_schema": {"name": "output", "schema": strict, "strict": True}}
     assert response.output == {"city": "Paris"}
+    assert response.custom == {"structuredOutput": "native-strict"}
 
 
 def sse(name: str) -> httpx.Response:
@@ -182,3 +187,18 @@ def test_unknown_provider_prefix_lists_the_known_ones():
     with pytest.raises(UsageError) as caught:
         asyncio.run(generate(model="openia/gpt-4o", prompt="x"))
     assert "openai/..." in str(caught.value) and "anthropic/..." in str(caught.value)
+
+
+def test_the_scripted_completions_are_what_the_sdk_parses():
+    check_openai_response(completion({"role": "assistant", "content": "x"}))
+    call = {"id": "call_1", "type": "function", "function": {"name": "add", "arguments": "{}"}}
+    check_openai_response(completion({"role": "assistant", "content": None, "tool_calls": [call]}, "tool_calls"))
+
+
+def test_an_error_event_in_the_stream_is_a_retryable_model_error_keeping_the_text():
+    server = Server(sse("openai_stream_error.sse"))
+    with pytest.raises(ModelError) as caught:
+        asyncio.run(generate(model=model_for(server), prompt="story", on_chunk=lambda chunk: None))
+    error = caught.value
+    assert "The server had an error" in str(error) and error.retryable
+    assert error.partial["choices"][0]["message"]["content"] == "Once upon"

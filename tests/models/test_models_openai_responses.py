@@ -1,6 +1,6 @@
 """The OpenAI Responses API model (`openai-responses/`) against mock transports serving its wire format.
 
-Every request body we build is checked against the openai SDK's own request params (sdk_types.conforms),
+Every request body we build is checked against the openai SDK's own request params (vendor_types.check_responses_request),
 and every reply and stream event we serve is first parsed with the SDK's own models, so a field name
 that the real API does not have fails here.
 """
@@ -14,7 +14,7 @@ import httpx
 import pytest
 from mock_server import Server, add
 from pydantic import TypeAdapter
-from sdk_types import conforms
+from vendor_types import check_responses_request
 
 from dotprompt import Message, ModelError, UsageError, generate
 from dotprompt.models.config import ProviderConfig
@@ -23,10 +23,6 @@ from dotprompt.types import GenerateRequest, OutputConfig
 
 openai_types = pytest.importorskip("openai.types.responses")
 from openai.types.responses import Response, ResponseStreamEvent  # noqa: E402
-from openai.types.responses.response_create_params import (  # noqa: E402
-    ResponseCreateParamsNonStreaming,
-    ResponseCreateParamsStreaming,
-)
 
 KEY = "sk-responses-test-key-0000"
 USAGE = {"input_tokens": 40, "input_tokens_details": {"cached_tokens": 8, "cache_write_tokens": 16}, "output_tokens": 12,
@@ -80,7 +76,7 @@ def test_text_request_field_by_field_and_reply():
     body = server.body(0)
     assert body == {"model": "gpt-5-mini", "instructions": "Be brief.", "temperature": 0, "max_output_tokens": 20,
                     "input": [{"type": "message", "role": "user", "content": "Capital of France?"}]}
-    conforms(ResponseCreateParamsNonStreaming, body)
+    check_responses_request(body)
     assert response.text == "Paris." and response.finish_reason == "stop"
     usage = response.usage
     assert (usage.input_tokens, usage.output_tokens, usage.total_tokens) == (40, 12, 52)
@@ -98,7 +94,7 @@ def test_tool_round_trip_uses_function_call_items_and_strict_false_tools():
         {"type": "function_call", "call_id": "call_1", "name": "add", "arguments": '{"a": 2, "b": 3}'},
         {"type": "function_call_output", "call_id": "call_1", "output": "5"}]
     for body in (first, second):
-        conforms(ResponseCreateParamsNonStreaming, body)
+        check_responses_request(body)
     assert response.text == "5"
 
 
@@ -111,7 +107,7 @@ def test_history_without_refs_pairs_calls_and_outputs_and_keeps_assistant_text()
     assistant, call, output = body["input"][1:]
     assert assistant == {"type": "message", "role": "assistant", "content": "Let me add."}
     assert call["call_id"] == output["call_id"] and json.loads(output["output"]) == {"sum": 2}
-    conforms(ResponseCreateParamsNonStreaming, body)
+    check_responses_request(body)
 
 
 def test_structured_output_is_strict_in_text_format_and_the_added_nulls_are_removed():
@@ -123,7 +119,7 @@ def test_structured_output_is_strict_in_text_format_and_the_added_nulls_are_remo
     assert body["text"] == {"format": {"type": "json_schema", "name": "output", "strict": True, "schema": {
         "type": "object", "additionalProperties": False, "required": ["city", "zip"],
         "properties": {"city": {"type": "string"}, "zip": {"type": ["string", "null"]}}}}}
-    conforms(ResponseCreateParamsNonStreaming, body)
+    check_responses_request(body)
     assert response.output == {"city": "Paris"}  # the null strict mode asked for is not the author's data
     assert response.custom == {"structuredOutput": "native-strict"}
 
@@ -150,7 +146,7 @@ def test_media_parts_as_the_responses_api_takes_them(media, expected):
     message = Message.model_validate({"role": "user", "content": [{"text": "What is this?"}, {"media": media}]})
     body = to_body(GenerateRequest(messages=[message]), "gpt-5-mini")
     assert body["input"][0]["content"] == [{"type": "input_text", "text": "What is this?"}, expected]
-    conforms(ResponseCreateParamsNonStreaming, body)
+    check_responses_request(body)
 
 
 @pytest.mark.parametrize("media", [{"url": "https://x.test/a.wav", "contentType": "audio/wav"},
@@ -173,7 +169,7 @@ def test_dotprompts_own_config_keys_are_not_sent():
     message = Message.model_validate({"role": "user", "content": [{"text": "hi"}]})
     body = to_body(GenerateRequest(messages=[message], config={"cacheControl": True, "temperature": 0.2}), "gpt-5-mini")
     assert "cacheControl" not in body and body["temperature"] == 0.2
-    conforms(ResponseCreateParamsNonStreaming, body)
+    check_responses_request(body)
 
 
 def test_streaming_body_conforms():
@@ -181,7 +177,7 @@ def test_streaming_body_conforms():
                               output=OutputConfig(format="json", schema={"type": "object"}, constrained=True))
     body = to_body(request, "gpt-5-mini", stream=True)
     assert body["stream"] is True
-    conforms(ResponseCreateParamsStreaming, body)
+    check_responses_request(body)
 
 
 # -- replies -----------------------------------------------------------------------------------------
@@ -194,7 +190,7 @@ def test_reasoning_items_become_reasoning_parts_and_go_back_verbatim():
     first_reply = response.messages[1]
     assert first_reply.content[0].reasoning == "Adding."
     assert server.body(1)["input"][1] == reasoning  # returned as it came, before its function call
-    conforms(ResponseCreateParamsNonStreaming, server.body(1))
+    check_responses_request(server.body(1))
 
 
 def test_a_reasoning_item_goes_back_before_the_message_it_led_to():
@@ -206,7 +202,7 @@ def test_a_reasoning_item_goes_back_before_the_message_it_led_to():
     sent = server.body(1)["input"]
     assert [i["type"] for i in sent] == ["message", "reasoning", "message", "message"]
     assert sent[1] == reasoning and sent[2] == {"type": "message", "role": "assistant", "content": "Hi."}
-    conforms(ResponseCreateParamsNonStreaming, server.body(1))
+    check_responses_request(server.body(1))
 
 
 def test_incomplete_and_refused_replies_have_their_finish_reasons():
@@ -263,7 +259,7 @@ def test_streamed_text_arrives_in_chunks_and_the_completed_event_gives_the_reply
     assert chunks == ["Hel", "lo", " there"]
     assert response.text == "Hello there" and response.usage.total_tokens == 52
     assert server.body(0)["stream"] is True
-    conforms(ResponseCreateParamsStreaming, server.body(0))
+    check_responses_request(server.body(0))
 
 
 def test_streamed_tool_call_arguments_build_up_and_the_loop_runs_the_tool():

@@ -16,6 +16,7 @@ from .cache import LRU
 from .document import Problems, PromptSource, parse_source, report_to
 from .errors import PromptFileError
 from .files import Stamp, decode, digest_of, file_stamp, read_snapshot
+from .identity import PromptIdentity
 from .handlebars import KNOWN_HELPERS, HandlebarsEngine, HandlebarsTemplate, file_engine
 from .metadata import LibraryDefaults, convert_schemas, render_fields
 from .schemas import CompiledSchema, SchemaRegistry, compile_validator
@@ -47,6 +48,7 @@ class CompiledPrompt:
     digest: str | None = None  # content hash of the file bytes it was compiled from
     depends: tuple[Dependency, ...] = ()  # partial files read while compiling
     checked_at: float = 0.0  # time.monotonic() when its bytes were last hashed against the file
+    identity: PromptIdentity | None = None  # name, variant and the hash of its text and partials
 
 
 @dataclass

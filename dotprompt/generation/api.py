@@ -8,8 +8,10 @@ from collections.abc import AsyncIterator, Awaitable, Coroutine, Sequence
 from typing import Any, TypeVar
 
 from ..errors import UsageError
+from ..identity import PromptIdentity
 from ..models.registry import resolve_model
 from ..settings import check_max_turns
+from ..telemetry import tracing
 from ..tools import Tool
 from ..types import GenerateRequest
 from .formatting import plan_output
@@ -25,7 +27,8 @@ T = TypeVar("T")
 
 def prepare(options: GenerateActionOptions | GenerateOptions, *, library: ToolLookup | None = None,
             tools: Sequence[Any] = (), use: Sequence[Any] = (), output_type: Any = None, model: Any = None,
-            on_chunk: ChunkCallback | None = None) -> tuple[GenerateActionOptions, Runtime]:
+            on_chunk: ChunkCallback | None = None,
+            identity: PromptIdentity | None = None) -> tuple[GenerateActionOptions, Runtime]:
     """Plain options plus the live objects they name; every misuse raises here, before any model call."""
     live_tools: list[Any] = [t for t in tools if not isinstance(t, str)]
     named_tools = [t for t in tools if isinstance(t, str)]
@@ -47,7 +50,9 @@ def prepare(options: GenerateActionOptions | GenerateOptions, *, library: ToolLo
     layers = [*live_use, *(_named_middleware(n, library) for n in [*options.use, *named_use])]
     runtime = Runtime(model=resolved_model, tools=tool_map, plan=plan, output_type=output_type_of(output_type),
                       generate_hooks=[h for h in map(generate_hook, layers) if h is not None],
-                      model_hooks=[h for h in map(model_hook, layers) if h is not None], on_chunk=on_chunk)
+                      model_hooks=[h for h in map(model_hook, layers) if h is not None], on_chunk=on_chunk,
+                      trace=tracing(identity, resolved_model.name, stream=on_chunk is not None,
+                                    output_format=plan.format_name))
     return options.model_copy(update={"tools": list(tool_map), "model": resolved_model.name}), runtime
 
 
@@ -83,10 +88,12 @@ def _named_middleware(entry: str, library: ToolLookup | None) -> Any:
 
 async def generate(options: GenerateActionOptions | GenerateOptions | None = None, /, *,
                    library: ToolLookup | None = None, tools: Sequence[Any] = (), use: Sequence[Any] = (),
-                   output_type: Any = None, on_chunk: ChunkCallback | None = None, **kwargs: Any) -> GenerateResponse:
+                   output_type: Any = None, on_chunk: ChunkCallback | None = None, identity: PromptIdentity | None = None,
+                   **kwargs: Any) -> GenerateResponse:
     """Run the model <-> tool loop to a validated result. Pass options, or GenerateOptions fields as keywords.
 
-    With an options object, `model=` may still name or give the model to use instead of the options' one."""
+    With an options object, `model=` may still name or give the model to use instead of the options' one.
+    `identity` names the prompt being run, for its spans (`Prompt.generate` passes it)."""
     model = None
     if options is None:
         options = GenerateOptions(**kwargs)
@@ -95,8 +102,10 @@ async def generate(options: GenerateActionOptions | GenerateOptions | None = Non
         if kwargs:
             raise UsageError(f"pass either an options object or keywords, not both ({', '.join(kwargs)})")
     action, runtime = prepare(options, library=library, tools=tools, use=use, output_type=output_type, model=model,
-                              on_chunk=on_chunk)
-    return await Loop(runtime).run(action)
+                              on_chunk=on_chunk, identity=identity)
+    response = await Loop(runtime).run(action)
+    response.identity = identity
+    return response
 
 
 def preview_request(options: GenerateActionOptions | GenerateOptions | None = None, /, *,

@@ -25,6 +25,7 @@ from ..errors import (
 )
 from ..models.base import Model
 from ..schemas import CompiledSchema, json_path
+from ..telemetry import NO_TRACING
 from ..tools import Tool, to_jsonable
 from ..types import GenerateRequest, Message, ModelChunk, ModelResponse, OutputConfig, Part, ToolRequest, ToolResponse
 from .formatting import OutputPlan
@@ -46,6 +47,7 @@ class Runtime:
     generate_hooks: list[Any] = field(default_factory=list)
     model_hooks: list[Any] = field(default_factory=list)
     on_chunk: ChunkCallback | None = None
+    trace: Any = NO_TRACING  # spans of this run (telemetry.tracing); NO_TRACING records nothing
 
 
 @dataclass
@@ -68,14 +70,16 @@ class Loop:
         self._turn_chain = chain(runtime.generate_hooks, self._turn)
 
     async def run(self, options: GenerateActionOptions) -> GenerateResponse:
-        if options.resume is not None:
-            options = await self._resume(options)
-        return await self._turn_chain(TurnEnvelope(options, 0, self._index))
+        with self.rt.trace.run(options) as span:
+            if options.resume is not None:
+                options = await self._resume(options)
+            return span.ended(await self._turn_chain(TurnEnvelope(options, 0, self._index)))
 
     # -- one turn ------------------------------------------------------------------------------
 
     async def _turn(self, envelope: TurnEnvelope) -> GenerateResponse:
         opts = envelope.request
+        self.rt.trace.turn = envelope.current_turn
         messages = self.rt.plan.inject(opts.messages)
         request = self.request(opts, messages)
         reply = await self._call_model(request)
@@ -115,7 +119,8 @@ class Loop:
             model = model_override.get() or self.rt.model
             if req.tools and not model.info.tools:
                 log.warning("model %s does not support tools; sending %d tool definitions anyway", model.name, len(req.tools))
-            return await model.generate(req, on_chunk)
+            with self.rt.trace.chat(req, model) as span:
+                return span.ended(await model.generate(req, on_chunk))
 
         if not self.rt.model_hooks:
             return await end(request)
@@ -167,9 +172,10 @@ class Loop:
                         restarting: bool = False) -> _ToolResult:
         tool = self.rt.tools.get(request.name)
         try:
-            if tool is None:
-                raise LookupError(f"unknown tool {request.name!r}; available: {', '.join(self.rt.tools) or 'none'}")
-            return _ToolResult(request, output=to_jsonable(await tool.run(request.input)))
+            with self.rt.trace.tool(request, tool) as span:
+                if tool is None:
+                    raise LookupError(f"unknown tool {request.name!r}; available: {', '.join(self.rt.tools) or 'none'}")
+                return _ToolResult(request, output=span.ended(to_jsonable(await tool.run(request.input))))
         except Interrupt as interrupt:
             if restarting:
                 raise GenerationResponseError(f"tool {request.name!r} interrupted again while being restarted",

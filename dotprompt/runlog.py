@@ -1,7 +1,9 @@
 """The run log: every run, kept in a SQLite file in the user's data folder (like `llm logs`).
 
-One table, `runs`, one row per run (columns: `COLUMNS`), and `runs_fts`, an FTS5 index over its
-text when this SQLite has FTS5 (`dotprompt logs --search` falls back to LIKE without it). The file
+One table, `runs`, one row per run (columns: `COLUMNS`; those in `JSON_COLUMNS` hold JSON), and
+`runs_fts`, an FTS5 index of each run's words (every string in its prompt name, model, input,
+messages, output and error) when this SQLite has FTS5; `dotprompt logs --search` falls back to
+LIKE over the stored text without it. The file
 is in WAL mode, so any number of processes write and read it at once; a write waits at most
 `RUNLOG_BUSY_SECONDS` for another writer.
 
@@ -34,7 +36,7 @@ from .errors import RunLogError
 from .redact import known_secrets, redact
 from .settings import RUNLOG_BUSY_SECONDS, RUNLOG_MAX_FIELD_CHARS, RunLogSettings
 
-__all__ = ["COLUMNS", "TEXT_COLUMNS", "LogQuery", "RunLog", "get_run", "has_fts", "list_runs", "open_run_log",
+__all__ = ["COLUMNS", "JSON_COLUMNS", "TEXT_COLUMNS", "LogQuery", "RunLog", "get_run", "has_fts", "list_runs", "open_run_log",
            "search_runs"]
 
 log = logging.getLogger("dotprompt.runlog")
@@ -49,7 +51,8 @@ COLUMNS: dict[str, str] = {
     "cost": "REAL",  # filled when the run's cost is known (see runrecord.py); NULL otherwise
     "latency_ms": "REAL",
 }
-TEXT_COLUMNS = ("prompt", "input", "request", "response", "output", "error")  # what search looks through
+JSON_COLUMNS = ("context", "partials", "input", "request", "response", "output", "repair_details", "usage")
+TEXT_COLUMNS = ("prompt", "model", "input", "request", "response", "output", "error")  # what search looks through
 _SCHEMA_VERSION = 1
 _PRUNE_EVERY = 100  # inserts between two retention passes
 _BATCH = 500  # entries written per transaction at most
@@ -61,15 +64,12 @@ def _schema(fts: bool) -> list[str]:
                   "CREATE INDEX IF NOT EXISTS runs_started ON runs (started)",
                   "CREATE INDEX IF NOT EXISTS runs_prompt ON runs (prompt, started)"]
     if fts:
-        text = ", ".join(TEXT_COLUMNS)
-        new = ", ".join(f"new.{c}" for c in TEXT_COLUMNS)
-        old = ", ".join(f"old.{c}" for c in TEXT_COLUMNS)
+        # Its own copy of the words, not the JSON: in JSON a line break is `\n`, which the tokenizer
+        # would glue to the next word ("\nTotal" -> "nTotal"), and then "Total" would not be found.
         statements += [
-            f"CREATE VIRTUAL TABLE IF NOT EXISTS runs_fts USING fts5({text}, content='runs', content_rowid='id')",
-            f"CREATE TRIGGER IF NOT EXISTS runs_ai AFTER INSERT ON runs BEGIN "
-            f"INSERT INTO runs_fts (rowid, {text}) VALUES (new.id, {new}); END",
-            f"CREATE TRIGGER IF NOT EXISTS runs_ad AFTER DELETE ON runs BEGIN "
-            f"INSERT INTO runs_fts (runs_fts, rowid, {text}) VALUES ('delete', old.id, {old}); END"]
+            "CREATE VIRTUAL TABLE IF NOT EXISTS runs_fts USING fts5(text)",
+            "CREATE TRIGGER IF NOT EXISTS runs_ad AFTER DELETE ON runs BEGIN "
+            "DELETE FROM runs_fts WHERE rowid = old.id; END"]
     return statements
 
 
@@ -169,15 +169,17 @@ class RunLog:
         if self._db is None:
             self._db = _connect(self.path)
         secrets = known_secrets()  # read the environment once per batch, not per field
-        rows = [_stored(entry, secrets) for entry in batch]
-        names = ", ".join(COLUMNS)
-        marks = ", ".join("?" for _ in COLUMNS)
         db = self._db
+        fts = _has_table(db, "runs_fts")
         db.execute("BEGIN IMMEDIATE")
         try:
-            db.executemany(f"INSERT OR IGNORE INTO runs ({names}) VALUES ({marks})",
-                           [[row.get(c) for c in COLUMNS] for row in rows])
-            self._since_prune += len(rows)
+            for entry in batch:
+                row = _stored(entry, secrets)
+                cursor = db.execute(_INSERT, [row.get(c) for c in COLUMNS])
+                if fts and cursor.rowcount:
+                    db.execute("INSERT INTO runs_fts (rowid, text) VALUES (?, ?)",
+                               (cursor.lastrowid, _cut(redact(_words(entry), secrets))))
+            self._since_prune += len(batch)
             if self._since_prune >= _PRUNE_EVERY:
                 self._prune(db)
             db.execute("COMMIT")
@@ -206,18 +208,36 @@ class RunLog:
                         "to stop logging.", self.path, what)
 
 
+_INSERT = f"INSERT OR IGNORE INTO runs ({', '.join(COLUMNS)}) VALUES ({', '.join('?' for _ in COLUMNS)})"
+
+
 def _stored(entry: Mapping[str, Any], secrets: list[str]) -> dict[str, Any]:
-    """The entry as columns: JSON for structures, every text redacted and cut to size."""
+    """The entry as columns: JSON where JSON_COLUMNS say, every text redacted and cut to size."""
     out = {}
     for name, value in entry.items():
         if name not in COLUMNS:
             continue
-        if value is not None and COLUMNS[name].startswith("TEXT") and not isinstance(value, str):
+        if value is not None and name in JSON_COLUMNS:
             value = json.dumps(value, ensure_ascii=False, default=str)
         if isinstance(value, str):
             value = _cut(redact(value, secrets))
         out[name] = value
     return out
+
+
+def _words(entry: Mapping[str, Any]) -> str:
+    """Every string of the entry's searchable columns, one per line: what full-text search indexes."""
+    found: list[str] = []
+    stack = [entry.get(name) for name in reversed(TEXT_COLUMNS)]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, str):
+            found.append(value)
+        elif isinstance(value, Mapping):
+            stack.extend(reversed(list(value.values())))
+        elif isinstance(value, (list, tuple)):
+            stack.extend(reversed(value))
+    return "\n".join(found)
 
 
 def _cut(text: str) -> str:
@@ -309,7 +329,7 @@ def list_runs(path: Path, query: LogQuery = LogQuery()) -> list[dict[str, Any]]:
         if db is None:
             return []
         rows = db.execute(f"SELECT * FROM runs WHERE {where} ORDER BY id DESC{_limit(query)}", values).fetchall()
-        return [dict(row) for row in rows]
+        return [_decoded(row) for row in rows]
 
 
 def get_run(path: Path, run: int) -> dict[str, Any] | None:
@@ -317,13 +337,15 @@ def get_run(path: Path, run: int) -> dict[str, Any] | None:
         if db is None:
             return None
         row = db.execute("SELECT * FROM runs WHERE id = ?", (run,)).fetchone()
-        return dict(row) if row is not None else None
+        return _decoded(row) if row is not None else None
 
 
 def search_runs(path: Path, text: str, query: LogQuery = LogQuery()) -> tuple[list[dict[str, Any]], bool]:
     """Runs whose text holds every word of `text`, best match first; and whether FTS5 did the search
     (without it, every word is looked for with LIKE: slower, in date order)."""
     words = text.split()
+    if not words:
+        return list_runs(path, query), has_fts()
     where, values = query.where()
     with _reading(path) as db:
         if db is None:
@@ -332,9 +354,9 @@ def search_runs(path: Path, text: str, query: LogQuery = LogQuery()) -> tuple[li
             phrase = " ".join('"' + word.replace('"', '""') + '"' for word in words)  # words, never FTS syntax
             try:
                 rows = db.execute(f"SELECT runs.* FROM runs_fts JOIN runs ON runs.id = runs_fts.rowid "
-                                  f"WHERE runs_fts MATCH ? AND {where} ORDER BY rank{_limit(query)}",
+                                  f"WHERE runs_fts MATCH ? AND {where} ORDER BY runs_fts.rank{_limit(query)}",
                                   [phrase, *values]).fetchall()
-                return [dict(row) for row in rows], True
+                return [_decoded(row) for row in rows], True
             except sqlite3.OperationalError as exc:
                 if "fts5" not in str(exc):
                     raise
@@ -342,10 +364,20 @@ def search_runs(path: Path, text: str, query: LogQuery = LogQuery()) -> tuple[li
         patterns = [_like(word) for word in words for _ in TEXT_COLUMNS]
         rows = db.execute(f"SELECT * FROM runs WHERE {' AND '.join([*likes, where])} ORDER BY id DESC{_limit(query)}",
                           [*patterns, *values]).fetchall()
-        return [dict(row) for row in rows], False
+        return [_decoded(row) for row in rows], False
 
 
 _LIKE_ANY = "(" + " OR ".join(f"{c} LIKE ? ESCAPE '\\'" for c in TEXT_COLUMNS) + ")"
+
+
+def _decoded(row: sqlite3.Row) -> dict[str, Any]:
+    """A stored run as a dict, its JSON columns parsed (a field cut to size stays the text it was)."""
+    out = dict(row)
+    for name in JSON_COLUMNS:
+        if isinstance(out.get(name), str):
+            with contextlib.suppress(ValueError):
+                out[name] = json.loads(out[name])
+    return out
 
 
 def _has_table(db: sqlite3.Connection, name: str) -> bool:

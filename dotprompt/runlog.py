@@ -120,6 +120,7 @@ class RunLog:
         self._idle = threading.Condition()
         self._thread: threading.Thread | None = None
         self._db: sqlite3.Connection | None = None
+        self._using = threading.Lock()  # held while the connection writes, so `close` never cuts a write
         self._broken = False  # the file cannot be used: drop entries without trying again
         self._warned = False
         self._since_prune = _PRUNE_EVERY  # prune on the first write
@@ -146,6 +147,13 @@ class RunLog:
                 self._idle.wait(left)
         return True
 
+    def close(self) -> None:
+        """Close the file (its WAL is folded back into it); a later `add` opens it again."""
+        with self._using:
+            if self._db is not None:
+                self._db.close()
+                self._db = None
+
     def _write_forever(self) -> None:
         while True:
             batch = [self._queue.get()]
@@ -155,9 +163,11 @@ class RunLog:
                 except queue.Empty:
                     break
             try:
-                self._write(batch)
-            except Exception as exc:  # noqa: BLE001 - whatever the file does, the runs go on
-                self._failed(exc)
+                with self._using:
+                    try:
+                        self._write(batch)
+                    except Exception as exc:  # noqa: BLE001 - whatever the file does, the runs go on
+                        self._failed(exc)
             finally:
                 with self._idle:
                     self._pending -= len(batch)
@@ -265,7 +275,8 @@ def open_run_log(settings: RunLogSettings) -> RunLog | None:
 @atexit.register
 def _flush_all() -> None:
     for run_log in list(_logs.values()):
-        run_log.flush(timeout=10.0)
+        if run_log.flush(timeout=10.0):
+            run_log.close()
 
 
 # -- reading ------------------------------------------------------------------------------------

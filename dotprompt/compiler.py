@@ -16,8 +16,8 @@ from .cache import LRU
 from .document import Problems, PromptSource, parse_source, report_to
 from .errors import PromptFileError
 from .files import Stamp, decode, digest_of, file_stamp, read_snapshot
-from .identity import PromptIdentity
 from .handlebars import KNOWN_HELPERS, HandlebarsEngine, HandlebarsTemplate, file_engine
+from .identity import PromptIdentity
 from .metadata import LibraryDefaults, convert_schemas, render_fields
 from .schemas import CompiledSchema, SchemaRegistry, compile_validator
 from .template import (

@@ -43,9 +43,9 @@ from .handlebars import HandlebarsEngine, file_engine
 from .identity import PromptIdentity, content_hash
 from .metadata import LibraryDefaults, merge, options_metadata, render_fields
 from .prompt import Prompt
+from .runlog import open_run_log
 from .runtime import RuntimeRegistry
 from .schemas import SchemaLike, SchemaRegistry
-from .runlog import open_run_log
 from .settings import RenderBudget, RunLogSettings, run_log_settings
 from .settings import render_budget as resolve_budget
 from .template import make_environment, with_line_offset

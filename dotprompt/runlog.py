@@ -166,7 +166,7 @@ class RunLog:
                 with self._using:
                     try:
                         self._write(batch)
-                    except Exception as exc:  # noqa: BLE001 - whatever the file does, the runs go on
+                    except Exception as exc:
                         self._failed(exc)
             finally:
                 with self._idle:

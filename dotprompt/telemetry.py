@@ -253,9 +253,9 @@ def _request_attributes(config: dict[str, Any]) -> dict[str, Any]:
     out = {}
     for key, attribute in _REQUEST_ATTRIBUTES.items():
         value = config.get(key)
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            out[f"gen_ai.request.{attribute}"] = value
-        elif key == "stopSequences" and isinstance(value, list) and all(isinstance(v, str) for v in value):
+        number = isinstance(value, (int, float)) and not isinstance(value, bool)
+        words = key == "stopSequences" and isinstance(value, list) and all(isinstance(v, str) for v in value)
+        if number or words:
             out[f"gen_ai.request.{attribute}"] = value
     return out
 

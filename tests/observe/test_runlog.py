@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sqlite3
 import time
 from pathlib import Path
@@ -97,10 +98,8 @@ def test_search_finds_words_of_any_message_and_filters_apply(logged):
     lib, path = logged
     prompt = lib.load("invoice")
     for text, reply in (("apples\nKiwi: 3", '{"total": 3}'), ("pears", '{"total": 4}'), ("plums", "nothing")):
-        try:
+        with contextlib.suppress(OutputValidationError):
             asyncio.run(prompt.generate({"text": text}, model=ScriptedModel([reply], name="m1")))
-        except OutputValidationError:
-            pass
     flushed(lib)
     found, indexed = search_runs(path, "apples")
     assert indexed and [r["input"]["text"] for r in found] == ["apples\nKiwi: 3"]
@@ -155,7 +154,8 @@ def test_retention_keeps_the_newest_runs_and_drops_old_ones(tmp_path):
 def test_a_huge_field_is_cut_with_a_note(tmp_path):
     path = tmp_path / "big.db"
     log = RunLog(RunLogSettings(path))
-    log.add({"run_id": "big", "started": time.time(), "source": "api", "status": "ok", "error": "x" * (RUNLOG_MAX_FIELD_CHARS + 10)})
+    huge = "x" * (RUNLOG_MAX_FIELD_CHARS + 10)
+    log.add({"run_id": "big", "started": time.time(), "source": "api", "status": "ok", "error": huge})
     assert log.flush()
     (run,) = list_runs(path)
     assert run["error"].endswith("... [10 more characters not logged]")

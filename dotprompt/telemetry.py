@@ -32,7 +32,7 @@ from typing import Any
 from . import __version__
 from .errors import Interrupt, ModelError
 from .identity import PromptIdentity
-from .redact import redact
+from .redact import known_secrets, redact
 from .settings import trace_content, tracing_enabled
 from .types import GenerateRequest, Message, ModelResponse, Part, ToolRequest, Usage
 
@@ -129,6 +129,7 @@ class RunTracing:
         self.stream = stream
         self.output_format = output_format
         self.content = content
+        self.secrets = known_secrets() if content else []  # read the environment once per run, not per message
         self.turn = 0  # the loop sets it as each turn starts
         self.usages: list[Usage | None] = []
         self.response_model: str | None = None
@@ -145,7 +146,7 @@ class RunTracing:
             if self.output_format in _OUTPUT_TYPES:
                 attributes["gen_ai.output.type"] = _OUTPUT_TYPES[self.output_format]
         if self.content:
-            attributes.update(_input_content(options.messages))
+            attributes.update(_input_content(options.messages, self.secrets))
         name = f"invoke_agent {identity.name}" if identity is not None and identity.name else "invoke_agent"
         return _Span(self, name, "INTERNAL", attributes, self._run_ended)
 
@@ -156,7 +157,7 @@ class RunTracing:
                                       "dotprompt.stream": self.stream}
         attributes.update(_request_attributes(request.config))
         if self.content:
-            attributes.update(_input_content(request.messages))
+            attributes.update(_input_content(request.messages, self.secrets))
         return _Span(self, f"chat {name}", "CLIENT", attributes, lambda span, reply: self._chat_ended(span, reply, name))
 
     def tool(self, request: ToolRequest, tool: Any) -> _Span:
@@ -168,7 +169,7 @@ class RunTracing:
         if description:
             attributes["gen_ai.tool.description"] = description
         if self.content:
-            attributes["gen_ai.tool.call.arguments"] = _json(request.input)
+            attributes["gen_ai.tool.call.arguments"] = _json(request.input, self.secrets)
         return _Span(self, f"execute_tool {request.name}", "INTERNAL", attributes, self._tool_ended)
 
     # -- results ---------------------------------------------------------------------------------
@@ -185,7 +186,7 @@ class RunTracing:
         span.set_attribute("gen_ai.response.finish_reasons", [reply.finish_reason])
         _set_usage(span, reply.usage)
         if self.content:
-            span.set_attribute("gen_ai.output.messages", _output_messages(reply.message, reply.finish_reason))
+            span.set_attribute("gen_ai.output.messages", _output_messages(reply.message, reply.finish_reason, self.secrets))
 
     def _run_ended(self, span: Any, response: Any) -> None:
         span.set_attribute("gen_ai.response.finish_reasons", [response.finish_reason])
@@ -195,11 +196,12 @@ class RunTracing:
             span.set_attribute("gen_ai.response.model", self.response_model)
         _set_usage(span, Usage.total(self.usages))
         if self.content:
-            span.set_attribute("gen_ai.output.messages", _output_messages(response.message, response.finish_reason))
+            span.set_attribute("gen_ai.output.messages",
+                               _output_messages(response.message, response.finish_reason, self.secrets))
 
     def _tool_ended(self, span: Any, output: Any) -> None:
         if self.content:
-            span.set_attribute("gen_ai.tool.call.result", _json(output))
+            span.set_attribute("gen_ai.tool.call.result", _json(output, self.secrets))
 
 
 class _Span:
@@ -272,22 +274,22 @@ def _set_usage(span: Any, usage: Usage | None) -> None:
 
 # -- content, in the conventions' message shape (opt-in only) ------------------------------------
 
-def _json(value: Any) -> str:
-    return redact(json.dumps(value, ensure_ascii=False, default=str))
+def _json(value: Any, secrets: list[str]) -> str:
+    return redact(json.dumps(value, ensure_ascii=False, default=str), secrets)
 
 
-def _input_content(messages: list[Message]) -> dict[str, str]:
+def _input_content(messages: list[Message], secrets: list[str]) -> dict[str, str]:
     system = [_part(p) for m in messages if m.role == "system" for p in m.content]
     others = [{"role": _ROLES[m.role], "parts": [_part(p) for p in m.content]} for m in messages if m.role != "system"]
-    out = {"gen_ai.input.messages": _json(others)}
+    out = {"gen_ai.input.messages": _json(others, secrets)}
     if system:
-        out["gen_ai.system_instructions"] = _json(system)
+        out["gen_ai.system_instructions"] = _json(system, secrets)
     return out
 
 
-def _output_messages(message: Message, finish_reason: str) -> str:
+def _output_messages(message: Message, finish_reason: str, secrets: list[str]) -> str:
     return _json([{"role": _ROLES[message.role], "parts": [_part(p) for p in message.content],
-                   "finish_reason": finish_reason}])
+                   "finish_reason": finish_reason}], secrets)
 
 
 def _part(part: Part) -> dict[str, Any]:

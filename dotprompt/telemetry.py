@@ -89,10 +89,8 @@ def tracing(identity: PromptIdentity | None, model: str, *, stream: bool = False
 
 def _tracer() -> Any:
     global _cached
-    if not tracing_enabled():
-        return None
     api = sys.modules.get("opentelemetry.trace")  # not imported by the application: no SDK can be installed
-    if api is None:
+    if api is None or not tracing_enabled():
         return None
     provider = api.get_tracer_provider()
     if isinstance(provider, (api.ProxyTracerProvider, api.NoOpTracerProvider)):

@@ -37,8 +37,9 @@ class PromptIdentity:
     @classmethod
     def of(cls, name: str | None, variant: str | None, source: str,
            partials: Iterable[tuple[str, str]] = ()) -> PromptIdentity:
-        """The identity of a prompt text and the (name, content hash) of each partial it read."""
-        own = content_hash(source)
+        """The identity of a prompt text and the (name, content hash) of each partial it read. A leading
+        byte order mark is not part of the text (the file renders the same with or without it)."""
+        own = content_hash(source.removeprefix("\ufeff"))
         used = tuple(sorted(dict(partials).items()))
         whole = json.dumps([own, used], separators=(",", ":"))
         return cls(name, variant, content_hash(whole)[:HASH_CHARS], tuple((n, h[:HASH_CHARS]) for n, h in used))

@@ -167,3 +167,25 @@ def test_batch_rows_and_recorded_test_cases_are_logged(tmp_path, cli_env):
     assert all(r["context"]["mode"] == "record" and r["prompt_hash"] == identity.hash for r in tests)
     recordings = (tmp_path / "prompts" / "__recordings__" / "yesno.jsonl").read_text().splitlines()
     assert all(json.loads(line)["prompt"] == {"name": "yesno", "hash": identity.hash} for line in recordings)
+
+
+def test_processes_writing_at_once_log_every_row_exactly_once(tmp_path, cli_env):
+    import subprocess
+    import sys
+
+    project(tmp_path)
+    env = {**cli_env, "DOTPROMPT_LOG_PATH": str(tmp_path / "shared.db")}
+    batches = []
+    for number in range(3):
+        rows = tmp_path / f"rows{number}.jsonl"
+        rows.write_text("".join(f'{{"answer": "p{number}-{n}"}}\n' for n in range(60)))
+        batches.append(subprocess.Popen(
+            [sys.executable, "-m", "dotprompt.cli", "run", "yesno", "--dir", "prompts", "--input-file", rows.name,
+             "--output", f"out{number}.jsonl", "--concurrency", "64"],
+            cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+    for batch in batches:
+        _, stderr = batch.communicate(timeout=180)
+        assert batch.returncode == 0 and "60 succeeded" in stderr and "the run log" not in stderr, stderr
+    runs = [json.loads(line) for line in dotprompt("logs", "--json", cwd=tmp_path, env=env).stdout.splitlines()]
+    answers = sorted(r["input"]["answer"] for r in runs)
+    assert answers == sorted(f"p{number}-{n}" for number in range(3) for n in range(60))

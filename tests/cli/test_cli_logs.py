@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 
 import pytest
 from cli_process import dotprompt
@@ -170,9 +172,6 @@ def test_batch_rows_and_recorded_test_cases_are_logged(tmp_path, cli_env):
 
 
 def test_processes_writing_at_once_log_every_row_exactly_once(tmp_path, cli_env):
-    import subprocess
-    import sys
-
     project(tmp_path)
     env = {**cli_env, "DOTPROMPT_LOG_PATH": str(tmp_path / "shared.db")}
     batches = []

@@ -181,13 +181,15 @@ class RunTracing:
         response_id = raw.get("id") or raw.get("responseId")
         if isinstance(response_id, str):
             span.set_attribute("gen_ai.response.id", response_id)
-        span.set_attribute("gen_ai.response.finish_reasons", [reply.finish_reason])
+        if reply.finish_reason:  # Genkit leaves it out when the model gave none
+            span.set_attribute("gen_ai.response.finish_reasons", [reply.finish_reason])
         _set_usage(span, reply.usage)
         if self.content:
             span.set_attribute("gen_ai.output.messages", _output_messages(reply.message, reply.finish_reason, self.secrets))
 
     def _run_ended(self, span: Any, response: Any) -> None:
-        span.set_attribute("gen_ai.response.finish_reasons", [response.finish_reason])
+        if response.finish_reason:
+            span.set_attribute("gen_ai.response.finish_reasons", [response.finish_reason])
         span.set_attribute("dotprompt.turns", self.turn + 1)
         span.set_attribute("dotprompt.output.repairs", len(response.output_repairs))
         if self.response_model is not None:
@@ -285,9 +287,11 @@ def _input_content(messages: list[Message], secrets: list[str]) -> dict[str, str
     return out
 
 
-def _output_messages(message: Message, finish_reason: str, secrets: list[str]) -> str:
-    return _json([{"role": _ROLES[message.role], "parts": [_part(p) for p in message.content],
-                   "finish_reason": finish_reason}], secrets)
+def _output_messages(message: Message, finish_reason: str | None, secrets: list[str]) -> str:
+    out: dict[str, Any] = {"role": _ROLES[message.role], "parts": [_part(p) for p in message.content]}
+    if finish_reason:
+        out["finish_reason"] = finish_reason
+    return _json([out], secrets)
 
 
 def _part(part: Part) -> dict[str, Any]:

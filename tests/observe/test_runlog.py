@@ -63,7 +63,7 @@ def test_a_run_is_logged_with_its_prompt_identity_request_response_and_usage(log
     assert run["input"] == {"text": "A\nTotal: 7"} and run["output"] == {"total": 7} == response.output
     assert run["request"]["messages"][0]["content"][0]["text"].startswith("Answer in JSON.")
     roles = [m["role"] for m in run["response"]["messages"]]
-    assert roles == ["model", "tool", "model"] and run["finish_reason"] == "stop"
+    assert roles == ["model", "tool", "model"] and run["finish_reason"] == response.finish_reason
     # The response's usage, as the loop reports it for the run (its spans sum every call: see test_telemetry).
     assert (run["input_tokens"], run["output_tokens"]) == (response.usage.input_tokens, response.usage.output_tokens)
     assert run["usage"] == response.usage.to_dict() and run["input_tokens"] >= 30

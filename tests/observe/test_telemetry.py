@@ -62,6 +62,11 @@ def broken(a: int) -> int:
 PROMPT = "---\nmodel: openai/gpt-4o-mini\nconfig: {temperature: 0.2, maxOutputTokens: 50}\n---\nAdd {{ x }} and 2."
 
 
+def stop(text):
+    """A reply that says why it stopped (a plain scripted text gives no finish reason)."""
+    return {"message": {"role": "model", "content": [{"text": text}]}, "finishReason": "stop"}
+
+
 def prompt(folder, text=PROMPT, name="adder"):
     folder.write(f"{name}.prompt", text)
     folder.write("_note.prompt", "Be brief.")
@@ -83,7 +88,7 @@ def test_a_tool_loop_is_one_run_span_over_model_calls_and_tool_runs(folder):
     adder = prompt(folder)
     usage = Usage(input_tokens=10, output_tokens=4, cached_content_tokens=3)
     model = ScriptedModel([[tool_call("add", {"a": 1, "b": 2}, ref="r1"), tool_call("add", {"a": 3, "b": 4}, ref="r2")],
-                           "it is 3 and 7"], name="openai/gpt-4o-mini", usage=usage)
+                           stop("it is 3 and 7")], name="openai/gpt-4o-mini", usage=usage)
     response = asyncio.run(adder.generate({"x": 1}, model=model, tools=[add]))
     found = spans()
     assert tree(found) == [("invoke_agent adder", None), ("chat gpt-4o-mini", "invoke_agent adder"),
@@ -142,7 +147,7 @@ def test_a_stream_has_the_same_tree_and_says_it_streamed(folder):
 
 
 def test_a_retried_model_call_is_two_chat_spans_the_first_failed(folder):
-    model = ScriptedModel([ModelError("overloaded", status=503, provider="openai", retryable=True), "fine"],
+    model = ScriptedModel([ModelError("overloaded", status=503, provider="openai", retryable=True), stop("fine")],
                           name="openai/gpt-4o-mini")
     response = asyncio.run(prompt(folder).generate({"x": 1}, model=model, use=[retry(initial_delay=0.001)]))
     assert response.text == "fine"
@@ -176,7 +181,7 @@ def test_content_only_when_asked_and_never_a_key(folder, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-0123456789abcdef")
     text = ('---\nmodel: openai/gpt-4o-mini\n---\n{{ role("system") }}{% include "note" %}\n'
             '{{ role("user") }}key {{ x }} at https://bob:hunter22@example.com/')
-    model = ScriptedModel([[tool_call("add", {"a": 1, "b": 2}, ref="r")], "done"], name="openai/gpt-4o-mini")
+    model = ScriptedModel([[tool_call("add", {"a": 1, "b": 2}, ref="r")], stop("done")], name="openai/gpt-4o-mini")
     asyncio.run(prompt(folder, text).generate({"x": "sk-test-0123456789abcdef"}, model=model, tools=[add]))
     run, chat, tool_span, _ = spans()
     sent = chat.attributes["gen_ai.input.messages"]

@@ -112,7 +112,7 @@ class RunLog:
 
     def __init__(self, settings: RunLogSettings) -> None:
         assert settings.path is not None
-        self.path = settings.path
+        self.path = settings.path.expanduser().absolute()  # a later chdir must not move the log
         self.keep_runs = settings.keep_runs
         self.keep_days = settings.keep_days
         self._queue: queue.SimpleQueue[dict[str, Any]] = queue.SimpleQueue()
@@ -264,7 +264,7 @@ def open_run_log(settings: RunLogSettings) -> RunLog | None:
     """The log for these settings (one per file in a process, shared by every library), or None when off."""
     if settings.path is None:
         return None
-    key = settings.path.expanduser().absolute()
+    key = settings.path.expanduser().absolute()  # one writer per file, however the path was spelled
     with _logs_lock:
         found = _logs.get(key)
         if found is None:

@@ -50,7 +50,7 @@ def project_library(directory: str | os.PathLike[str], *, log: bool | None = Non
     settings, root = project_settings()
     lib = PromptLibrary(directory, default_model=settings.get("default_model"),
                         render_budget=render_budget(project=settings),
-                        log=run_log_settings(log, default=log_default, project=settings))
+                        log=run_log_settings(log, default=log_default, project=settings, root=root))
     for entry in settings.get("tools", []):
         for found in _tools_in(_import(str(entry), root)):
             lib.define_tool(found)

@@ -296,12 +296,15 @@ class RunLogSettings:
 
 
 def run_log_settings(log: bool | str | os.PathLike[str] | None = None, *, default: bool = False,
-                     project: Mapping[str, Any] | None = None) -> RunLogSettings:
+                     project: Mapping[str, Any] | None = None, root: Path | None = None) -> RunLogSettings:
     """The run log for a library or command: `log` (True/False, or a database path) over DOTPROMPT_LOG /
-    DOTPROMPT_LOG_PATH over `[tool.dotprompt]` log / log_path (`project`) over `default` (on for the CLI)."""
+    DOTPROMPT_LOG_PATH over `[tool.dotprompt]` log / log_path (`project`; a relative log_path is relative
+    to `root`, the folder of its pyproject.toml) over `default` (on for the CLI)."""
     project = project or {}
     enabled = _flag("DOTPROMPT_LOG", project.get("log"), default)
-    path = os.environ.get("DOTPROMPT_LOG_PATH") or project.get("log_path") or None
+    path = os.environ.get("DOTPROMPT_LOG_PATH") or None
+    if path is None and project.get("log_path"):
+        path = (root or Path.cwd()) / Path(str(project["log_path"])).expanduser()
     if isinstance(log, (str, os.PathLike)):
         enabled, path = True, log
     elif log is not None:

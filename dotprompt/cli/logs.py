@@ -65,8 +65,8 @@ def run(args: argparse.Namespace) -> int:
 
 def log_path() -> Path:
     """The run log file this project writes to (even when logging is turned off now)."""
-    settings, _ = project_settings()
-    found = run_log_settings(True, project=settings).path
+    settings, root = project_settings()
+    found = run_log_settings(True, project=settings, root=root).path
     assert found is not None  # logging asked for: a path always comes back
     return found
 

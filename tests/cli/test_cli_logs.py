@@ -188,3 +188,18 @@ def test_processes_writing_at_once_log_every_row_exactly_once(tmp_path, cli_env)
     runs = [json.loads(line) for line in dotprompt("logs", "--json", cwd=tmp_path, env=env).stdout.splitlines()]
     answers = sorted(r["input"]["answer"] for r in runs)
     assert answers == sorted(f"p{number}-{n}" for number in range(3) for n in range(60))
+
+
+def test_the_project_table_sets_the_file_and_can_turn_logging_off(tmp_path, cli_env):
+    project(tmp_path)
+    env = {k: v for k, v in cli_env.items() if k not in ("DOTPROMPT_LOG", "DOTPROMPT_LOG_PATH")}
+    pyproject = tmp_path / "pyproject.toml"
+    pyproject.write_text('[tool.dotprompt]\nprompts_dir = "prompts"\nlog_path = "runs/project.db"\n')
+    assert dotprompt("run", "yesno", "--input", '{"answer": "yes"}', cwd=tmp_path, env=env).returncode == 0
+    assert (tmp_path / "runs" / "project.db").is_file()
+    assert len(table_rows(dotprompt("logs", cwd=tmp_path, env=env).stdout)) == 1
+    (tmp_path / "prompts" / "sub").mkdir()  # a relative log_path is the project's, wherever the command runs
+    assert len(table_rows(dotprompt("logs", cwd=tmp_path / "prompts" / "sub", env=env).stdout)) == 1
+    pyproject.write_text('[tool.dotprompt]\nprompts_dir = "prompts"\nlog_path = "runs/project.db"\nlog = false\n')
+    assert dotprompt("run", "yesno", "--input", '{"answer": "no"}', cwd=tmp_path, env=env).returncode == 0
+    assert len(table_rows(dotprompt("logs", cwd=tmp_path, env=env).stdout)) == 1

@@ -12,12 +12,14 @@ from typing import Any
 
 __version__ = "0.1.0"
 
-_EAGER = frozenset({".errors", ".library", ".loader", ".prompt", ".rendered", ".types"})
+_EAGER = frozenset({".errors", ".identity", ".library", ".loader", ".prompt", ".rendered", ".types"})
 
 _API: dict[str, tuple[str, ...]] = {
     ".errors": ("DotpromptError", "GenerationError", "GenerationResponseError", "InputProblem", "InputValidationError",
                 "Interrupt", "InvalidPromptNameError", "ModelError", "OutputValidationError", "PicoschemaError",
-                "PromptFileError", "PromptNotFoundError", "RenderError", "SchemaError", "ToolExecutionError", "UsageError"),
+                "PromptFileError", "PromptNotFoundError", "RenderError", "RunLogError", "SchemaError", "ToolExecutionError",
+                "UsageError"),
+    ".identity": ("PromptIdentity",),
     ".library": ("PromptInfo", "PromptLibrary"),
     ".loader": ("default_library", "load_prompt"),
     ".prompt": ("Prompt",),

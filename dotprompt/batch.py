@@ -33,6 +33,7 @@ from .errors import BatchInputError, BatchOutputError, DotpromptError, OutputVal
 from .models.registry import default_model_name
 from .prompt import Prompt
 from .redact import redact, redact_data
+from .runrecord import log_source
 
 
 @dataclass(frozen=True)
@@ -357,7 +358,8 @@ async def _run_rows(prompt: Prompt, todo: list[Row], output: Path, concurrency: 
 
         async def one(row: Row) -> None:
             async with limit:
-                record, cost = await _run_row(prompt, row, model, name)
+                with log_source("batch", output=str(output), key=row.key, row=row.number):
+                    record, cost = await _run_row(prompt, row, model, name)
                 record = redact_data(record)
             report.add_cost(cost)
             _append(fd, _encode(record))  # no key reaches the file, whatever an error (or a provider echoing one) said
@@ -402,6 +404,8 @@ async def _run_row(prompt: Prompt, row: Row, model: str | None, name: str) -> tu
     except Exception as exc:  # one row's surprise (a malformed reply, a bug) must not stop the batch
         record["error"] = {"type": type(exc).__name__, "message": str(exc)}
     else:
+        if response.identity is not None:
+            record["prompt"] = response.identity.to_dict()  # the exact text this row's answer came from
         output = response.output
         record["output"] = output.model_dump(mode="json") if hasattr(output, "model_dump") else output
         if response.output_repairs:
@@ -411,5 +415,16 @@ async def _run_row(prompt: Prompt, row: Row, model: str | None, name: str) -> tu
         cost = price_response(name, response)
         if cost.usd is not None:
             record["cost_usd"] = float(cost.usd)
+    if "prompt" not in record:
+        record["prompt"] = _identity_now(prompt)
     record["latency_ms"] = round((time.perf_counter() - started) * 1000, 1)
     return record, cost
+
+
+def _identity_now(prompt: Prompt) -> dict[str, Any] | None:
+    """The prompt's identity for a row that failed (a file broken since the batch began has none)."""
+    try:
+        identity = prompt.identity
+    except DotpromptError:
+        return None
+    return identity.to_dict() if identity is not None else None

@@ -17,6 +17,7 @@ from .document import Problems, PromptSource, parse_source, report_to
 from .errors import PromptFileError
 from .files import Stamp, decode, digest_of, file_stamp, read_snapshot
 from .handlebars import KNOWN_HELPERS, HandlebarsEngine, HandlebarsTemplate, file_engine
+from .identity import PromptIdentity
 from .metadata import LibraryDefaults, convert_schemas, render_fields
 from .schemas import CompiledSchema, SchemaRegistry, compile_validator
 from .template import (
@@ -47,6 +48,7 @@ class CompiledPrompt:
     digest: str | None = None  # content hash of the file bytes it was compiled from
     depends: tuple[Dependency, ...] = ()  # partial files read while compiling
     checked_at: float = 0.0  # time.monotonic() when its bytes were last hashed against the file
+    identity: PromptIdentity | None = None  # name, variant and the hash of its text and partials
 
 
 @dataclass

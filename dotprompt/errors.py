@@ -19,6 +19,7 @@
      ├── RecordingMissingError    a replayed prompt test has no recording for a request
      ├── CaseFailedError          a prompt test case failed under pytest (also an AssertionError)
      ├── LocalSetupError          `dotprompt local setup` failed: names the log
+     ├── RunLogError              `dotprompt logs` cannot read the run log file (corrupt, not SQLite)
      └── GenerationError          a run failed; `.response` and `.messages` keep everything produced
           ├── GenerationResponseError  the loop stopped (status ABORTED: too many tool turns, ...)
           ├── OutputValidationError    the final output is not JSON or fails its schema
@@ -67,6 +68,7 @@ __all__ = [
     "PromptNotFoundError",
     "RecordingMissingError",
     "RenderError",
+    "RunLogError",
     "SchemaError",
     "TestFileError",
     "ToolExecutionError",
@@ -344,6 +346,10 @@ class LocalSetupError(DotpromptError):
     def __init__(self, message: str, *, log_path: Path | None = None) -> None:
         self.log_path = log_path
         super().__init__(message)
+
+
+class RunLogError(DotpromptError):
+    """The run log (`dotprompt logs`) cannot be read. Writing to it never raises: runs go on unlogged."""
 
 
 class Interrupt(Exception):  # noqa: N818 - it is a signal, not an error

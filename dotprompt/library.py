@@ -40,11 +40,13 @@ from .document import USE_HINT, PromptSource, parse_source, use_arguments
 from .errors import DotpromptError, InvalidPromptNameError, PromptFileError, PromptNotFoundError
 from .files import FileChangingError, Snapshot, decode, file_stamp, read_settled, read_snapshot
 from .handlebars import HandlebarsEngine, file_engine
+from .identity import PromptIdentity, content_hash
 from .metadata import LibraryDefaults, merge, options_metadata, render_fields
 from .prompt import Prompt
+from .runlog import open_run_log
 from .runtime import RuntimeRegistry
 from .schemas import SchemaLike, SchemaRegistry
-from .settings import RenderBudget
+from .settings import RenderBudget, RunLogSettings, run_log_settings
 from .settings import render_budget as resolve_budget
 from .template import make_environment, with_line_offset
 from .types import ToolDefinition
@@ -73,19 +75,24 @@ class PromptLibrary:
                  schemas: Mapping[str, SchemaLike] | None = None, partial_resolver: PartialResolver | None = None,
                  schema_resolver: Callable[[str], Any] | None = None, default_model: str | None = None,
                  model_configs: Mapping[str, Mapping[str, Any]] | None = None,
-                 render_budget: RenderBudget | Mapping[str, Any] | None = None) -> None:
+                 render_budget: RenderBudget | Mapping[str, Any] | None = None,
+                 log: bool | str | os.PathLike[str] | RunLogSettings | None = None) -> None:
         if engine not in ENGINES:
             raise DotpromptError(f"unknown template engine {engine!r}; available: {', '.join(ENGINES)}")
         self.directory = Path(directory) if directory is not None else None
         self.engine = engine
         self.render_budget = resolve_budget(render_budget)  # what one render may spend (settings.RenderBudget)
+        # Where runs of its prompts are logged (None: not logged): `log=True`, a database path, or DOTPROMPT_LOG=1.
+        self.run_log = open_run_log(log if isinstance(log, RunLogSettings) else run_log_settings(log))
         self._schemas = SchemaRegistry(schemas, schema_resolver)
         self._partial_resolver = partial_resolver
         self._runtime = RuntimeRegistry()
         self._defaults = LibraryDefaults(default_model, model_configs, self._runtime.tool_definition)
         self._partials: dict[str, str] = {}
         self._partial_asts: LRU[Any] = LRU(settings.PARTIAL_CACHE_SIZE)
-        self._reading = threading.local()  # .depends: partial files read by the compile running on this thread
+        # .depends: partial files read by the compile running on this thread; .partials: every partial it
+        # read (files, definitions, resolver) with its content hash, for the prompt's identity
+        self._reading = threading.local()
         self._prompts: dict[tuple[str, str | None], Prompt] = {}
         self._lock = threading.RLock()
         self._revision = 0  # bumped by every define_*; prompts compiled at an older revision recompile
@@ -316,9 +323,13 @@ class PromptLibrary:
                  stamp: Any) -> CompiledPrompt:
         ctx = CompileContext(self._env, self._schemas, self._defaults, self._partial_source, self._revision,
                              self._partial_asts, self.engine, self._handlebars)
-        compiled = compile_prompt(text, path, name, variant, ctx, stamp)
+        self._reading.partials = used = {}
+        try:
+            compiled = compile_prompt(text, path, name, variant, ctx, stamp)
+        finally:
+            self._reading.partials = None
         self._check_use_arguments(compiled.source)
-        return compiled
+        return dataclasses.replace(compiled, identity=PromptIdentity.of(name, variant, text, used.items()))
 
     def _check_use_arguments(self, src: PromptSource) -> None:
         """Arguments given to built-in middleware in `use:` must fit its signature, checked at load."""
@@ -365,6 +376,14 @@ class PromptLibrary:
         return self._partial_body(text, path), path, uptodate
 
     def _partial_text(self, name: str) -> tuple[str, str | None, Callable[[], bool]] | None:
+        """(file text, filename, uptodate) of a partial, noted for the identity of the prompt being compiled."""
+        found = self._find_partial(name)
+        used = getattr(self._reading, "partials", None)
+        if found is not None and used is not None:
+            used[name] = content_hash(found[0])
+        return found
+
+    def _find_partial(self, name: str) -> tuple[str, str | None, Callable[[], bool]] | None:
         """(file text, filename, uptodate) of a partial: definitions, then `_name.prompt` files, then the resolver."""
         if name in self._partials:
             revision = self._revision

@@ -13,7 +13,7 @@ from typing import Any
 from .errors import UsageError
 from .library import PromptLibrary
 from .prompt import Prompt
-from .settings import env_prompts_dir, project_settings, render_budget
+from .settings import env_prompts_dir, project_settings, render_budget, run_log_settings
 
 _libraries: dict[Path, PromptLibrary] = {}
 _lock = threading.Lock()
@@ -41,13 +41,16 @@ def default_library(directory: str | os.PathLike[str] | None = None) -> PromptLi
         return _libraries[path]
 
 
-def project_library(directory: str | os.PathLike[str]) -> PromptLibrary:
+def project_library(directory: str | os.PathLike[str], *, log: bool | None = None,
+                    log_default: bool = False) -> PromptLibrary:
     """A library for `directory` set up from `[tool.dotprompt]`: `default_model`, the render budget
-    (`render_max_chars`, `render_max_seconds`), and `tools` — modules
+    (`render_max_chars`, `render_max_seconds`), the run log (`log`, `log_path`, `log_keep_*`; `log_default`
+    when nothing says: the commands log, the Python API does not), and `tools` — modules
     (dotted names, or .py paths relative to pyproject.toml) whose Tool objects are registered."""
     settings, root = project_settings()
     lib = PromptLibrary(directory, default_model=settings.get("default_model"),
-                        render_budget=render_budget(project=settings))
+                        render_budget=render_budget(project=settings),
+                        log=run_log_settings(log, default=log_default, project=settings, root=root))
     for entry in settings.get("tools", []):
         for found in _tools_in(_import(str(entry), root)):
             lib.define_tool(found)

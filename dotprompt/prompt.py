@@ -15,6 +15,7 @@ from .budget import HINT, BudgetExceededError, metering
 from .compiler import CompiledPrompt
 from .errors import DotpromptError, InputValidationError, RenderError, UsageError
 from .handlebars import HandlebarsTemplate
+from .identity import PromptIdentity
 from .markers import Markers, to_messages
 from .rendered import RenderedPrompt
 from .schemas import CompiledSchema, compile_validator
@@ -65,6 +66,11 @@ class Prompt:
         return current
 
     @property
+    def identity(self) -> PromptIdentity | None:
+        """Name, variant and content hash of the prompt's current text and partials (see `PromptIdentity`)."""
+        return self.compiled.identity
+
+    @property
     def metadata(self) -> dict[str, Any]:
         """Frontmatter-shaped metadata with schemas as JSON Schema."""
         return self.compiled.meta
@@ -86,7 +92,7 @@ class Prompt:
                 raise InputValidationError(self._label(), problems)
         messages = self._render_messages(compiled, data, context, _messages(history))
         fields = {**fields, "config": dict(fields["config"]), "metadata": dict(fields["metadata"])}
-        return construct(RenderedPrompt, messages=messages, **fields)
+        return construct(RenderedPrompt, messages=messages, identity=compiled.identity, **fields)
 
     def _render_messages(self, compiled: CompiledPrompt, data: Any, context: Mapping[str, Any] | None,
                          history: list[Message]) -> list[Message]:
@@ -135,12 +141,9 @@ class Prompt:
 
         `overrides` replace fields of the compiled options: max_turns, tool_errors, resume,
         return_tool_requests, messages (e.g. to resume after an interrupt)."""
-        from .generation.api import generate
-
-        action = self._action(input, context, history, options, overrides)
-        return await generate(action, library=self.library, model=model, tools=tools,
-                              use=[*self._use_objects(), *use], output_type=output_type, on_chunk=on_chunk,
-                              context=context)
+        action, identity = self._action(input, context, history, options, overrides)
+        layers = [*self._use_objects(), *use]
+        return await self._run(action, identity, input, context, model, tools, layers, output_type, on_chunk)
 
     def __call__(self, input: Any = None, **kwargs: Any) -> GenerateResponse:
         """Sync form of `generate` (also works inside a running event loop)."""
@@ -153,23 +156,36 @@ class Prompt:
                model: Any = None, tools: Sequence[Any] = (), use: Sequence[Any] = (), output_type: Any = None,
                **overrides: Any) -> GenerateStream:
         """`async for chunk in prompt.stream(...)`: chunks across all turns, then the final response."""
-        from .generation.api import generate_stream
+        from .generation.api import GenerateStream
 
-        action = self._action(input, context, history, options, overrides)
-        return generate_stream(action, library=self.library, model=model, tools=tools,
-                               use=[*self._use_objects(), *use], output_type=output_type, context=context)
+        action, identity = self._action(input, context, history, options, overrides)
+        layers = [*self._use_objects(), *use]
+        return GenerateStream(lambda push: self._run(action, identity, input, context, model, tools, layers,
+                                                          output_type, push))
+
+    async def _run(self, action: GenerateActionOptions, identity: PromptIdentity | None, input: Any, context: Any,
+                   model: Any, tools: Sequence[Any], use: list[Any], output_type: Any,
+                   on_chunk: ChunkCallback | None) -> GenerateResponse:
+        from .generation.api import generate
+        from .runrecord import logged_run
+
+        with logged_run(self.library.run_log, identity, input, action, model) as logged:
+            return logged.ended(await generate(action, library=self.library, model=model, tools=tools, use=use,
+                                               output_type=output_type, on_chunk=on_chunk, context=context,
+                                               identity=identity))
 
     def _action(self, input: Any, context: Any, history: Any, options: Any,
-                overrides: dict[str, Any]) -> GenerateActionOptions:
-        from .generation.options import GenerateActionOptions, Resume
+                overrides: dict[str, Any]) -> tuple[GenerateActionOptions, PromptIdentity | None]:
+        """The rendered prompt as generate options (with the overrides), and the identity of the text rendered."""
+        from .generation.options import GenerateActionOptions, Resume, rendered_options
 
-        action = self.to_options(input, context=context, history=history, options=options)
+        rendered = self.render(input, context=context, history=history, options=options)
         unknown = set(overrides) - set(GenerateActionOptions.model_fields)
         if unknown:
             raise UsageError(f"unknown generate option(s): {', '.join(sorted(unknown))}")
         if "resume" in overrides and isinstance(overrides["resume"], Mapping):
             overrides["resume"] = Resume.model_validate(overrides["resume"])
-        return action.model_copy(update=overrides)
+        return rendered_options(rendered).model_copy(update=overrides), rendered.identity
 
     def _use_objects(self) -> list[Any]:
         """`use:` entries written as {name: {arguments}} become configured middleware objects."""

@@ -7,6 +7,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
+from .identity import PromptIdentity
 from .types import Message, ToolDefinition, construct
 
 ToolChoice = Literal["auto", "required", "none"]
@@ -64,6 +65,8 @@ class RenderedPrompt(BaseModel):
     metadata: dict[str, Any] = Field(default_factory=dict)
     ext: dict[str, dict[str, Any]] = Field(default_factory=dict)
     raw: dict[str, Any] = Field(default_factory=dict)
+    # Not part of the Dotprompt shape: which prompt text this came from (name, variant, content hash).
+    identity: PromptIdentity | None = Field(default=None, exclude=True)
 
     def to_dict(self) -> dict[str, Any]:
         """The camelCase Dotprompt JSON shape: the keys that were set, plus config, ext and metadata."""

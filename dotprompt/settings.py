@@ -5,7 +5,7 @@ reads a default, an environment variable or the project's table from here, never
 
     [tool.dotprompt]            in the nearest pyproject.toml (read by `project_settings`)
       prompts_dir, default_model, tools, providers.NAME.{base_url, api_key_env, timeout, headers, ...},
-      render_max_chars, render_max_seconds
+      render_max_chars, render_max_seconds, log, log_path, log_keep_runs, log_keep_days
     DOTPROMPT_DIR               the prompt folder (over prompts_dir)
     DOTPROMPT_MODEL             the model when none is named (over the local model)
     DOTPROMPT_TEST_MODE         record | replay | auto | live for `dotprompt test` and pytest
@@ -13,6 +13,12 @@ reads a default, an environment variable or the project's table from here, never
     DOTPROMPT_LOCAL_THREADS     llama-server threads (default: every core this process may use)
     DOTPROMPT_RENDER_MAX_CHARS  the render budget's text size (over render_max_chars)
     DOTPROMPT_RENDER_MAX_SECONDS  the render budget's time (over render_max_seconds)
+    DOTPROMPT_TRACING           0 turns OpenTelemetry spans off (they are on whenever an SDK is installed)
+    DOTPROMPT_TRACE_CONTENT     1 records message content on spans (also OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT)
+    DOTPROMPT_LOG               1 / 0: the run log on / off (over `log`; unset: the CLI logs, the Python API does not)
+    DOTPROMPT_LOG_PATH          the run log's SQLite file (over log_path; default $XDG_DATA_HOME/dotprompt/logs.db)
+    DOTPROMPT_LOG_KEEP_RUNS     runs the log keeps, the newest (over log_keep_runs; default 10,000)
+    DOTPROMPT_LOG_KEEP_DAYS     days the log keeps a run (over log_keep_days; default 90)
 """
 
 from __future__ import annotations
@@ -54,8 +60,14 @@ __all__ = [
     "RENDER_MAX_JSON_INDENT",
     "RENDER_MAX_SECONDS",
     "RETRYABLE_STATUSES",
+    "RUNLOG_BUSY_SECONDS",
+    "RUNLOG_KEEP_DAYS",
+    "RUNLOG_KEEP_RUNS",
+    "RUNLOG_MAX_FIELD_CHARS",
     "RenderBudget",
+    "RunLogSettings",
     "check_max_turns",
+    "default_log_path",
     "env_model",
     "env_prompts_dir",
     "env_test_mode",
@@ -65,6 +77,9 @@ __all__ = [
     "provider_section",
     "provider_sections",
     "render_budget",
+    "run_log_settings",
+    "trace_content",
+    "tracing_enabled",
     "valid_max_turns",
 ]
 
@@ -262,3 +277,97 @@ def local_threads(cores: int) -> int:
     if not value.isdigit() or int(value) < 1:
         raise UsageError(f"DOTPROMPT_LOCAL_THREADS must be a whole number of threads (1 or more), got {value!r}")
     return int(value)
+
+
+# -- observability: spans and the run log ---------------------------------------------------------
+
+_OFF = ("0", "false", "no", "off")
+_ON = ("1", "true", "yes", "on")
+# The GenAI conventions' content switch: instrumentations read "true", newer ones a mode name.
+_CONTENT_MODES = (*_ON, "span_only", "span_and_event")
+
+RUNLOG_KEEP_RUNS: Final = 10_000
+"""Runs the run log keeps (the newest); older ones are deleted as new ones arrive."""
+
+RUNLOG_KEEP_DAYS: Final = 90.0
+"""Days the run log keeps a run."""
+
+RUNLOG_MAX_FIELD_CHARS: Final = 1_000_000
+"""Characters one stored field (rendered request, response, output) may have; the rest is cut, with a note."""
+
+RUNLOG_BUSY_SECONDS: Final = 2.0
+"""How long a write waits for another process's lock on the run log before that batch of entries is dropped."""
+
+
+def tracing_enabled() -> bool:
+    """Spans are on unless DOTPROMPT_TRACING says 0/false/no/off."""
+    return os.environ.get("DOTPROMPT_TRACING", "").strip().lower() not in _OFF
+
+
+def trace_content() -> bool:
+    """Message content on spans: only when DOTPROMPT_TRACE_CONTENT or the conventions' variable opts in."""
+    own = os.environ.get("DOTPROMPT_TRACE_CONTENT", "").strip().lower()
+    if own:
+        return own in _ON
+    return os.environ.get("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "").strip().lower() in _CONTENT_MODES
+
+
+@dataclass(frozen=True)
+class RunLogSettings:
+    """Where the run log is and what it keeps; `path` None means logging is off."""
+
+    path: Path | None
+    keep_runs: int = RUNLOG_KEEP_RUNS
+    keep_days: float = RUNLOG_KEEP_DAYS
+
+
+def run_log_settings(log: bool | str | os.PathLike[str] | None = None, *, default: bool = False,
+                     project: Mapping[str, Any] | None = None, root: Path | None = None) -> RunLogSettings:
+    """The run log for a library or command: `log` (True/False, or a database path) over DOTPROMPT_LOG /
+    DOTPROMPT_LOG_PATH over `[tool.dotprompt]` log / log_path (`project`; a relative log_path is relative
+    to `root`, the folder of its pyproject.toml) over `default` (on for the CLI)."""
+    project = project or {}
+    enabled = _flag("DOTPROMPT_LOG", project.get("log"), default)
+    path = os.environ.get("DOTPROMPT_LOG_PATH") or None
+    if path is None and project.get("log_path"):
+        path = (root or Path.cwd()) / Path(str(project["log_path"])).expanduser()
+    if isinstance(log, (str, os.PathLike)):
+        enabled, path = True, log
+    elif log is not None:
+        enabled = bool(log)
+    keep_runs = _number("DOTPROMPT_LOG_KEEP_RUNS", project.get("log_keep_runs"), RUNLOG_KEEP_RUNS, int)
+    keep_days = _number("DOTPROMPT_LOG_KEEP_DAYS", project.get("log_keep_days"), RUNLOG_KEEP_DAYS, float)
+    if not enabled:
+        return RunLogSettings(None, keep_runs, keep_days)
+    return RunLogSettings(Path(path).expanduser() if path else default_log_path(), keep_runs, keep_days)
+
+
+def default_log_path() -> Path:
+    """`dotprompt/logs.db` in the user's data folder ($XDG_DATA_HOME, else ~/.local/share)."""
+    data = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(data) / "dotprompt" / "logs.db"
+
+
+def _flag(variable: str, project: Any, default: bool) -> bool:
+    value = os.environ.get(variable, "").strip().lower()
+    if value in _ON:
+        return True
+    if value in _OFF:
+        return False
+    if value:
+        raise UsageError(f"{variable} must be 1 or 0 (on or off), got {value!r}")
+    return default if project is None else bool(project)
+
+
+def _number(variable: str, project: Any, default: Any, kind: type) -> Any:
+    value = os.environ.get(variable, "").strip() or project
+    if value is None:
+        return default
+    try:
+        number = kind(value)
+    except (TypeError, ValueError):
+        number = None
+    if number is None or number < 1:
+        raise UsageError(f"{variable} (or [tool.dotprompt] {variable[10:].lower()}) must be a number of at least 1, "
+                         f"got {value!r}")
+    return number

@@ -3,6 +3,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,15 @@ import pytest
 from dotprompt import PromptLibrary
 
 ROOT = Path(__file__).resolve().parent.parent
+
+# `dotprompt run` logs every run to the user's data folder: the tests' runs go to a folder of their own.
+for _name in ("DOTPROMPT_LOG", "DOTPROMPT_LOG_PATH"):
+    os.environ.pop(_name, None)
+DATA_HOME = os.environ["XDG_DATA_HOME"] = tempfile.mkdtemp(prefix="dotprompt-tests-data-")
+
+
+def pytest_sessionfinish(session, exitstatus):
+    shutil.rmtree(DATA_HOME, ignore_errors=True)
 
 
 @pytest.fixture

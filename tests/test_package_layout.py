@@ -17,15 +17,16 @@ PACKAGE = ROOT / "dotprompt"
 # Floors from the ground up; a module may import its own floor or lower ones, never higher.
 # (generation sits below prompt/library: Prompt.generate runs the loop, the loop never needs a Prompt.)
 FLOORS: list[tuple[str, ...]] = [
-    ("errors", "types", "settings", "redact", "shutdown", "cache", "files", "budget"),
+    ("errors", "types", "settings", "redact", "shutdown", "cache", "files", "budget", "identity"),
     ("document", "picoschema", "schemas", "fastcheck", "template", "markers", "rendered", "metadata", "runtime",
      "handlebars", "formats"),
-    ("compiler", "tools", "models.base", "models.registry", "models.config", "models.doubles", "models.local_paths",
+    ("compiler", "tools", "telemetry", "runlog",
+     "models.base", "models.registry", "models.config", "models.doubles", "models.local_paths",
      "models.http", "models.media", "models.gemini_schema", "models.shape", "models.strict_schema", "models",
      "models.token_auth", "cost"),
     ("models.openai", "models.anthropic", "models.gemini", "models.local", "models.local_server",
      "models.local_setup", "models.local_console", "generation",
-     "models.openai_responses", "models.azure", "models.vertex", "models.compatible"),
+     "models.openai_responses", "models.azure", "models.vertex", "models.compatible", "runrecord"),
     ("prompt", "library", "loader"),
     ("testing", "batch", "check", "evals"),
     ("cli",),

@@ -14,11 +14,11 @@ from types import ModuleType
 
 from ..errors import DotpromptError, OutputValidationError
 from ..shutdown import exit_on_sigterm
-from . import check, convert, eval, listing, local, render, run, schema, test
+from . import check, convert, eval, listing, local, logs, render, run, schema, test
 from .common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, CommandLineError
 
 # The order is the order of `dotprompt --help`.
-COMMANDS: tuple[ModuleType, ...] = (render, check, schema, run, test, eval, convert, listing, local)
+COMMANDS: tuple[ModuleType, ...] = (render, check, schema, run, test, eval, logs, convert, listing, local)
 
 __all__ = ["COMMANDS", "build_parser", "main"]
 

@@ -23,12 +23,14 @@ class CommandLineError(UsageError):
     failure of the command instead (exit 1, its message as it is)."""
 
 
-def library(directory: str | None) -> PromptLibrary:
-    """The project's library for `directory` (or the default folder); a missing folder is a CommandLineError."""
+def library(directory: str | None, *, log: bool | None = False) -> PromptLibrary:
+    """The project's library for `directory` (or the default folder); a missing folder is a CommandLineError.
+
+    `log=None`: the runs go to the run log unless a setting turns it off (commands that run prompts)."""
     path = prompts_dir(directory)
     if not path.is_dir():
         raise CommandLineError(f"prompt folder {str(path)!r} does not exist (pass --dir, or set DOTPROMPT_DIR)")
-    return project_library(path)
+    return project_library(path, log=log, log_default=True)
 
 
 def json_arg(value: str | None, flag: str) -> Any:

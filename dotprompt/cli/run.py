@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import GenerationError
+from ..runrecord import log_source
 from .common import EXIT_FAILED, EXIT_OK, CommandLineError, json_arg, library
 
 
@@ -28,6 +29,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument("--concurrency", type=int, default=8, help="with --input-file: rows run at once")
     parser.add_argument("--cost", action="store_true",
                         help="always show the run's cost on stderr, or why it is unknown (it is shown whenever known)")
+    parser.add_argument("--no-log", action="store_true", help="do not add this run (or these rows) to the run log")
     parser.add_argument("--dir")
     return parser
 
@@ -35,7 +37,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     from ..generation.api import run_sync
 
-    prompt = library(args.dir).load(args.name, args.variant)
+    prompt = library(args.dir, log=False if args.no_log else None).load(args.name, args.variant)
     if args.input_file is not None:
         if args.tool_errors is not None:
             raise CommandLineError("--tool-errors applies to a single run; with --input-file a row's tool errors "
@@ -45,10 +47,11 @@ def run(args: argparse.Namespace) -> int:
     context = json_arg(args.context, "--context")
     overrides = {"tool_errors": args.tool_errors} if args.tool_errors else {}
     try:
-        if args.stream:
-            response = run_sync(_stream(prompt, inputs, context, args.model, overrides))
-        else:
-            response = prompt(inputs, context=context, model=args.model, **overrides)
+        with log_source("run"):
+            if args.stream:
+                response = run_sync(_stream(prompt, inputs, context, args.model, overrides))
+            else:
+                response = prompt(inputs, context=context, model=args.model, **overrides)
     except GenerationError as exc:  # the run failed after tools ran: their errors may be why
         _show_tool_errors(exc.messages)
         raise

@@ -33,6 +33,7 @@ class TestOptions:
     concurrency: int = 4
     junit: Path | None = None
     json: Path | None = None
+    log: bool = True  # cases that call a model (record, auto, live) go to the run log; replays never do
 
 
 def default_mode() -> Mode:
@@ -78,7 +79,9 @@ def run_tests(options: TestOptions, out: object = sys.stdout) -> int:
         searched = options.paths or [options.prompts_dir]
         print(f"dotprompt: error: {nothing_collected(searched, files, errors, options.keyword)}", file=sys.stderr)
     fancy = sys.stdout.isatty() and not os.environ.get("CI")
-    run = TestRun(project_library(options.prompts_dir), options.mode, options.model, options.concurrency)
+    log = None if options.log and options.mode != "replay" else False
+    run = TestRun(project_library(options.prompts_dir, log=log, log_default=True), options.mode, options.model,
+                  options.concurrency)
     summaries = _execute(run, cases, options, fancy)
     run.save()
     print_summary(summaries, out, fancy=fancy, repeated=options.repeat > 1)  # type: ignore[arg-type]
@@ -125,6 +128,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument("--concurrency", type=int, default=4)
     parser.add_argument("--junit", type=Path, help="write JUnit XML here")
     parser.add_argument("--json", type=Path, help="write results as JSON here")
+    parser.add_argument("--no-log", action="store_true", help="do not add the cases' runs to the run log")
     parser.add_argument("--dir", help=DIR_HELP)
     return parser
 
@@ -135,5 +139,5 @@ def run(args: argparse.Namespace) -> int:
     folder = prompts_dir(args.dir)
     options = TestOptions(paths=args.paths, prompts_dir=folder, mode=args.mode or default_mode(), keyword=args.keyword,
                           model=args.model, repeat=args.repeat, min_pass_rate=args.min_pass_rate,
-                          concurrency=args.concurrency, junit=args.junit, json=args.json)
+                          concurrency=args.concurrency, junit=args.junit, json=args.json, log=not args.no_log)
     return run_tests(options)

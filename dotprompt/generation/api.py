@@ -8,8 +8,10 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mappi
 from typing import Any, TypeVar
 
 from ..errors import UsageError
+from ..identity import PromptIdentity
 from ..models.registry import resolve_model
 from ..settings import check_max_turns
+from ..telemetry import tracing
 from ..tools import Tool, tool_from_definition
 from ..types import GenerateRequest, ToolDefinition
 from .formatting import plan_output
@@ -26,7 +28,8 @@ T = TypeVar("T")
 def prepare(options: GenerateActionOptions | GenerateOptions, *, library: ToolLookup | None = None,
             tools: Sequence[Any] = (), use: Sequence[Any] = (), output_type: Any = None, model: Any = None,
             on_chunk: ChunkCallback | None = None,
-            context: Mapping[str, Any] | None = None) -> tuple[GenerateActionOptions, Runtime]:
+            context: Mapping[str, Any] | None = None,
+            identity: PromptIdentity | None = None) -> tuple[GenerateActionOptions, Runtime]:
     """Plain options plus the live objects they name; every misuse raises here, before any model call."""
     live_tools: list[Any] = [t for t in tools if not isinstance(t, str)]
     named_tools = [t for t in tools if isinstance(t, str)]
@@ -52,7 +55,9 @@ def prepare(options: GenerateActionOptions | GenerateOptions, *, library: ToolLo
                       generate_hooks=[h for h in map(generate_hook, layers) if h is not None],
                       model_hooks=[h for h in map(model_hook, layers) if h is not None],
                       tool_hooks=[h for h in map(tool_hook, layers) if h is not None], on_chunk=on_chunk,
-                      context=dict(context or {}))
+                      context=dict(context or {}),
+                      trace=tracing(identity, resolved_model.name, stream=on_chunk is not None,
+                                    output_format=plan.format_name))
     return options.model_copy(update={"tools": list(tool_map), "model": resolved_model.name}), runtime
 
 
@@ -96,11 +101,13 @@ def _named_middleware(entry: str, library: ToolLookup | None) -> Any:
 async def generate(options: GenerateActionOptions | GenerateOptions | None = None, /, *,
                    library: ToolLookup | None = None, tools: Sequence[Any] = (), use: Sequence[Any] = (),
                    output_type: Any = None, on_chunk: ChunkCallback | None = None,
-                   context: Mapping[str, Any] | None = None, **kwargs: Any) -> GenerateResponse:
+                   context: Mapping[str, Any] | None = None, identity: PromptIdentity | None = None,
+                   **kwargs: Any) -> GenerateResponse:
     """Run the model <-> tool loop to a validated result. Pass options, or GenerateOptions fields as keywords.
 
     With an options object, `model=` may still name or give the model to use instead of the options' one.
-    `context` (auth and the like) reaches every tool through its ToolContext; it is never sent to the model."""
+    `context` (auth and the like) reaches every tool through its ToolContext; it is never sent to the model.
+    `identity` names the prompt being run, for its spans (`Prompt.generate` passes it)."""
     model = None
     if options is None:
         options = GenerateOptions(**kwargs)
@@ -109,8 +116,10 @@ async def generate(options: GenerateActionOptions | GenerateOptions | None = Non
         if kwargs:
             raise UsageError(f"pass either an options object or keywords, not both ({', '.join(kwargs)})")
     action, runtime = prepare(options, library=library, tools=tools, use=use, output_type=output_type, model=model,
-                              on_chunk=on_chunk, context=context)
-    return await Loop(runtime).run(action)
+                              on_chunk=on_chunk, context=context, identity=identity)
+    response = await Loop(runtime).run(action)
+    response.identity = identity
+    return response
 
 
 def preview_request(options: GenerateActionOptions | GenerateOptions | None = None, /, *,

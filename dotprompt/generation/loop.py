@@ -29,6 +29,7 @@ from ..errors import (
 )
 from ..models.base import Model
 from ..schemas import CompiledSchema, json_path
+from ..telemetry import NO_TRACING
 from ..tools import Tool, ToolContext
 from ..types import (
     FinishReason,
@@ -74,6 +75,7 @@ class Runtime:
     tool_hooks: list[Any] = field(default_factory=list)
     on_chunk: ChunkCallback | None = None
     context: Mapping[str, Any] = field(default_factory=dict)
+    trace: Any = NO_TRACING  # spans of this run (telemetry.tracing); NO_TRACING records nothing
 
 
 INTERRUPTED = "One or more tool calls resulted in interrupts."
@@ -93,17 +95,19 @@ class Loop:
         self._tool_chain = chain(runtime.tool_hooks, self._execute_tool)
 
     async def run(self, options: GenerateActionOptions) -> GenerateResponse:
-        if options.resume is not None:
-            resumed = await self._resume(options)
-            if isinstance(resumed, GenerateResponse):  # a restarted tool interrupted again: exit C
-                return resumed
-            options = resumed
-        return await self._turn_chain(TurnEnvelope(options, 0, self._index))
+        with self.rt.trace.run(options) as span:
+            if options.resume is not None:
+                resumed = await self._resume(options)
+                if isinstance(resumed, GenerateResponse):  # a restarted tool interrupted again: exit C
+                    return span.ended(resumed)
+                options = resumed
+            return span.ended(await self._turn_chain(TurnEnvelope(options, 0, self._index)))
 
     # -- one turn ------------------------------------------------------------------------------
 
     async def _turn(self, envelope: TurnEnvelope) -> GenerateResponse:
         opts = envelope.request
+        self.rt.trace.turn = envelope.current_turn
         messages = self.rt.plan.inject(opts.messages)
         request = self.request(opts, messages)
         reply = await self._call_model(request)
@@ -144,7 +148,8 @@ class Loop:
             model = model_override.get() or self.rt.model
             if req.tools and not model.info.tools:
                 log.warning("model %s does not support tools; sending %d tool definitions anyway", model.name, len(req.tools))
-            reply = await model.generate(req, on_chunk)
+            with self.rt.trace.chat(req, model) as span:
+                reply = span.ended(await model.generate(req, on_chunk))
             self.usages.append(reply.usage)
             return reply
 
@@ -227,11 +232,12 @@ class Loop:
         request = part.tool_request
         assert request is not None
         tool = self.rt.tools.get(request.name)
-        if tool is None:
-            raise LookupError(f"unknown tool {request.name!r}; available: {', '.join(self.rt.tools) or 'none'}")
-        metadata = part.metadata or {}
-        context = ToolContext(context=self.rt.context, resumed=metadata.get("resumed"), metadata=part.metadata)
-        result = await tool.run(request.input, context)
+        with self.rt.trace.tool(request, tool) as span:
+            if tool is None:
+                raise LookupError(f"unknown tool {request.name!r}; available: {', '.join(self.rt.tools) or 'none'}")
+            metadata = part.metadata or {}
+            context = ToolContext(context=self.rt.context, resumed=metadata.get("resumed"), metadata=part.metadata)
+            result = span.ended(await tool.run(request.input, context))
         return response_part(tool, request, result)
 
     async def _resume(self, opts: GenerateActionOptions) -> GenerateActionOptions | GenerateResponse:

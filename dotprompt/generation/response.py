@@ -10,6 +10,7 @@ from typing import Any
 from pydantic import Field
 
 from ..formats.types import LazyValue
+from ..identity import PromptIdentity
 from ..types import FinishReason, GenerateRequest, Message, Part, ToolRequest, Usage, WireModel
 
 
@@ -37,6 +38,7 @@ class GenerateResponse(WireModel):
     output_repairs: list[Any] = Field(default_factory=list, exclude=True)
     attempts: list[Attempt] = Field(default_factory=list, exclude=True)
     usage_per_call: list[Usage | None] = Field(default_factory=list, exclude=True)
+    identity: PromptIdentity | None = Field(default=None, exclude=True)  # the prompt run (name, variant, hash)
 
     @property
     def text(self) -> str:

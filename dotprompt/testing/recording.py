@@ -27,6 +27,7 @@ from typing import Any, Literal
 
 from ..errors import PromptFileError, RecordingMissingError
 from ..files import is_inside, read_snapshot
+from ..identity import PromptIdentity
 from ..models.base import Model, ModelInfo, OnChunk
 from ..redact import redact
 from ..types import GenerateRequest, ModelChunk, ModelResponse, Usage
@@ -54,6 +55,7 @@ class Entry:
     chunks: list[dict[str, Any]] | None = None
     source: str = "recorded"
     file: str | None = None  # the test file, unless it is the prompt's own (NAME.test.yaml)
+    prompt: dict[str, Any] | None = None  # the identity of the prompt recorded (name, variant, hash, partials)
 
     @property
     def identity(self) -> tuple[str | None, str, str]:
@@ -61,8 +63,9 @@ class Entry:
 
     def line(self) -> str:
         data = dataclasses.asdict(self)
-        if data["file"] is None:
-            del data["file"]  # the prompt's own test file: lines as they always were
+        for optional in ("file", "prompt"):
+            if data[optional] is None:
+                del data[optional]  # lines as they always were
         # Recordings are committed: a key a model or prompt happened to carry must not reach one.
         return redact(json.dumps(data, ensure_ascii=False, sort_keys=True))
 
@@ -175,12 +178,13 @@ class RecordingModel:
     """Stands in for the case's model: replays recorded calls, or calls the real model and records."""
 
     def __init__(self, name: str, store: RecordingStore, mode: Mode, case: str, real: Callable[[], Model],
-                 file: str | None = None) -> None:
+                 file: str | None = None, prompt: PromptIdentity | None = None) -> None:
         self.name = name
         self.store = store
         self.mode = mode
         self.case = case
         self.file = file  # the case's test file, None for the prompt's own (see Entry.file)
+        self.prompt = prompt  # written on each recording: which prompt text the reply answered
         self._real_factory = real
         self._real: Model | None = None
         self.stats = CallStats()
@@ -239,7 +243,8 @@ class RecordingModel:
         self._count(response, latency)
         if self.mode != "live":
             self.store.add(Entry(key, self.case, call, self.name, dataclasses.asdict(self.real.info), request.to_dict(),
-                                 response.to_dict(), latency, chunks or None, file=self.file))
+                                 response.to_dict(), latency, chunks or None, file=self.file,
+                                 prompt=self.prompt.to_dict() if self.prompt is not None else None))
         return response
 
     def _count(self, response: ModelResponse, latency_ms: float) -> None:

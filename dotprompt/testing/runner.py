@@ -16,6 +16,7 @@ from ..errors import DotpromptError, OutputValidationError, RecordingMissingErro
 from ..files import lexically_inside
 from ..library import PromptLibrary, check_name
 from ..models.registry import resolve_model
+from ..runrecord import log_source
 from .cases import TestCase
 from .expect import Observed, check, function_problems
 from .judge import judge_problems
@@ -137,13 +138,16 @@ class TestRun:
         try:
             prompt = self.library.load(case.prompt, case.variant)
             name = self.model_name(case, prompt.metadata.get("model"))
-            recorder = RecordingModel(name, store, self.mode, case.name, lambda: resolve_model(name), file)
+            recorder = RecordingModel(name, store, self.mode, case.name, lambda: resolve_model(name), file,
+                                      prompt=prompt.identity)
         except DotpromptError as exc:
             return CaseResult(case, False, [*corrupt, str(exc)])
         started = time.perf_counter()
         try:
-            response = await prompt.generate(case.input, context=case.context, history=case.history,
-                                             options={"config": case.config} if case.config else None, model=recorder)
+            with log_source("test", case=case.name, file=case.file, mode=self.mode):
+                response = await prompt.generate(case.input, context=case.context, history=case.history,
+                                                 options={"config": case.config} if case.config else None,
+                                                 model=recorder)
         except OutputValidationError as exc:
             reasons = [f"output does not match the output schema at {p.path}: {p.message}" for p in exc.problems]
             return self._result(case, False, [*corrupt, *recorder.stale, *reasons], recorder, exc.text,

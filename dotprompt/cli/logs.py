@@ -1,0 +1,208 @@
+"""`dotprompt logs`: the runs in the run log — list (filtered), one in full, full-text search, JSON lines."""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import re
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+from ..runlog import LogQuery, get_run, list_runs, search_runs
+from ..settings import project_settings, run_log_settings
+from .common import EXIT_FAILED, EXIT_OK, CommandLineError
+
+_RELATIVE = re.compile(r"^(\d+)\s*([mhdw])$")
+_UNITS = {"m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+DATE_HELP = "YYYY-MM-DD, YYYY-MM-DDTHH:MM (local time), or an age: 30m, 2h, 7d, 1w"
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    parser = subparsers.add_parser("logs", help="list, show, search and export the runs in the run log",
+                                   description="Runs of `dotprompt run`, batch rows, recorded test cases and "
+                                               "libraries made with log=True, newest first.")
+    parser.add_argument("run_id", nargs="?", type=int, metavar="ID", help="show this run (its ID in the list) in full")
+    parser.add_argument("-n", "--limit", type=int, help="at most N runs (default 20; with --json every run)")
+    parser.add_argument("-q", "--search", metavar="TEXT", help="only runs whose text holds every word of TEXT")
+    parser.add_argument("--prompt", help="only runs of this prompt (its name, e.g. billing/extract)")
+    parser.add_argument("--model", help="only runs on this model (its full name, e.g. openai/gpt-4o-mini)")
+    parser.add_argument("--status", choices=["ok", "error"], help="only runs that succeeded, or failed")
+    parser.add_argument("--source", choices=["run", "batch", "test", "api"], help="only runs started this way")
+    parser.add_argument("--since", help=f"only runs from then on: {DATE_HELP}")
+    parser.add_argument("--until", help=f"only runs before then: {DATE_HELP}")
+    parser.add_argument("--json", action="store_true", help="print each run whole, as one JSON line (export)")
+    parser.add_argument("--file", type=Path, help="read this log file (default: $DOTPROMPT_LOG_PATH, "
+                                                  "[tool.dotprompt] log_path, $XDG_DATA_HOME/dotprompt/logs.db)")
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    path = args.file or log_path()
+    if args.run_id is not None:
+        return _show(path, args.run_id, args.json)
+    if args.limit is not None and args.limit < 0:
+        raise CommandLineError("--limit must be 0 (no limit) or more")
+    limit = args.limit if args.limit is not None else (None if args.json else 20)
+    query = LogQuery(prompt=args.prompt, model=args.model, status=args.status, source=args.source,
+                     since=when(args.since, "--since"), until=when(args.until, "--until"), limit=limit or None)
+    if args.search is not None:
+        runs, indexed = search_runs(path, args.search, query)
+        if not indexed:
+            print("note: this Python's SQLite has no FTS5, so the search is a slower LIKE match, newest first",
+                  file=sys.stderr)
+    else:
+        runs = list_runs(path, query)
+    if args.json:
+        for found in runs:
+            print(json.dumps(found, ensure_ascii=False))
+        return EXIT_OK
+    print_table(runs, path)
+    return EXIT_OK
+
+
+def log_path() -> Path:
+    """The run log file this project writes to (even when logging is turned off now)."""
+    settings, root = project_settings()
+    found = run_log_settings(True, project=settings, root=root).path
+    assert found is not None  # logging asked for: a path always comes back
+    return found
+
+
+def when(value: str | None, flag: str) -> float | None:
+    """A --since/--until value as unix seconds."""
+    if value is None:
+        return None
+    relative = _RELATIVE.match(value.strip())
+    if relative:
+        return datetime.datetime.now().timestamp() - int(relative[1]) * _UNITS[relative[2]]
+    try:
+        return datetime.datetime.fromisoformat(value.strip()).timestamp()
+    except ValueError:
+        raise CommandLineError(f"{flag} {value!r}: not a date or an age ({DATE_HELP})") from None
+
+
+# -- the list -------------------------------------------------------------------------------------
+
+def print_table(runs: list[dict[str, Any]], path: Path) -> None:
+    if not runs:
+        print(f"no runs logged (the log is {path})")
+        return
+    width = max(shutil.get_terminal_size((120, 24)).columns, 80)
+    rows = [_columns(found) for found in runs]
+    header = ("ID", "WHEN", "SOURCE", "PROMPT", "MODEL", "STATUS", "TOKENS", "MS", "COST")
+    sizes = [max(len(header[i]), *(len(row[i]) for row in rows)) for i in range(len(header))]
+    line = "  ".join(h.ljust(s) for h, s in zip(header, sizes, strict=True))
+    print(f"{line}  RESULT")
+    for found, row in zip(runs, rows, strict=True):
+        left = "  ".join(value.rjust(s) if i in (0, 6, 7, 8) else value.ljust(s)
+                         for i, (value, s) in enumerate(zip(row, sizes, strict=True)))
+        print(f"{left}  {_preview(found, width - len(left) - 2)}")
+    print(f"({len(runs)} run{'s' if len(runs) != 1 else ''}, newest first, from {path}; "
+          f"`dotprompt logs ID` shows one in full)")
+
+
+def _columns(found: dict[str, Any]) -> tuple[str, ...]:
+    tokens = f"{_count(found.get('input_tokens'))}/{_count(found.get('output_tokens'))}"
+    status = found["status"] if found["status"] == "ok" else found.get("error_type") or "error"
+    latency = found.get("latency_ms")
+    cost = found.get("cost")
+    return (str(found["id"]), _local(found["started"]), found["source"], _prompt(found), found.get("model") or "-",
+            status, tokens, f"{latency:.0f}" if latency is not None else "-", f"${cost:.4f}" if cost is not None else "-")
+
+
+def _count(value: Any) -> str:
+    return str(value) if value is not None else "-"
+
+
+def _local(seconds: float) -> str:
+    return datetime.datetime.fromtimestamp(seconds).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def _prompt(found: dict[str, Any]) -> str:
+    name = found.get("prompt") or "-"
+    if found.get("variant"):
+        name += f".{found['variant']}"
+    return f"{name}@{found['prompt_hash'][:8]}" if found.get("prompt_hash") else name
+
+
+def _preview(found: dict[str, Any], width: int) -> str:
+    if found["status"] != "ok":
+        text = found.get("error") or ""
+    else:
+        output = found.get("output")
+        text = output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)
+    text = " ".join(text.split())
+    width = max(width, 20)
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+# -- one run in full -------------------------------------------------------------------------------
+
+def _show(path: Path, number: int, as_json: bool) -> int:
+    found = get_run(path, number)
+    if found is None:
+        print(f"dotprompt: no run {number} in {path} (`dotprompt logs` lists the runs kept)", file=sys.stderr)
+        return EXIT_FAILED
+    if as_json:
+        print(json.dumps(found, ensure_ascii=False, indent=2))
+        return EXIT_OK
+    for line in describe(found):
+        print(line)
+    return EXIT_OK
+
+
+def describe(found: dict[str, Any]) -> list[str]:
+    """One run as text: its facts, then input, the messages sent, the messages the run added, output, error."""
+    status = found["status"] if found["status"] == "ok" else f"error: {found.get('error_type')}"
+    partials = found.get("partials") or {}
+    lines = [f"run {found['id']}  {_local(found['started'])}  source: {found['source']}"
+             + (f"  {_context(found['context'])}" if found.get("context") else ""),
+             f"prompt   {_prompt(found)}" + (f"  (hash {found['prompt_hash']})" if found.get("prompt_hash") else ""),
+             *(f"         partial {name}@{digest}" for name, digest in sorted(partials.items())),
+             f"model    {found.get('model') or '-'}",
+             f"status   {status}  finish: {found.get('finish_reason') or '-'}  repairs: {found.get('repairs') or 0}",
+             f"usage    {_count(found.get('input_tokens'))} in / {_count(found.get('output_tokens'))} out  "
+             f"latency: {_columns(found)[7]} ms  cost: {_columns(found)[8]}"]
+    lines += _section("input", found.get("input"))
+    request = found.get("request") if isinstance(found.get("request"), dict) else {}
+    lines += _section("sent", _conversation(request.get("messages") or []))
+    response = found.get("response") if isinstance(found.get("response"), dict) else {}
+    lines += _section("received", _conversation(response.get("messages") or []) or response.get("text"))
+    if found["status"] == "ok":
+        lines += _section("output", found.get("output"))
+    for repair in found.get("repair_details") or []:
+        lines.append(f"repair: {repair}")
+    if found.get("error"):
+        lines += _section("error", found["error"])
+    return lines
+
+
+def _context(context: Any) -> str:
+    if not isinstance(context, dict):
+        return str(context)
+    return " ".join(f"{key}={value}" for key, value in context.items())
+
+
+def _section(title: str, value: Any) -> list[str]:
+    if value is None or value == "" or value == []:
+        return []
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, indent=2)
+    return [f"--- {title} ---", text]
+
+
+def _conversation(messages: list[Any]) -> str:
+    """Messages as `role: text` lines; tool calls and results as JSON."""
+    out = []
+    for message in messages:
+        if not isinstance(message, dict):
+            continue
+        for part in message.get("content") or []:
+            if not isinstance(part, dict):
+                continue
+            body = part["text"] if isinstance(part.get("text"), str) else json.dumps(
+                {k: v for k, v in part.items() if k != "metadata"}, ensure_ascii=False)
+            out.append(f"{message.get('role')}: {body}")
+    return "\n".join(out)

@@ -153,6 +153,7 @@ def _verdict_json(verdict: Verdict) -> dict[str, Any]:
     result = verdict.result
     return {"eval": result.spec.name, "file": result.spec.file, "prompt": result.spec.prompt, "arm": result.arm.label,
             "variant": result.arm.variant_for(result.spec), "model": result.arm.model, "passed": verdict.passed,
+            "prompt_identity": result.identity.to_dict() if result.identity is not None else None,
             "fixture_rows": result.fixture_rows, "scores": result.scores.to_dict(),
             "failures": [redact(f) for f in verdict.failures()],
             "deltas": [{"field": d.field, "metric": d.metric, "baseline": d.baseline, "now": d.now}

@@ -12,8 +12,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import DatasetError, OutputParseError
+from ..errors import DatasetError, DotpromptError, OutputParseError
 from ..formats.extract import extract_json
+from ..identity import PromptIdentity
 from ..library import PromptLibrary
 from ..testing.cases import TestCase
 from ..testing.functions import FunctionSpecError, load_function
@@ -56,6 +57,7 @@ class ArmResult:
     arm: Arm
     rows: list[RowResult]
     scores: Scores
+    identity: PromptIdentity | None = None  # the exact prompt text the scores came from
 
     @property
     def errors(self) -> list[str]:
@@ -112,7 +114,13 @@ class EvalRun:
         summaries = await test_run.run(cases)
         results = [self.scored(row, summary.last, comparer) for row, summary in zip(rows, summaries, strict=True)]
         scores = score_rows((r.row.id, r.comparison) for r in results)
-        return ArmResult(spec, arm, results, scores)
+        return ArmResult(spec, arm, results, scores, self.identity(spec.prompt, arm.variant_for(spec)))
+
+    def identity(self, name: str, variant: str | None) -> PromptIdentity | None:
+        try:
+            return self.library.load(name, variant).identity
+        except DotpromptError:  # a prompt that does not load: its rows already say why
+            return None
 
     @staticmethod
     def scored(row: GoldRow, result: CaseResult, comparer: Comparer) -> RowResult:

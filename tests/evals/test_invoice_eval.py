@@ -10,6 +10,8 @@ from pathlib import Path
 from cli_process import dotprompt
 from conftest import ROOT
 
+from dotprompt import PromptLibrary
+
 BASELINE = "examples/gold/extract.baseline.json"
 EVAL = "prompts/extract.test.yaml"
 
@@ -32,6 +34,9 @@ def test_invoice_eval_replays_and_holds_the_committed_baseline(tmp_path, cli_env
     assert report["scores"] == baseline  # replay is deterministic: the very scores that were committed
     assert (ROOT / "prompts" / "__recordings__" / "extract.jsonl").read_bytes() == before
     assert "### extract on invoices.jsonl: passed" in (tmp_path / "m.md").read_text()
+    # The scores name the exact prompt text they came from.
+    identity = PromptLibrary(ROOT / "prompts").load("extract").identity
+    assert report["prompt_identity"] == identity.to_dict() and report["prompt_identity"]["hash"] == identity.hash
     # Until the model is recorded, the replies are hand-made fixtures, and every report says so.
     assert report["fixture_rows"] == 20 and "20 of 20 rows replayed hand-written fixture replies" in done.stdout
 

@@ -62,16 +62,17 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run_batch(prompt: Any, args: argparse.Namespace) -> int:
-    from ..batch import read_rows, run_batch
+    from ..batch import InputFile, run_batch
     from ..generation.api import run_sync
 
     if args.output is None:
         raise CommandLineError("--input-file needs --output FILE for the results")
     try:
-        rows = read_rows(args.input_file)
+        rows = InputFile(args.input_file)
+        total = rows.check()
     except OSError as exc:
         raise CommandLineError(f"cannot read {args.input_file}: {exc.strerror}") from None
-    progress = _BatchProgress(len(rows))
+    progress = _BatchProgress(total)
     report = run_sync(run_batch(prompt, rows, args.output, concurrency=args.concurrency, model=args.model,
                                 on_row=progress.row))
     progress.close()

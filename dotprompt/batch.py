@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import BatchInputError, BatchOutputError, DotpromptError, OutputValidationError
+from .models.http import batch_transport
 from .prompt import Prompt
 from .redact import redact, redact_data
 
@@ -410,7 +411,8 @@ async def run_batch(prompt: Prompt, rows: Iterable[Row], output: Path, *, concur
         started = time.perf_counter()
         todo = _todo(rows, survey.finished, report)
         del survey  # its other sets are not needed while rows run
-        ran = await _run_rows(prompt, todo, output, concurrency, row_model or (lambda _row: model), on_row, report)
+        async with batch_transport():
+            ran = await _run_rows(prompt, todo, output, concurrency, row_model or (lambda _row: model), on_row, report)
         if ran:
             after = _Survey(output)
             if after.needs_rewrite():

@@ -13,6 +13,8 @@ reads a default, an environment variable or the project's table from here, never
     DOTPROMPT_LOCAL_THREADS     llama-server threads (default: every core this process may use)
     DOTPROMPT_RENDER_MAX_CHARS  the render budget's text size (over render_max_chars)
     DOTPROMPT_RENDER_MAX_SECONDS  the render budget's time (over render_max_seconds)
+    DOTPROMPT_HTTP_TRANSPORT    httpx | aiohttp: the HTTP transport of batch runs (default: aiohttp when
+                                httpx-aiohttp is installed)
 """
 
 from __future__ import annotations
@@ -236,3 +238,16 @@ def local_threads(cores: int) -> int:
     if not value.isdigit() or int(value) < 1:
         raise UsageError(f"DOTPROMPT_LOCAL_THREADS must be a whole number of threads (1 or more), got {value!r}")
     return int(value)
+
+
+HTTP_TRANSPORTS: Final = ("httpx", "aiohttp")
+
+
+def env_http_transport() -> str | None:
+    """$DOTPROMPT_HTTP_TRANSPORT: `httpx` or `aiohttp` for batch runs, or None (the default choice)."""
+    value = os.environ.get("DOTPROMPT_HTTP_TRANSPORT", "").strip().lower()
+    if not value:
+        return None
+    if value not in HTTP_TRANSPORTS:
+        raise UsageError(f"DOTPROMPT_HTTP_TRANSPORT must be one of {', '.join(HTTP_TRANSPORTS)}, got {value!r}")
+    return value

@@ -28,7 +28,8 @@ class Instant:  # answers at once and keeps nothing (ScriptedModel keeps every r
 rows = int(sys.argv[1]) if len(sys.argv) > 1 else {rows}
 root = Path(tempfile.mkdtemp())
 (root / "p").mkdir()
-(root / "p" / "double.prompt").write_text("---\\nmodel: instant-mem\\noutput:\\n  schema:\\n    double: integer\\n---\\n{{{{ n }}}} " + "x" * 200)
+prompt_text = "---\\nmodel: instant-mem\\noutput:\\n  schema:\\n    double: integer\\n---\\n{{{{ n }}}} "
+(root / "p" / "double.prompt").write_text(prompt_text + "x" * 200)
 define_model(Instant())
 source = root / "in.jsonl"
 with open(source, "w") as handle:

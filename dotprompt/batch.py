@@ -27,7 +27,7 @@ import hashlib
 import json
 import os
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -390,11 +390,12 @@ RowModel = Callable[[Row], Any]
 
 async def run_batch(prompt: Prompt, rows: Iterable[Row], output: Path, *, concurrency: int = 8, model: Any = None,
                     on_row: Callable[[dict[str, Any]], Any] | None = None,
-                    row_model: RowModel | None = None) -> BatchReport:
+                    row_model: RowModel | None = None, overrides: Mapping[str, Any] | None = None) -> BatchReport:
     """Run `prompt` once per row not finished in `output`; `rows` is a list or an `InputFile` (streamed).
 
     `row_model(row)`, when given, chooses each row's model (the provider batch APIs replay each row's
-    downloaded result through it); otherwise every row uses `model`."""
+    downloaded result through it); otherwise every row uses `model`. `overrides` go to every
+    `Prompt.generate` (e.g. return_tool_requests)."""
     _check_output(rows, output)
     if isinstance(rows, InputFile):
         total = rows.count if rows._repeated is not None else rows.check()
@@ -412,7 +413,8 @@ async def run_batch(prompt: Prompt, rows: Iterable[Row], output: Path, *, concur
         todo = _todo(rows, survey.finished, report)
         del survey  # its other sets are not needed while rows run
         async with batch_transport():
-            ran = await _run_rows(prompt, todo, output, concurrency, row_model or (lambda _row: model), on_row, report)
+            ran = await _run_rows(prompt, todo, output, concurrency, row_model or (lambda _row: model), on_row, report,
+                                  dict(overrides or {}))
         if ran:
             after = _Survey(output)
             if after.needs_rewrite():
@@ -429,13 +431,20 @@ def _todo(rows: Iterable[Row], finished: set[int], report: BatchReport) -> Itera
             yield row
 
 
+def unfinished(rows: Iterable[Row], output: Path) -> Iterator[Row]:
+    """The rows without a successful record of their current content in `output` (read once, streamed)."""
+    finished = _Survey(output).finished
+    return (row for row in rows if hash((row.key, row.digest)) not in finished)
+
+
 def _keyed(row: Row) -> Row:
     # Rows built by hand (not by read_rows) get a key from their content.
     return Row(row.number, row.input, row.digest, _id_key(row.input) or _content_key(row.digest, 1))
 
 
 async def _run_rows(prompt: Prompt, todo: Iterator[Row], output: Path, concurrency: int, row_model: RowModel,
-                    on_row: Callable[[dict[str, Any]], Any] | None, report: BatchReport) -> int:
+                    on_row: Callable[[dict[str, Any]], Any] | None, report: BatchReport,
+                    overrides: dict[str, Any]) -> int:
     """A fixed pool of workers pulls rows from `todo` (never a task per row: a million rows would be a
     million coroutines in memory). Returns the number of rows run."""
     fd = os.open(output, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
@@ -446,7 +455,7 @@ async def _run_rows(prompt: Prompt, todo: Iterator[Row], output: Path, concurren
         async def worker() -> None:
             nonlocal ran
             for row in todo:  # a generator shared by the workers: each next() hands out one row
-                record = redact_data(await run_row(prompt, row, row_model(row)))
+                record = redact_data(await run_row(prompt, row, row_model(row), **overrides))
                 _append(fd, _encode(record))  # no key reaches the file, whatever an error (or a provider echoing one) said
                 sync.written()
                 ran += 1
@@ -476,12 +485,12 @@ def _encode(record: dict[str, Any]) -> bytes:
         return json.dumps(fallback, ensure_ascii=False, default=str).encode("utf-8") + b"\n"
 
 
-async def run_row(prompt: Prompt, row: Row, model: Any) -> dict[str, Any]:
+async def run_row(prompt: Prompt, row: Row, model: Any, **overrides: Any) -> dict[str, Any]:
     """One row's final record: its output, usage, cost, repairs and prompt identity, or its error."""
     record: dict[str, Any] = {"key": row.key, "row": row.number, "digest": row.digest, "input": row.input}
     started = time.perf_counter()
     try:
-        response = await prompt.generate(row.input, model=model)
+        response = await prompt.generate(row.input, model=model, **overrides)
     except OutputValidationError as exc:
         record["error"] = {"type": type(exc).__name__, "message": str(exc), "reply": exc.text}
     except DotpromptError as exc:

@@ -15,6 +15,7 @@
      ├── OutputParseError         no value could be found in the model's text (also a ValueError)
      ├── BatchInputError          a batch input line is not JSON/UTF-8, or two rows share an id
      ├── BatchOutputError         the batch output is the input, or another run is writing it
+     ├── BatchJobError            a provider batch job cannot be built, submitted or resumed
      ├── RecordingMissingError    a replayed prompt test has no recording for a request
      ├── CaseFailedError          a prompt test case failed under pytest (also an AssertionError)
      ├── LocalSetupError          `dotprompt local setup` failed: names the log
@@ -47,6 +48,7 @@ from .redact import redact, redact_data
 __all__ = [
     "MAX_RETRY_AFTER",
     "BatchInputError",
+    "BatchJobError",
     "BatchOutputError",
     "CaseFailedError",
     "DotpromptError",
@@ -318,6 +320,11 @@ class BatchInputError(DotpromptError, ValueError):
 
 class BatchOutputError(DotpromptError, ValueError):
     """The output file cannot be used: it is the input file, or another run is writing it."""
+
+
+class BatchJobError(DotpromptError):
+    """A provider batch job (`--batch-api`) cannot be built, submitted or resumed: a prompt that needs
+    tools, a job already pending or none to resume, a provider that has no batch API."""
 
 
 class RecordingMissingError(DotpromptError):

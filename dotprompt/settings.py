@@ -251,3 +251,8 @@ def env_http_transport() -> str | None:
     if value not in HTTP_TRANSPORTS:
         raise UsageError(f"DOTPROMPT_HTTP_TRANSPORT must be one of {', '.join(HTTP_TRANSPORTS)}, got {value!r}")
     return value
+
+# A provider batch job's downloaded results, all lines together (one line is capped like a live reply).
+BATCH_RESULTS_MAX_BYTES: Final = 4 * 1024 * 1024 * 1024
+# The most rows one submitted provider batch job holds (`--batch-size` chooses fewer or more).
+BATCH_JOB_MAX_ROWS: Final = 10_000

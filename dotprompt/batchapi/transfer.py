@@ -83,5 +83,5 @@ def result_lines(path: Path, line_cap: int) -> Iterator[tuple[int, Any, str | No
                 continue
             try:
                 yield number, json.loads(raw), None
-            except ValueError:
+            except (ValueError, RecursionError):  # RecursionError: nesting deeper than the parser goes
                 yield number, None, f"line {number} is not JSON (torn or damaged): {raw[:120]!r}"

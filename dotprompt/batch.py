@@ -437,6 +437,12 @@ def unfinished(rows: Iterable[Row], output: Path) -> Iterator[Row]:
     return (row for row in rows if hash((row.key, row.digest)) not in finished)
 
 
+def row_of(value: Any, number: int = 0) -> Row:
+    """A row made from its value alone (no file): keyed by its `id`, else by its content."""
+    digest = _digest(value)
+    return Row(number, value, digest, _id_key(value) or _content_key(digest, 1))
+
+
 def _keyed(row: Row) -> Row:
     # Rows built by hand (not by read_rows) get a key from their content.
     return Row(row.number, row.input, row.digest, _id_key(row.input) or _content_key(row.digest, 1))

@@ -39,6 +39,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument("--engine", choices=["local", "ray"], default="local",
                         help="with --input-file: run here (local, the default) or on a Ray cluster (ray; "
                              "pip install 'dotprompt-toolkit[ray]')")
+    parser.add_argument("--workers", type=int, default=2, help="with --engine ray: actors running the prompt "
+                                                               "(each keeps --concurrency rows in flight)")
     parser.add_argument("--address", help="with --engine ray: the cluster to join (`auto`: the one this machine is in; "
                                           "default: a local Ray started for the run)")
     parser.add_argument("--dir")

@@ -70,6 +70,15 @@ def aiohttp_available() -> bool:
     return True
 
 
+def select_batch_transport() -> str:
+    """From now on in this context, new clients use the batch transport (aiohttp when installed, unless
+    $DOTPROMPT_HTTP_TRANSPORT says httpx); returns its name. Whoever calls this closes them
+    (`close_clients`) before its loop ends; `batch_transport()` does both."""
+    kind = env_http_transport() or ("aiohttp" if aiohttp_available() else "httpx")
+    _context_transport.set(kind)
+    return kind
+
+
 @asynccontextmanager
 async def batch_transport() -> AsyncIterator[str]:
     """Inside the block, calls of this task (and the tasks it starts) use aiohttp when it is installed

@@ -24,9 +24,9 @@ type, message and the model's reply when there was one; null on success), `usage
 prompt's identity, when it has one) and `latency_ms`. JSON text keeps every column one type, so
 Parquet, CSV and JSON lines all hold them whatever the output schema.
 
-A failing row is a row with an error, never a failed job. The actors run with `max_restarts=-1`
-and `max_task_retries=-1`: a worker that dies (killed, out of memory, its node lost) is restarted
-and its batch run again by Ray. `resume_filter(written)` skips rows already written successfully
+A failing row is a row with an error, never a failed job. Ray Data's actor pools restart a dead
+actor and retry its tasks (its defaults, `max_restarts=-1`, `max_task_retries=-1`): a worker that
+dies (killed, out of memory, its node lost) is restarted and its batch run again by Ray. `resume_filter(written)` skips rows already written successfully
 (by key), which `dotprompt run --engine ray --resume` uses.
 """
 
@@ -127,8 +127,7 @@ def map_prompt(ds: Any, prompt: str, *, prompts_dir: str | Path | None = None, v
         PromptActor, batch_size=batch_size, batch_format="numpy", concurrency=workers, num_cpus=num_cpus,
         fn_constructor_kwargs={"prompt": prompt, "prompts_dir": str(prompts_dir) if prompts_dir else None,
                                "variant": variant, "model": model, "in_flight": in_flight, "tools": tuple(tools),
-                               "setup": setup},
-        max_restarts=-1, max_task_retries=-1)
+                               "setup": setup})
 
 
 def written_keys(folder: str | Path) -> set[str]:

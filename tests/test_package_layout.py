@@ -25,7 +25,7 @@ FLOORS: list[tuple[str, ...]] = [
     ("models.openai", "models.anthropic", "models.gemini", "models.local", "models.local_server",
      "models.local_setup", "models.local_console", "generation"),
     ("prompt", "library", "loader"),
-    ("testing", "batch", "check"),
+    ("testing", "batch", "check", "batchapi", "ray"),
     ("cli",),
 ]
 

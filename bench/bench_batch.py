@@ -178,8 +178,9 @@ def reference_figures(port: int, concurrency: int, rows: int, transport: str = "
     server_stats(port, reset=True)
     rate, cpu_us = asyncio.run(httpx_rate(port, concurrency, rows, transport))
     connections = server_stats(port)["connections"]
-    print(f"bare httpx (one AsyncClient, {transport} transport), {concurrency} in flight: {rate:.0f} requests/s = {rate / (concurrency / DELAY):.1%}"
-          f" of {concurrency / DELAY:.0f}, {cpu_us:.0f} µs CPU per request, {connections} connections for {rows} requests")
+    print(f"bare httpx (one AsyncClient, {transport} transport), {concurrency} in flight: {rate:.0f} requests/s"
+          f" = {rate / (concurrency / DELAY):.1%} of {concurrency / DELAY:.0f}, {cpu_us:.0f} µs CPU per request,"
+          f" {connections} connections for {rows} requests")
     return rate, cpu_us
 
 
@@ -274,7 +275,8 @@ def main() -> None:
             print(f"{args.rows} rows at --concurrency {args.concurrency}, {DELAY * 1000:.0f} ms per reply:"
                   f" ideal {ideal:.0f} rows/s")
             print(f"  achieved (server window, first request to last reply): {rate:.0f} rows/s = {rate / ideal:.1%} of ideal")
-            print(f"  achieved (wall {wall:.2f} s - start-up {startup - DELAY:.2f} s): {by_wall:.0f} rows/s = {by_wall / ideal:.1%}")
+            print(f"  achieved (wall {wall:.2f} s - start-up {startup - DELAY:.2f} s): {by_wall:.0f} rows/s"
+                  f" = {by_wall / ideal:.1%}")
             print(f"  bare httpx ({transport}) at the same concurrency: {httpx_rps:.0f} requests/s = {httpx_rps / ideal:.1%}")
             results.append(Result(f"batch {args.rows} rows, concurrency {args.concurrency}, 50 ms model, {transport}",
                                   f"{rate:.0f} rows/s = {rate / ideal:.0%} of {ideal:.0f}", f"≥ {TARGET_FRACTION:.0%} of ideal",

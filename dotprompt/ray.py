@@ -26,8 +26,9 @@ Parquet, CSV and JSON lines all hold them whatever the output schema.
 
 A failing row is a row with an error, never a failed job. Ray Data's actor pools restart a dead
 actor and retry its tasks (its defaults, `max_restarts=-1`, `max_task_retries=-1`): a worker that
-dies (killed, out of memory, its node lost) is restarted and its batch run again by Ray. `resume_filter(written)` skips rows already written successfully
-(by key), which `dotprompt run --engine ray --resume` uses.
+dies (killed, out of memory, its node lost) is restarted and its batch run again by Ray.
+`resume_filter(ds, written_keys(folder))` skips rows already written successfully (by key), which
+`dotprompt run --engine ray --resume` uses.
 """
 
 from __future__ import annotations

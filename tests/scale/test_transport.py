@@ -96,9 +96,16 @@ def test_a_stream_cut_short_keeps_what_arrived(server, kind):
     assert caught.value.retryable and caught.value.partial
 
 
-def test_the_deadline_and_size_cap_still_apply(server, kind):
+def test_the_size_cap_still_applies(server, kind):
     with pytest.raises(ModelError, match="larger than max_response_bytes"):
         call(kind, model(server.url, max_response_bytes=50), "row 1")
+
+
+def test_the_deadline_still_ends_a_stream_that_keeps_coming(server, kind):
+    # About ten events 10 ms apart: past a 40 ms deadline while bytes still arrive.
+    with pytest.raises(ModelError, match="within the deadline") as caught:
+        call(kind, model(server.url, deadline=0.04, timeout=5), "row 123456789012345678901234", chunks=[])
+    assert caught.value.retryable
 
 
 def test_batch_transport_closes_its_sessions_on_leaving(server, monkeypatch):

@@ -52,6 +52,7 @@ COLUMNS = ("key", "output", "error", "usage", "cost", "repairs", "prompt", "late
 def _ray() -> Any:
     try:
         import ray
+        import ray.data
     except ImportError:
         from .errors import UsageError
 
@@ -123,9 +124,10 @@ def map_prompt(ds: Any, prompt: str, *, prompts_dir: str | Path | None = None, v
                tools: Iterable[str] = (), setup: Callable[[], Any] | None = None, num_cpus: float = 0.5) -> Any:
     """`ds` with the prompt's result for each row (columns in the module docstring); lazy, like every
     Ray Data transform. `num_cpus` is what each actor reserves: its work is waiting on the network."""
-    _ray()
+    ray = _ray()
     return ds.map_batches(
-        PromptActor, batch_size=batch_size, batch_format="numpy", concurrency=workers, num_cpus=num_cpus,
+        PromptActor, batch_size=batch_size, batch_format="numpy", num_cpus=num_cpus,
+        compute=ray.data.ActorPoolStrategy(size=workers),
         fn_constructor_kwargs={"prompt": prompt, "prompts_dir": str(prompts_dir) if prompts_dir else None,
                                "variant": variant, "model": model, "in_flight": in_flight, "tools": tuple(tools),
                                "setup": setup})

@@ -284,14 +284,35 @@ def _remember_secrets(config: ProviderConfig) -> None:
 
 
 def _aiohttp_transport() -> httpx.AsyncBaseTransport:
+    # Proxies from the environment as httpx would (HTTPS_PROXY, NO_PROXY...): aiohttp's session reads them.
+    return _aiohttp_class()(verify=_ssl_context(), limits=httpx.Limits(max_connections=None),
+                            client=lambda: _aiohttp_session())
+
+
+@functools.lru_cache(maxsize=1)
+def _aiohttp_class() -> type[httpx.AsyncBaseTransport]:
     try:
         from httpx_aiohttp import AiohttpTransport
     except ImportError:
         raise UsageError("DOTPROMPT_HTTP_TRANSPORT=aiohttp needs the httpx-aiohttp package: "
                          "pip install 'dotprompt-toolkit[aiohttp]' (or set it to httpx)") from None
-    # Proxies from the environment as httpx would (HTTPS_PROXY, NO_PROXY...): aiohttp's session reads them.
-    return AiohttpTransport(verify=_ssl_context(), limits=httpx.Limits(max_connections=None),
-                            client=lambda: _aiohttp_session())
+
+    class Transport(AiohttpTransport):  # type: ignore[misc]
+        """httpx-aiohttp, plus what it leaves out: credentials in the URL (httpx has already turned them
+        into an Authorization header; aiohttp refuses a URL with both) and aiohttp's errors that are no
+        httpx errors (a ValueError for a bad header, say), which become httpx.TransportError."""
+
+        async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+            if request.url.userinfo:
+                request.url = request.url.copy_with(userinfo=b"")
+            try:
+                return await super().handle_async_request(request)
+            except (httpx.HTTPError, asyncio.CancelledError):
+                raise
+            except Exception as exc:
+                raise httpx.TransportError(f"{type(exc).__name__}: {exc}") from exc
+
+    return Transport
 
 
 def _aiohttp_session() -> Any:

@@ -6,8 +6,10 @@ from __future__ import annotations
 import asyncio
 import socket
 
+import httpx
 import pytest
 from fake_server import FakeProviders
+from httpx_aiohttp import AiohttpTransport
 
 from dotprompt.errors import ModelError, UsageError
 from dotprompt.models.config import ProviderConfig
@@ -37,7 +39,7 @@ def call(kind: str, chosen: OpenAIModel, text: str, chunks: list | None = None, 
     async def go():
         async with batch_transport() as used:
             assert used == kind
-            transport = type(chosen.http.client()._transport).__name__
+            transport = chosen.http.client()._transport
             on_chunk = chunks.append if chunks is not None else None
             return transport, await chosen.generate(request(text), on_chunk)
 
@@ -52,7 +54,7 @@ def kind(request, monkeypatch):
 
 def test_a_reply_comes_through_the_chosen_transport(server, kind):
     transport, response = call(kind, model(server.url), "row 21")
-    assert transport == ("AiohttpTransport" if kind == "aiohttp" else "AsyncHTTPTransport")
+    assert isinstance(transport, AiohttpTransport if kind == "aiohttp" else httpx.AsyncHTTPTransport)
     assert response.message.content[0].text == '{"double": 42}' and response.usage.input_tokens == 10
 
 
@@ -61,6 +63,11 @@ def test_a_stream_arrives_in_chunks(server, kind):
     _, response = call(kind, model(server.url), "row 5", chunks)
     assert len(chunks) >= 3 and "".join(p.text for c in chunks for p in c.content) == '{"double": 10}'
     assert response.message.content[0].text == '{"double": 10}'
+
+
+def test_credentials_in_the_base_url_are_sent_as_httpx_sends_them(server, kind):
+    _, response = call(kind, model(server.url.replace("http://", "http://user:pa55word-long@")), "row 3")
+    assert response.message.content[0].text == '{"double": 6}'
 
 
 def test_an_http_error_keeps_status_and_provider_message(server, kind):

@@ -181,6 +181,7 @@ def test_a_prompt_with_tools_is_refused_unless_only_its_first_turn_is_asked_for(
 
     with FakeProviders(polls_before_done=0) as fake:
         job = Job(tmp_path, fake, "openai", monkeypatch, extra=TOOL_PROMPT_EXTRA)
+        job.prompt.library.define_tool(lookup)
         job.rows({"n": 1})
         with pytest.raises(BatchJobError, match=r"uses tools \(lookup\).*--return-tool-requests"):
             job.submit()

@@ -571,9 +571,9 @@ async def run_row(prompt: Prompt, row: Row, model: Any, **overrides: Any) -> dic
             record["repairs"] = [getattr(r, "detail", str(r)) for r in response.output_repairs]
         if response.usage is not None:
             record["usage"] = response.usage.to_dict()
-        cost = getattr(response, "cost", None)  # filled once the response knows its price
+        cost = getattr(response, "cost", None)  # the merge with cost.py prices it here (main's `cost_usd`)
         if cost is not None:
-            record["cost"] = cost
+            record["cost_usd"] = float(cost)
     identity = getattr(prompt, "identity", None)  # the prompt's identity, where the prompt has one
     if identity is not None:
         record["prompt"] = identity if isinstance(identity, (str, int, float)) else str(identity)

@@ -20,7 +20,7 @@ pyproject.toml found from the worker's folder load as in a local run.
 Output columns, beside the input's own: `key` (the row's identity: `id:<id>` from an `id` column,
 else a hash of its content), `output` (the parsed output as JSON text), `error` (JSON text:
 type, message and the model's reply when there was one; null on success), `usage` (JSON text),
-`cost` (a number, when the response knows its price), `repairs` (JSON text list), `prompt` (the
+`cost` (US dollars, when the model's price is known), `repairs` (JSON text list), `prompt` (the
 prompt's identity, when it has one) and `latency_ms`. JSON text keeps every column one type, so
 Parquet, CSV and JSON lines all hold them whatever the output schema.
 
@@ -85,7 +85,8 @@ class PromptActor:
         records = self.loop.run_until_complete(self._run(rows))
         out = {name: values for name, values in columns.items() if name not in COLUMNS}
         for name in COLUMNS:
-            out[name] = [_column(name, record.get(name)) for record in records]
+            field = "cost_usd" if name == "cost" else name  # the batch record's name for it
+            out[name] = [_column(name, record.get(field)) for record in records]
         return out
 
     async def _run(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -16,6 +16,7 @@
      ├── BatchInputError          a batch input line is not JSON/UTF-8, or two rows share an id
      ├── BatchOutputError         the batch output is the input, or another run is writing it
      ├── DatasetError             a gold dataset (or eval baseline) cannot be read: names the file and line
+     ├── BatchJobError            a provider batch job cannot be built, submitted or resumed
      ├── RecordingMissingError    a replayed prompt test has no recording for a request
      ├── CaseFailedError          a prompt test case failed under pytest (also an AssertionError)
      ├── LocalSetupError          `dotprompt local setup` failed: names the log
@@ -49,6 +50,7 @@ from .redact import redact, redact_data
 __all__ = [
     "MAX_RETRY_AFTER",
     "BatchInputError",
+    "BatchJobError",
     "BatchOutputError",
     "CaseFailedError",
     "DatasetError",
@@ -326,6 +328,11 @@ class BatchOutputError(DotpromptError, ValueError):
 
 class DatasetError(DotpromptError, ValueError):
     """A gold dataset or an eval baseline cannot be used: a bad line, a duplicate id, a wrong type; names file and line."""
+
+
+class BatchJobError(DotpromptError):
+    """A provider batch job (`--batch-api`) cannot be built, submitted or resumed: a prompt that needs
+    tools, a job already pending or none to resume, a provider that has no batch API."""
 
 
 class RecordingMissingError(DotpromptError):

@@ -19,6 +19,8 @@ reads a default, an environment variable or the project's table from here, never
     DOTPROMPT_LOG_PATH          the run log's SQLite file (over log_path; default $XDG_DATA_HOME/dotprompt/logs.db)
     DOTPROMPT_LOG_KEEP_RUNS     runs the log keeps, the newest (over log_keep_runs; default 10,000)
     DOTPROMPT_LOG_KEEP_DAYS     days the log keeps a run (over log_keep_days; default 90)
+    DOTPROMPT_HTTP_TRANSPORT    httpx | aiohttp: the HTTP transport of batch runs (default: aiohttp when
+                                httpx-aiohttp is installed)
 """
 
 from __future__ import annotations
@@ -371,3 +373,19 @@ def _number(variable: str, project: Any, default: Any, kind: type) -> Any:
         raise UsageError(f"{variable} (or [tool.dotprompt] {variable[10:].lower()}) must be a number of at least 1, "
                          f"got {value!r}")
     return number
+HTTP_TRANSPORTS: Final = ("httpx", "aiohttp")
+
+
+def env_http_transport() -> str | None:
+    """$DOTPROMPT_HTTP_TRANSPORT: `httpx` or `aiohttp` for batch runs, or None (the default choice)."""
+    value = os.environ.get("DOTPROMPT_HTTP_TRANSPORT", "").strip().lower()
+    if not value:
+        return None
+    if value not in HTTP_TRANSPORTS:
+        raise UsageError(f"DOTPROMPT_HTTP_TRANSPORT must be one of {', '.join(HTTP_TRANSPORTS)}, got {value!r}")
+    return value
+
+# A provider batch job's downloaded results, all lines together (one line is capped like a live reply).
+BATCH_RESULTS_MAX_BYTES: Final = 4 * 1024 * 1024 * 1024
+# The most rows one submitted provider batch job holds (`--batch-size` chooses fewer or more).
+BATCH_JOB_MAX_ROWS: Final = 10_000

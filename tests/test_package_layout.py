@@ -28,7 +28,7 @@ FLOORS: list[tuple[str, ...]] = [
      "models.local_setup", "models.local_console", "generation",
      "models.openai_responses", "models.azure", "models.vertex", "models.compatible", "runrecord"),
     ("prompt", "library", "loader"),
-    ("testing", "batch", "check", "evals"),
+    ("testing", "batch", "check", "evals", "batchapi", "ray"),
     ("cli",),
 ]
 

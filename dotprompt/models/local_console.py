@@ -13,6 +13,7 @@ import threading
 import time
 from typing import TextIO
 
+from .local_catalog import CATALOG
 from .local_paths import LocalPaths, local_paths
 from .local_setup import SetupEvent
 
@@ -26,12 +27,16 @@ def status_lines(paths: LocalPaths | None = None) -> list[str]:
     paths = paths or local_paths()
     missing = set(paths.missing())
     head = "ready" if not missing else "not set up: run `dotprompt local setup`"
-    lines = [f"local model: {head}", f"folder: {paths.root}"]
+    lines = [f"local model {paths.spec.model_name}: {head}", f"folder: {paths.root}"]
     for label, path in (("server", paths.server), ("model", paths.model), ("template", paths.template)):
         size = "missing" if path in missing else human_size(path.stat().st_size)
         lines.append(f"{label}: {path} ({size})")
     if paths.server_stamp.is_file():
         lines.append(f"built from: {paths.server_stamp.read_text(encoding='utf-8').strip()}")
+    for spec in CATALOG.values():
+        other = paths.root / "model" / spec.file
+        if spec.name != paths.spec.name and other.is_file():
+            lines.append(f"also fetched: {spec.model_name}: {other} ({human_size(other.stat().st_size)})")
     return lines
 
 

@@ -137,13 +137,13 @@ def cli_env(**extra: str) -> dict[str, str]:
 def test_status_of_an_empty_folder(local_dir: Path):
     done = cli("local", "status", env=cli_env(DOTPROMPT_LOCAL_DIR=str(local_dir)))
     assert done.returncode == 1
-    assert "local model: not set up: run `dotprompt local setup`" in done.stdout
+    assert "local model local/smollm2: not set up: run `dotprompt local setup`" in done.stdout
     assert f"server: {local_dir / 'bin' / 'llama-server'} (missing)" in done.stdout
 
 
 def test_status_when_set_up_lists_paths_and_sizes(fake_setup: Path):
     lines = status_lines()
-    assert lines[0] == "local model: ready"
+    assert lines[0] == "local model local/smollm2: ready"
     assert f"model: {fake_setup / 'model' / 'SmolLM2-135M-Instruct.Q4_1.gguf'} (9 B)" in lines
     assert any(line.startswith("built from: llama-cpp-python==0.3.36") for line in lines)
     assert cli("local", "status", env=cli_env(DOTPROMPT_LOCAL_DIR=str(fake_setup))).returncode == 0
@@ -476,6 +476,7 @@ def test_setup_of_another_model_names_it_and_its_template(fake_setup: Path, tmp_
     other = CATALOG["gemma3-270m"]
     events: list[SetupEvent] = []
     (fake_setup / "model" / other.file).write_bytes(b"GGUF other")
+    assert f"also fetched: {other.model_name}: {fake_setup / 'model' / other.file} (10 B)" in status_lines()
     paths = setup(progress=events.append, model=other.model_name)
     assert paths.model == fake_setup / "model" / other.file and paths.template.name == other.template
     assert [(e.title, e.state) for e in events if e.state != "update"] == [

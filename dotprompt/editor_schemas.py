@@ -56,6 +56,7 @@ TEST_TEXT = {
     "context": "Render context (state, docs) for this case.",
     "history": "Earlier messages of the conversation.",
     "expect": "What the reply must satisfy (the output schema is always checked).",
+    "eval": "Field-level scoring of the prompt on a gold dataset (`dotprompt eval`).",
 }
 EXPECT_SHAPES: dict[str, dict[str, Any]] = {
     "output": {"description": "The output equals this value."},
@@ -70,6 +71,8 @@ EXPECT_SHAPES: dict[str, dict[str, Any]] = {
     "no_repairs": {"description": "The output needed no repair.", "type": "boolean"},
     "latency_ms": {"description": "The run took at most this many milliseconds.", "type": "number", "minimum": 0},
     "max_tokens": {"description": "The run used at most this many tokens.", "type": "integer", "minimum": 0},
+    "function": {"description": "A check written in Python, named `module:function`."},
+    "judge": {"description": "A rubric judged by a model ({rubric, model, path})."},
 }
 
 

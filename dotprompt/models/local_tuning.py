@@ -22,6 +22,7 @@ __all__ = ["LocalTuning", "bounded_arrays", "token_estimate"]
 
 # Rough token counts of a JSON value, enough to size a cap a sane reply never reaches.
 KEY_TOKENS = 6
+MAX_DEPTH = 64  # schema levels looked at; deeper ones are left alone
 LEAF_TOKENS = {"string": 24, "number": 10, "integer": 8, "boolean": 3, "null": 2}
 
 
@@ -50,13 +51,16 @@ class LocalTuning:
         return request.model_copy(update={"config": config, "output": output})
 
 
-def bounded_arrays(schema: Any, max_items: int) -> Any:
-    """A copy of `schema` whose arrays without `maxItems` (or with a larger one) hold at most `max_items`."""
+def bounded_arrays(schema: Any, max_items: int, depth: int = 0) -> Any:
+    """A copy of `schema` whose arrays without `maxItems` (or with a larger one) hold at most `max_items`.
+    Past MAX_DEPTH levels (a hostile schema) the rest is kept as it is: a bound is a help, not a rule."""
+    if depth > MAX_DEPTH:
+        return schema
     if isinstance(schema, list):
-        return [bounded_arrays(item, max_items) for item in schema]
+        return [bounded_arrays(item, max_items, depth + 1) for item in schema]
     if not isinstance(schema, dict):
         return schema
-    copy = {key: bounded_arrays(value, max_items) for key, value in schema.items()}
+    copy = {key: bounded_arrays(value, max_items, depth + 1) for key, value in schema.items()}
     if _types(schema) & {"array"}:
         copy["maxItems"] = min(schema.get("maxItems", max_items), max_items)
         if copy.get("minItems", 0) > copy["maxItems"]:
@@ -66,7 +70,7 @@ def bounded_arrays(schema: Any, max_items: int) -> Any:
 
 def token_estimate(schema: Any, max_items: int | None, depth: int = 0) -> int:
     """About how many tokens the longest sensible JSON value of `schema` takes (arrays at `max_items`)."""
-    if not isinstance(schema, dict) or depth > 32:
+    if not isinstance(schema, dict) or depth > MAX_DEPTH:
         return LEAF_TOKENS["string"]
     variants = [v for key in ("anyOf", "oneOf") for v in schema.get(key, [])]
     if variants:

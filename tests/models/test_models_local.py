@@ -542,6 +542,9 @@ def test_token_cap_grows_with_the_schema_and_its_arrays():
     for _ in range(200):  # hostile depth: bounded, no recursion error
         deep = {"type": "object", "properties": {"x": deep}}
     assert token_estimate(deep, 12) > 0
+    for _ in range(5000):
+        deep = {"type": "array", "items": deep}
+    assert bounded_arrays(deep, 12)["maxItems"] == 12
 
 
 def test_tuning_fills_only_what_the_prompt_left_open():

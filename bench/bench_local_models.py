@@ -36,14 +36,17 @@ ROOT = Path(__file__).resolve().parent.parent
 GOLD = ROOT / "examples" / "gold" / "invoices.jsonl"
 SCALARS = ("invoice_number", "issue_date", "vendor.name", "vendor.vat_id", "currency", "total")
 ITEM_FIELDS = ("description", "quantity", "unit_price")
-EXAMPLE = """
+EXAMPLE_REPLY = {"invoice_number": "NW-778", "issue_date": "2025-02-03",
+                 "vendor": {"name": "Nordwind Textil GmbH", "vat_id": "DE811223344"}, "currency": "EUR",
+                 "line_items": [{"description": "Tischdecke", "quantity": 2, "unit_price": 19.9}], "total": 39.8}
+EXAMPLE = f"""
 Example. Invoice:
 Nordwind Textil GmbH, USt-IdNr. DE811223344
 Rechnung Nr. NW-778 vom 03.02.2025
 2 x Tischdecke à 19,90 EUR
 Gesamt: 39,80 EUR
 Reply:
-{"invoice_number": "NW-778", "issue_date": "2025-02-03", "vendor": {"name": "Nordwind Textil GmbH", "vat_id": "DE811223344"}, "currency": "EUR", "line_items": [{"description": "Tischdecke", "quantity": 2, "unit_price": 19.9}], "total": 39.8}
+{json.dumps(EXAMPLE_REPLY, ensure_ascii=False)}
 """
 
 
@@ -148,13 +151,14 @@ async def run_model(name: str, tune: LocalTuning, rows: list[dict], folder: Path
     if verbose:
         print(f"  server up in {time.monotonic() - started:.1f} s", flush=True)
     tally: Counter[str] = Counter()
-    seconds, failures, lengths = [], Counter(), []
+    seconds, failures, lengths, tokens = [], Counter(), [], []
     for row in rows:
         started = time.monotonic()
         try:
             reply = await extract.generate(row["input"], model=model)
             output = reply.output
             lengths.append(reply.finish_reason)
+            tokens.append(reply.usage.output_tokens if reply.usage and reply.usage.output_tokens else 0)
         except DotpromptError as exc:
             output = None
             failures[type(exc).__name__] += 1
@@ -162,7 +166,7 @@ async def run_model(name: str, tune: LocalTuning, rows: list[dict], folder: Path
         score(row["expected"], output, tally)
         if verbose:
             print(f"  {row['id']}: {seconds[-1]:.1f} s {json.dumps(output, ensure_ascii=False)[:300]}", flush=True)
-    return {"tally": tally, "seconds": seconds, "failures": failures, "finish": Counter(lengths)}
+    return {"tally": tally, "seconds": seconds, "failures": failures, "finish": Counter(lengths), "tokens": tokens}
 
 
 def report(name: str, variant: str, result: dict[str, Any]) -> None:
@@ -172,7 +176,8 @@ def report(name: str, variant: str, result: dict[str, Any]) -> None:
                           for field in (*SCALARS, *(f"line_items.{x}" for x in ITEM_FIELDS)))
     print(f"{name} [{variant}] n={len(seconds)}  F1 {f:.3f} (P {p:.3f} R {r:.3f})  "
           f"{sum(seconds) / len(seconds):.1f} s/invoice (max {max(seconds):.1f})  "
-          f"failed {dict(result['failures']) or 0}  finish {dict(result['finish'])}")
+          f"failed {dict(result['failures']) or 0}  finish {dict(result['finish'])}  "
+          f"output tokens/invoice {sum(result['tokens']) / max(len(result['tokens']), 1):.0f}")
     print(f"    {per_field}", flush=True)
 
 

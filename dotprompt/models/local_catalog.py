@@ -15,7 +15,7 @@ from ..errors import UsageError
 __all__ = ["CATALOG", "SETUP_ESTIMATE", "LocalModelSpec", "default_spec", "spec_for"]
 
 # The one estimate the help, the README and setup itself give: the llama-server build dominates it
-# (measured: 9 min on an idle 2-core machine, 26 min on a busy one); fetching a model takes seconds.
+# (5-12 min was seen on an idle 2-core machine, 26 min on a busy one); fetching a model takes seconds.
 SETUP_ESTIMATE = "10-30 minutes on 2 cores"
 
 

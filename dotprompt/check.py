@@ -44,6 +44,8 @@ def _from_error(exc: PromptFileError, fallback: str) -> Diagnostic:
     return Diagnostic(exc.path or fallback, exc.line, exc.column, "error", message)
 
 
+TOOLS_HINT = ("list the module that defines it in `[tool.dotprompt] tools` in pyproject.toml, or describe it in "
+              "toolDefs")
 PARALLEL_FROM = 64  # below this many prompts, starting worker processes costs more than it saves
 
 
@@ -165,6 +167,7 @@ def _lint(lib: PromptLibrary, src: PromptSource, meta: dict, validator: Compiled
     found = _unknown_keys(src) + _format_problems(src) + _output_schema_problems(src, meta)
     found += _default_problems(src, meta, validator)
     found += _handlebars_syntax(lib, src)
+    found += _unknown_tools(lib, src, meta)
     if variables is not None:
         found += _undeclared_variables(src, meta, variables, helper_names(file_engine(src.ext, lib.engine)))
     return found
@@ -235,6 +238,21 @@ def _handlebars_syntax(lib: PromptLibrary, src: PromptSource) -> list[Diagnostic
     if file_engine(src.ext, lib.engine) != "jinja2" or not looks_like_handlebars(src.template):
         return []
     return [Diagnostic(src.path or "", src.body_line, 1, "warning", HANDLEBARS_HINT)]
+
+
+def _unknown_tools(lib: PromptLibrary, src: PromptSource, meta: dict) -> list[Diagnostic]:
+    """A tool name nothing defines fails the run; `check` sees the tools of `[tool.dotprompt] tools`
+    (and any defined on the library in code), so it is a warning: tools defined only at call time
+    (`generate(tools=[...])`) are out of its sight."""
+    inline = {d.get("name") for d in meta.get("toolDefs", ()) if isinstance(d, dict)}
+    out = []
+    for index, name in enumerate(meta.get("tools", ())):
+        if name in inline or lib.tool_definition(name) is not None:
+            continue
+        line, column = src.locate("tools", index)
+        hint = did_you_mean(name, lib.tool_names()) or TOOLS_HINT
+        out.append(Diagnostic(src.path or "", line, column, "warning", f"no registered module defines tool `{name}` ({hint})"))
+    return out
 
 
 def _undeclared_variables(src: PromptSource, meta: dict, variables: frozenset[str],

@@ -49,7 +49,12 @@ __all__ = [
     "EVAL_MAX_DEPTH",
     "EVAL_MAX_ROW_BYTES",
     "LOCAL_LOGS_KEPT",
+    "LOCAL_MAX_ITEMS",
+    "LOCAL_MAX_TOKENS",
+    "LOCAL_MIN_TOKENS",
     "LOCAL_MODEL",
+    "LOCAL_SAMPLING",
+    "LOCAL_TEXT_TOKENS",
     "MAX_NAME_LENGTH",
     "MAX_NAME_PART_BYTES",
     "PARTIAL_CACHE_SIZE",
@@ -103,6 +108,19 @@ RETRYABLE_STATUSES: Final = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 5
 
 LOCAL_MODEL: Final = "local/smollm2"
 """The small model `dotprompt local setup` prepares; the default model once it is set up."""
+
+LOCAL_MAX_ITEMS: Final = 12
+"""The local model's grammar holds an array without `maxItems` to this many items (a looping model
+ends with a closed array instead of running to the token cap)."""
+
+LOCAL_MIN_TOKENS: Final = 128
+LOCAL_MAX_TOKENS: Final = 2048
+LOCAL_TEXT_TOKENS: Final = 1024
+"""The local model's reply cap when the prompt sets no `maxOutputTokens`: estimated from the output
+schema and kept between LOCAL_MIN_TOKENS and LOCAL_MAX_TOKENS, LOCAL_TEXT_TOKENS for text."""
+
+LOCAL_SAMPLING: Final[Mapping[str, float]] = {"dry_multiplier": 0.8}
+"""llama-server decoding settings the local model sends unless the prompt's config sets them."""
 
 LOCAL_LOGS_KEPT: Final = 20
 """llama-server logs kept under `<local dir>/logs/` from servers that did not stop cleanly (failed, or

@@ -22,13 +22,14 @@ FLOORS: list[tuple[str, ...]] = [
      "handlebars", "formats"),
     ("compiler", "tools", "telemetry", "runlog",
      "models.base", "models.registry", "models.config", "models.doubles", "models.local_paths",
+     "models.local_catalog",
      "models.http", "models.media", "models.gemini_schema", "models.shape", "models.strict_schema", "models",
      "models.token_auth", "cost"),
     ("models.openai", "models.anthropic", "models.gemini", "models.local", "models.local_server",
-     "models.local_setup", "models.local_console", "generation",
+     "models.local_setup", "models.local_console", "models.local_templates", "models.local_tuning", "generation",
      "models.openai_responses", "models.azure", "models.vertex", "models.compatible", "runrecord"),
     ("prompt", "library", "loader"),
-    ("testing", "batch", "check", "evals", "batchapi", "ray"),
+    ("testing", "batch", "check", "evals", "batchapi", "ray", "check_sarif", "editor_schemas"),
     ("cli",),
 ]
 

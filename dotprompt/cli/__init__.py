@@ -15,7 +15,7 @@ from types import ModuleType
 from ..errors import DotpromptError, OutputValidationError
 from ..shutdown import exit_on_sigterm
 from . import check, convert, eval, listing, local, logs, render, run, schema, test
-from .common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, CommandLineError
+from .common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, CommandLineError, package_version
 
 # The order is the order of `dotprompt --help`.
 COMMANDS: tuple[ModuleType, ...] = (render, check, schema, run, test, eval, logs, convert, listing, local)
@@ -25,7 +25,9 @@ __all__ = ["COMMANDS", "build_parser", "main"]
 
 def build_parser(commands: Sequence[ModuleType] = COMMANDS) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="dotprompt", description="Render, check and run .prompt files.")
-    subparsers = parser.add_subparsers(dest="command")
+    parser.add_argument("--version", action="version", version=f"dotprompt {package_version()}",
+                        help="print the version of dotprompt-toolkit and exit")
+    subparsers = parser.add_subparsers(dest="command", help="what to do (`dotprompt COMMAND --help` for more)")
     for command in commands:
         command_parser = command.add_parser(subparsers)
         command_parser.set_defaults(run=command.run, command_parser=command_parser)

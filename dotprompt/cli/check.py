@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from typing import Any
 
-from ..check import check_library
-from .common import EXIT_FAILED, EXIT_OK, library
+from ..check import Diagnostic, check_library
+from .common import DIR_HELP, EXIT_FAILED, EXIT_OK, library, package_version
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser = subparsers.add_parser("check", help="lint every prompt file without calling a model")
-    parser.add_argument("dir", nargs="?", help="prompt folder (default as for render)")
-    parser.add_argument("--format", choices=["text", "github"], default="text")
+    parser.add_argument("dir", nargs="?", help=DIR_HELP)
+    parser.add_argument("--format", choices=["text", "github", "sarif"], default="text",
+                        help="text: path:line:col: level: message; github: workflow annotations; sarif: one "
+                             "SARIF 2.1.0 log on stdout for GitHub code scanning (default: text)")
     parser.add_argument("--strict", action="store_true", help="warnings fail the check too")
     return parser
 
@@ -21,7 +24,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     lib = library(args.dir)
     diagnostics = check_library(lib)
-    for diagnostic in diagnostics:
+    if args.format == "sarif":
+        print_sarif(diagnostics)
+    for diagnostic in diagnostics if args.format != "sarif" else ():
         print(diagnostic.format(args.format))
     errors = sum(d.level == "error" for d in diagnostics)
     warnings = len(diagnostics) - errors
@@ -30,3 +35,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"checked {count} prompt{'s' if count != 1 else ''}: {errors} error(s), {warnings} warning(s)",
               file=sys.stderr)
     return EXIT_FAILED if errors or (args.strict and warnings) else EXIT_OK
+
+
+def print_sarif(diagnostics: list[Diagnostic]) -> None:
+    from ..check_sarif import to_sarif
+
+    print(json.dumps(to_sarif(diagnostics, version=package_version()), indent=2, ensure_ascii=False))

@@ -54,3 +54,9 @@ def usage(parser: argparse.ArgumentParser) -> int:
     """A command given without its subcommand: its help on stderr, exit 2."""
     parser.print_help(sys.stderr)
     return EXIT_USAGE
+
+
+def package_version() -> str:
+    from .. import __version__  # the one place the version is written
+
+    return __version__

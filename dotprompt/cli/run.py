@@ -10,17 +10,19 @@ from typing import Any
 
 from ..errors import GenerationError
 from ..runrecord import log_source
-from .common import EXIT_FAILED, EXIT_OK, CommandLineError, json_arg, library
+from .common import DIR_HELP, EXIT_FAILED, EXIT_OK, CommandLineError, json_arg, library
+from .progress import StreamView, elapsed_status
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser = subparsers.add_parser("run", help="run a prompt on a model and print the validated output")
-    parser.add_argument("name")
-    parser.add_argument("--variant")
+    parser.add_argument("name", help="the prompt's name, e.g. extract or billing/refund")
+    parser.add_argument("--variant", help="the prompt variant (NAME.VARIANT.prompt)")
     parser.add_argument("--input", help="input as JSON, or @file.json")
     parser.add_argument("--context", help="context (auth, state, ...) as JSON, or @file.json")
     parser.add_argument("--model", help="model name, overriding the prompt's (e.g. echo, openai/gpt-4o-mini)")
-    parser.add_argument("--stream", action="store_true", help="print text as it arrives")
+    parser.add_argument("--stream", action="store_true",
+                        help="show the reply as it arrives (on a terminal it is replaced by the final output)")
     parser.add_argument("--tool-errors", choices=["return", "raise"],
                         help="a tool that raises: tell the model and go on (return, the default; each error is "
                              "shown on stderr), or stop the run with exit 1 (raise)")
@@ -47,7 +49,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                                                                "(each keeps --concurrency rows in flight)")
     parser.add_argument("--address", help="with --engine ray: the cluster to join (`auto`: the one this machine is in; "
                                           "default: a local Ray started for the run)")
-    parser.add_argument("--dir")
+    parser.add_argument("--dir", help=DIR_HELP)
     return parser
 
 
@@ -87,7 +89,8 @@ def run(args: argparse.Namespace) -> int:
             if args.stream:
                 response = run_sync(_stream(prompt, inputs, context, args.model, overrides))
             else:
-                response = prompt(inputs, context=context, model=args.model, **overrides)
+                with elapsed_status(f"running {prompt.name}"):
+                    response = prompt(inputs, context=context, model=args.model, **overrides)
     except GenerationError as exc:  # the run failed after tools ran: their errors may be why
         _show_tool_errors(exc.messages)
         raise
@@ -181,11 +184,11 @@ async def _stream(prompt: Any, inputs: Any, context: Any, model: str | None, ove
     from ..generation.response import Chunk
 
     final = None
-    async for item in prompt.stream(inputs, context=context, model=model, **overrides):
-        if isinstance(item, Chunk):
-            if item.role == "model" and item.text:
-                print(item.text, end="", file=sys.stderr, flush=True)
-        else:
-            final = item
-    print(file=sys.stderr)
+    with StreamView(f"streaming {prompt.name}") as view:
+        async for item in prompt.stream(inputs, context=context, model=model, **overrides):
+            if isinstance(item, Chunk):
+                if item.role == "model" and item.text:
+                    view.add(item.text)
+            else:
+                final = item
     return final

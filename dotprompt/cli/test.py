@@ -18,6 +18,7 @@ from ..testing.recording import Mode
 from ..testing.report import nothing_collected, print_summary, write_json, write_junit
 from ..testing.runner import CaseResult, TestRun
 from .common import DIR_HELP, EXIT_FAILED, EXIT_OK, EXIT_USAGE, CommandLineError
+from .progress import case_progress
 
 
 @dataclass
@@ -96,15 +97,16 @@ def run_tests(options: TestOptions, out: object = sys.stdout) -> int:
 
 def _execute(run: TestRun, cases: list[TestCase], options: TestOptions, fancy: bool) -> list:
     coro_args = {"repeat": options.repeat, "min_pass_rate": options.min_pass_rate}
-    if not fancy:
-        run.on_result = _log_line
-        return asyncio.run(run.run(cases, **coro_args))
-    from rich.progress import Progress
-
     runs = options.repeat if options.mode != "replay" else 1
-    with Progress(transient=True) as progress:
-        task = progress.add_task(f"{len(cases)} cases", total=len(cases) * runs)
-        run.on_result = lambda result: progress.advance(task)
+    with case_progress(len(cases) * runs, f"{len(cases)} cases ({options.mode})") as advance:
+        log = _log_line if not fancy else None
+
+        def on_result(result: CaseResult) -> None:
+            advance(result)
+            if log is not None:
+                log(result)
+
+        run.on_result = on_result
         return asyncio.run(run.run(cases, **coro_args))
 
 
@@ -125,7 +127,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     modes.add_argument("--auto", dest="mode", action="store_const", const="auto", help="replay what exists, record the rest")
     parser.add_argument("--repeat", type=int, default=1, help="run live cases N times")
     parser.add_argument("--min-pass-rate", type=float, default=1.0, help="with --repeat: share of runs that must pass")
-    parser.add_argument("--concurrency", type=int, default=4)
+    parser.add_argument("--concurrency", type=int, default=4, help="cases run at once (default: 4)")
     parser.add_argument("--junit", type=Path, help="write JUnit XML here")
     parser.add_argument("--json", type=Path, help="write results as JSON here")
     parser.add_argument("--no-log", action="store_true", help="do not add the cases' runs to the run log")

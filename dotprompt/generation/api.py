@@ -82,8 +82,9 @@ def _resolve_tools(names: list[str], live: list[Any], library: ToolLookup | None
         found = given.get(name) or _as_tool(library.tool(name) if library is not None else None)
         if found is None:
             known = sorted({*given, *(library.tool_names() if library is not None else [])})
-            raise UsageError(f"unknown tool {name!r}; define it with lib.define_tool(...) or pass it in tools=[...]"
-                             f" (known: {', '.join(known) or 'none'})")
+            raise UsageError(f"unknown tool {name!r}; define it with lib.define_tool(...) or pass it in tools=[...], "
+                             "or, for the dotprompt command, list the module that defines it in `[tool.dotprompt] "
+                             f"tools` in pyproject.toml (known: {', '.join(known) or 'none'})")
         out[name] = found
     return out
 

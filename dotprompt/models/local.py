@@ -1,13 +1,15 @@
-"""`local/smollm2`: SmolLM2-135M-Instruct on llama.cpp's llama-server, on this machine, offline.
+"""`local/<name>`: a small model (local_catalog.py) on llama.cpp's llama-server, on this machine, offline.
 
-`dotprompt local setup` (or `setup()`) prepares it once; the first request starts the server
-(local_server.py) and every request goes through the OpenAI-compatible provider. When it is set
-up it is the default model: `default_local_model()` is what `default_model_name()` falls back to.
+`dotprompt local setup [--model NAME]` (or `setup()`) prepares it once; the first request starts the
+server (local_server.py) and every request goes through the OpenAI-compatible provider, with the
+local defaults of local_tuning.py. When the default one is set up it is the default model:
+`default_local_model()` is what `default_model_name()` falls back to.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import threading
 
 from .. import settings
@@ -15,10 +17,12 @@ from ..errors import LocalSetupError, ModelError, UsageError
 from ..types import GenerateRequest, ModelResponse
 from .base import ModelInfo, OnChunk
 from .config import ProviderConfig
+from .local_catalog import LocalModelSpec, spec_for
 from .local_console import ConsoleProgress, status_lines
 from .local_paths import LocalPaths, local_paths
-from .local_server import ALIAS, LlamaServer, shared_server, stop_all
+from .local_server import LlamaServer, shared_server, stop_all
 from .local_setup import SetupEvent, setup
+from .local_tuning import LocalTuning
 from .openai import OpenAIModel
 
 __all__ = [
@@ -30,6 +34,7 @@ __all__ = [
     "LocalModel",
     "LocalPaths",
     "LocalSetupError",
+    "LocalTuning",
     "SetupEvent",
     "default_local_model",
     "local_paths",
@@ -46,26 +51,32 @@ LOCAL_INFO = ModelInfo(label="SmolLM2-135M-Instruct on llama.cpp (local)", const
                        tool_choice=True, media=False)
 
 
+def local_info(spec: LocalModelSpec) -> ModelInfo:
+    return dataclasses.replace(LOCAL_INFO, label=f"{spec.label} on llama.cpp (local)")
+
+
 def default_local_model() -> str | None:
-    """`local/smollm2` when the local model has been set up, else None."""
+    """The default local model's name when it has been set up, else None."""
     return DEFAULT_LOCAL_MODEL if local_paths().ready() else None
 
 
 def not_set_up(paths: LocalPaths) -> UsageError:
     missing = ", ".join(str(p) for p in paths.missing())
-    return UsageError(f"the local model is not set up (missing: {missing}): run `dotprompt local setup`")
+    command = "dotprompt local setup" + ("" if paths.spec.model_name == DEFAULT_LOCAL_MODEL
+                                         else f" --model {paths.spec.name}")
+    return UsageError(f"the local model {paths.spec.model_name} is not set up (missing: {missing}): run `{command}`")
 
 
 class LocalModel:
     """The local model. It uses this process's shared server, or the `server` given (tests start their own)."""
 
     def __init__(self, name: str = DEFAULT_LOCAL_MODEL, *, server: LlamaServer | None = None,
-                 timeout: float = 120.0) -> None:
-        if name != DEFAULT_LOCAL_MODEL:
-            raise UsageError(f"unknown local model {name!r}; the local model is {DEFAULT_LOCAL_MODEL!r}")
-        self.name = name
-        self.info = LOCAL_INFO
-        self.paths = server.paths if server is not None else local_paths()
+                 timeout: float = 120.0, tuning: LocalTuning | None = None) -> None:
+        spec = spec_for(name)
+        self.name = spec.model_name
+        self.info = local_info(spec)
+        self.tuning = tuning or LocalTuning()
+        self.paths = server.paths if server is not None else local_paths(model=self.name)
         if not self.paths.ready():
             raise not_set_up(self.paths)
         self.timeout = timeout
@@ -76,7 +87,7 @@ class LocalModel:
     async def generate(self, request: GenerateRequest, on_chunk: OnChunk | None = None) -> ModelResponse:
         server, client = self._connected() or await asyncio.to_thread(self.connect)
         try:
-            return await client.generate(request, on_chunk)
+            return await client.generate(self.tuning.apply(request), on_chunk)
         except ModelError as exc:
             # A broken connection may be the server dying; give it a moment to be reaped, then say so.
             if exc.status is None and await asyncio.to_thread(server.wait_exit, 1.0):
@@ -93,7 +104,7 @@ class LocalModel:
         with self._lock:
             if self._client is None or self._client[0] is not server:
                 config = ProviderConfig("local", server.base_url, server.api_key, self.timeout)
-                self._client = (server, OpenAIModel(self.name, model_id=ALIAS, config=config, info=self.info))
+                self._client = (server, OpenAIModel(self.name, model_id=self.paths.spec.name, config=config, info=self.info))
             return self._client
 
     def _connected(self) -> tuple[LlamaServer, OpenAIModel] | None:

@@ -13,6 +13,7 @@ import threading
 import time
 from typing import TextIO
 
+from .local_catalog import CATALOG
 from .local_paths import LocalPaths, local_paths
 from .local_setup import SetupEvent
 
@@ -26,12 +27,16 @@ def status_lines(paths: LocalPaths | None = None) -> list[str]:
     paths = paths or local_paths()
     missing = set(paths.missing())
     head = "ready" if not missing else "not set up: run `dotprompt local setup`"
-    lines = [f"local model: {head}", f"folder: {paths.root}"]
+    lines = [f"local model {paths.spec.model_name}: {head}", f"folder: {paths.root}"]
     for label, path in (("server", paths.server), ("model", paths.model), ("template", paths.template)):
         size = "missing" if path in missing else human_size(path.stat().st_size)
         lines.append(f"{label}: {path} ({size})")
     if paths.server_stamp.is_file():
         lines.append(f"built from: {paths.server_stamp.read_text(encoding='utf-8').strip()}")
+    for spec in CATALOG.values():
+        other = paths.root / "model" / spec.file
+        if spec.name != paths.spec.name and other.is_file():
+            lines.append(f"also fetched: {spec.model_name}: {other} ({human_size(other.stat().st_size)})")
     return lines
 
 
@@ -59,11 +64,13 @@ class ConsoleProgress:
         self._stop = threading.Event()
         self._lock = threading.Lock()
         self._ticker: threading.Thread | None = None
+        self.durations: list[tuple[str, float | None]] = []
 
     def __enter__(self) -> ConsoleProgress:
-        if self.live:
-            self._ticker = threading.Thread(target=self._tick, name="dotprompt-setup-progress", daemon=True)
-            self._ticker.start()
+        # A terminal's line ticks every second; a log gets a line whenever a step has been quiet for
+        # `quiet_every` seconds (pip building its build dependencies prints nothing for minutes).
+        self._ticker = threading.Thread(target=self._tick, name="dotprompt-setup-progress", daemon=True)
+        self._ticker.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -78,16 +85,30 @@ class ConsoleProgress:
     def __call__(self, event: SetupEvent) -> None:
         with self._lock:
             self._event, self._since = event, time.monotonic() - event.elapsed
+            if event.state in ("done", "skip"):
+                self.durations.append((event.title, event.elapsed if event.state == "done" else None))
             if self.live:
                 self._draw(event.elapsed, final=event.state in ("done", "skip"))
             else:
                 self._plain(event)
 
     def _tick(self) -> None:
-        while not self._stop.wait(1.0):
+        while not self._stop.wait(1.0 if self.live else min(self.quiet_every, 1.0)):
             with self._lock:
-                if self._event is not None and self._event.state in ("start", "update"):
-                    self._draw(time.monotonic() - self._since, final=False)
+                if self._event is None or self._event.state not in ("start", "update"):
+                    continue
+                elapsed = time.monotonic() - self._since
+                if self.live:
+                    self._draw(elapsed, final=False)
+                elif time.monotonic() - self._last_plain >= self.quiet_every:
+                    self._last_plain = time.monotonic()
+                    self.stream.write(self._line(self._event, elapsed, still=True) + "\n")
+                    self.stream.flush()
+
+    def summary(self) -> str:
+        """Each step's duration, for the closing line: `build llama-server 21 min 03 s, ...`."""
+        return ", ".join(f"{title} {clock(seconds) if seconds is not None else 'already done'}"
+                         for title, seconds in self.durations)
 
     def _draw(self, elapsed: float, *, final: bool) -> None:
         assert self._event is not None
@@ -104,15 +125,17 @@ class ConsoleProgress:
         self.stream.flush()
 
     @staticmethod
-    def _line(event: SetupEvent, elapsed: float) -> str:
+    def _line(event: SetupEvent, elapsed: float, *, still: bool = False) -> str:
+        # Times are how long the step has run so far, never a time of day.
         head = f"[{event.index}/{event.total}] {event.title}"
         if event.state == "skip":
             return f"{head}: already done"
         if event.state == "done":
             return f"{head}: done in {clock(elapsed)}"
-        if event.state == "start":
-            return f"{head} ({clock(elapsed)})" if elapsed >= 1 else f"{head} ..."
-        return f"{head}: {event.detail or 'working'} ({clock(elapsed)})"
+        detail = event.detail if event.state == "update" and event.detail else "working"
+        if event.state == "start" and elapsed < 1:
+            return f"{head} ..."
+        return f"{head}: {'still ' if still else ''}{detail}, {clock(elapsed)} so far"
 
 
 def clock(seconds: float) -> str:

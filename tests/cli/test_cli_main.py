@@ -68,3 +68,39 @@ def test_errors_become_one_line_and_an_exit_code(capsys):
     assert main(["hello"], commands=fails(BrokenPipeError())) == 0
     assert main([], commands=fails(ValueError())) == 2
     assert "hello" in capsys.readouterr().out
+
+
+def test_version_prints_the_package_version(dotprompt_cmd, cli_env):
+    import dotprompt
+
+    done = run(dotprompt_cmd, "--version", env=cli_env)
+    assert done.returncode == 0 and done.stdout == f"dotprompt {dotprompt.__version__}\n"
+
+
+def _undocumented(parser: argparse.ArgumentParser, path: str):
+    """Every argument and option (subcommands included, at any depth) without a help text."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            if not action.help:
+                yield f"{path} (its subcommand argument)"
+            for name, sub in action.choices.items():
+                yield from _undocumented(sub, f"{path} {name}")
+        elif not action.help or action.help == argparse.SUPPRESS:
+            yield f"{path} {'/'.join(action.option_strings) or action.dest}"
+
+
+def test_every_argument_and_option_has_a_help_text():
+    assert list(_undocumented(build_parser(), "dotprompt")) == []
+
+
+def test_the_help_walk_sees_a_missing_help():
+    parser = argparse.ArgumentParser(prog="x")
+    sub = parser.add_subparsers(dest="c", help="commands").add_parser("go")
+    sub.add_argument("--fast")
+    assert list(_undocumented(parser, "x")) == ["x go --fast"]
+
+
+def test_every_command_help_runs_in_the_real_cli(dotprompt_cmd, cli_env):
+    for command in ("render", "check", "schema", "run", "test", "convert", "list", "local", "local setup"):
+        done = run(dotprompt_cmd, *command.split(), "--help", env=cli_env)
+        assert done.returncode == 0 and "usage: dotprompt" in done.stdout, command

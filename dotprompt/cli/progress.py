@@ -1,0 +1,95 @@
+"""What a command shows on a terminal while the model works: a spinner with the elapsed time, a case
+counter, or the reply as it streams. All of it goes to stderr and only when stderr is a terminal,
+and all of it is erased when the work ends: stdout keeps only the result, and CI logs stay plain.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+__all__ = ["StreamView", "case_progress", "elapsed_status", "on_terminal"]
+
+
+def on_terminal() -> bool:
+    return sys.stderr.isatty()
+
+
+def _console() -> Any:
+    from rich.console import Console
+
+    return Console(file=sys.stderr)
+
+
+@contextlib.contextmanager
+def elapsed_status(label: str) -> Iterator[None]:
+    """`⠋ running extract  0:00:07` on stderr while the block runs, when stderr is a terminal."""
+    if not on_terminal():
+        yield
+        return
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    # Not redirected: rich would otherwise print what goes to stdout on stderr, above its view.
+    with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=_console(),
+                  transient=True, redirect_stdout=False, redirect_stderr=False) as progress:
+        progress.add_task(label, total=None)
+        yield
+
+
+@contextlib.contextmanager
+def case_progress(total: int, label: str) -> Iterator[Callable[[Any], None]]:
+    """A bar `label ━━━━ 3/8 0:00:41` on a terminal; yields the function to call as each case ends."""
+    if not on_terminal():
+        yield lambda result: None
+        return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn(), console=_console(), transient=True, redirect_stdout=False,
+                  redirect_stderr=False) as progress:
+        task = progress.add_task(label, total=total)
+        yield lambda result: progress.advance(task)
+
+
+class StreamView:
+    """The reply as it streams. On a terminal: a live region on stderr (the text so far, under a line
+    with the elapsed time), erased at the end so the final output is printed once. Elsewhere: the
+    raw text on stderr, beside the final output on stdout."""
+
+    def __init__(self, label: str) -> None:
+        self.label = label
+        self.text = ""
+        self.started = time.monotonic()
+        self.live: Any = None
+
+    def __enter__(self) -> StreamView:
+        if on_terminal():
+            from rich.live import Live
+
+            # stdout is left alone: it is where the result goes, not a line above the live view.
+            self.live = Live(self._view(), console=_console(), transient=True, auto_refresh=True,
+                             refresh_per_second=8, get_renderable=self._view, redirect_stdout=False,
+                             redirect_stderr=False)
+            self.live.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.live is not None:
+            self.live.__exit__(None, None, None)
+        elif self.text:
+            print(file=sys.stderr)
+
+    def add(self, text: str) -> None:
+        self.text += text
+        if self.live is None:
+            print(text, end="", file=sys.stderr, flush=True)
+
+    def _view(self) -> Any:
+        from rich.text import Text
+
+        seconds = time.monotonic() - self.started
+        head = Text(f"{self.label} ({seconds:.0f} s, {len(self.text)} characters)\n", style="dim")
+        return head + Text(self.text)

@@ -1,0 +1,92 @@
+"""What the local model adds to a request so a tiny model that loops fails in seconds, not minutes.
+
+A 135M-270M model asked for `line_items` tends to repeat the last item until the token cap. Three
+defaults bound that, each applied only where the prompt did not decide itself:
+- arrays in the grammar get a `maxItems` (the schema sent to llama-server, not the one we validate
+  with), so a loop ends as a closed, valid array;
+- the reply gets a token cap estimated from the output schema (or a flat one for text);
+- decoding gets llama.cpp's DRY and repetition penalties.
+They are applied below the recording layer: recordings keep the request the prompt made.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from .. import settings
+from ..types import GenerateRequest
+
+__all__ = ["LocalTuning", "bounded_arrays", "token_estimate"]
+
+# Rough token counts of a JSON value, enough to size a cap a sane reply never reaches.
+KEY_TOKENS = 6
+MAX_DEPTH = 64  # schema levels looked at; deeper ones are left alone
+LEAF_TOKENS = {"string": 24, "number": 10, "integer": 8, "boolean": 3, "null": 2}
+
+
+@dataclass(frozen=True)
+class LocalTuning:
+    """The local model's defaults; `LocalTuning.off()` sends requests as they are (for measuring)."""
+
+    max_items: int | None = settings.LOCAL_MAX_ITEMS
+    cap_tokens: bool = True
+    sampling: Mapping[str, Any] = field(default_factory=lambda: dict(settings.LOCAL_SAMPLING))
+
+    @classmethod
+    def off(cls) -> LocalTuning:
+        return cls(max_items=None, cap_tokens=False, sampling={})
+
+    def apply(self, request: GenerateRequest) -> GenerateRequest:
+        config = {**self.sampling, **request.config}
+        output = request.output
+        schema = output.json_schema if output is not None and output.constrained else None
+        if schema is not None and self.max_items is not None:
+            schema = bounded_arrays(schema, self.max_items)
+            output = output.model_copy(update={"json_schema": schema}) if output is not None else None
+        if self.cap_tokens and "maxOutputTokens" not in config:
+            wanted = token_estimate(schema, self.max_items) if schema is not None else settings.LOCAL_TEXT_TOKENS
+            config["maxOutputTokens"] = max(settings.LOCAL_MIN_TOKENS, min(wanted, settings.LOCAL_MAX_TOKENS))
+        return request.model_copy(update={"config": config, "output": output})
+
+
+def bounded_arrays(schema: Any, max_items: int, depth: int = 0) -> Any:
+    """A copy of `schema` whose arrays without `maxItems` (or with a larger one) hold at most `max_items`.
+    Past MAX_DEPTH levels (a hostile schema) the rest is kept as it is: a bound is a help, not a rule."""
+    if depth > MAX_DEPTH:
+        return schema
+    if isinstance(schema, list):
+        return [bounded_arrays(item, max_items, depth + 1) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    copy = {key: bounded_arrays(value, max_items, depth + 1) for key, value in schema.items()}
+    if _types(schema) & {"array"}:
+        copy["maxItems"] = min(schema.get("maxItems", max_items), max_items)
+        if copy.get("minItems", 0) > copy["maxItems"]:
+            copy["minItems"] = copy["maxItems"]
+    return copy
+
+
+def token_estimate(schema: Any, max_items: int | None, depth: int = 0) -> int:
+    """About how many tokens the longest sensible JSON value of `schema` takes (arrays at `max_items`)."""
+    if not isinstance(schema, dict) or depth > MAX_DEPTH:
+        return LEAF_TOKENS["string"]
+    variants = [v for key in ("anyOf", "oneOf") for v in schema.get(key, [])]
+    if variants:
+        return max(token_estimate(v, max_items, depth + 1) for v in variants)
+    types = _types(schema)
+    if "object" in types or "properties" in schema:
+        fields = schema.get("properties", {})
+        return 2 + sum(KEY_TOKENS + token_estimate(sub, max_items, depth + 1) for sub in fields.values())
+    if "array" in types:
+        count = min(n for n in (schema.get("maxItems"), max_items, settings.LOCAL_MAX_ITEMS) if n is not None)
+        return 2 + count * (1 + token_estimate(schema.get("items", {}), max_items, depth + 1))
+    return max((LEAF_TOKENS.get(t, LEAF_TOKENS["string"]) for t in types), default=LEAF_TOKENS["string"])
+
+
+def _types(schema: dict[str, Any]) -> set[str]:
+    declared = schema.get("type")
+    if isinstance(declared, str):
+        return {declared}
+    return {t for t in declared if isinstance(t, str)} if isinstance(declared, list) else set()

@@ -229,6 +229,24 @@ def _field_name(key: str) -> str:
     return key.split("(")[0].strip().rstrip("?")
 
 
+def yaml_entry(node: Any, key: str) -> tuple[Any, Any]:
+    """(key node, value node) of `key` in a composed YAML mapping; the node itself twice when absent,
+    so an error about a missing key still points at the mapping."""
+    if isinstance(node, yaml.MappingNode):
+        for key_node, value_node in node.value:
+            if key_node.value == key:
+                return key_node, value_node
+    return node, node
+
+
+def yaml_child(node: Any, key: str) -> Any:
+    return yaml_entry(node, key)[1]
+
+
+def yaml_key_node(node: Any, key: str) -> Any:
+    return yaml_entry(node, key)[0]
+
+
 def _child_node(node: Any, key: str | int) -> Any:
     if isinstance(node, yaml.MappingNode):
         for key_node, value_node in node.value:

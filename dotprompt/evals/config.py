@@ -25,9 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from ..document import did_you_mean
+from ..document import did_you_mean, yaml_child, yaml_key_node
 from ..errors import TestFileError
 from ..testing.cases import read_test_yaml, sidecar_prompt
 from ..testing.functions import is_function_spec
@@ -115,7 +113,7 @@ class _EvalReader:
                                            column=mark.column + 1 if mark else None, hint=hint))
 
     def spec(self, data: Mapping[str, Any], node: Any, prompts_dir: Path | None) -> EvalSpec:
-        raw, section = data["eval"], child(node, "eval")
+        raw, section = data["eval"], yaml_child(node, "eval")
         side_name, side_variant = sidecar_prompt(self.path, prompts_dir)
         prompt = data.get("prompt") or side_name
         if not prompt:
@@ -131,21 +129,21 @@ class _EvalReader:
         spec.variant = raw.get("variant") or spec.variant
         config = raw.get("config")
         if config is not None and not isinstance(config, Mapping):
-            self.report("`eval.config` must be a mapping of model settings", child(section, "config"))
+            self.report("`eval.config` must be a mapping of model settings", yaml_child(section, "config"))
         elif config:
             spec.config = {**(spec.config or {}), **config}
         if raw.get("dataset") is not None:
             spec.dataset = self.path.parent / str(raw["dataset"])
-        spec.rules = self.rules(raw.get("fields") or {}, child(section, "fields"))
-        self.thresholds(raw.get("min") or {}, child(section, "min"), spec)
+        spec.rules = self.rules(raw.get("fields") or {}, yaml_child(section, "fields"))
+        self.thresholds(raw.get("min") or {}, yaml_child(section, "min"), spec)
         spec.max_regression = self.fraction(raw.get("max_regression", DEFAULT_MAX_REGRESSION),
-                                            child(section, "max_regression"), "max_regression")
+                                            yaml_child(section, "max_regression"), "max_regression")
         return spec
 
     def check_keys(self, raw: Mapping[str, Any], node: Any, allowed: tuple[str, ...], what: str) -> None:
         for key in raw:
             if key not in allowed:
-                self.report(f"unknown key `{key}` in {what}", key_node(node, key),
+                self.report(f"unknown key `{key}` in {what}", yaml_key_node(node, key),
                             did_you_mean(str(key), allowed) or f"known keys: {', '.join(allowed)}")
 
     def rules(self, raw: Any, node: Any) -> dict[str, FieldRule]:
@@ -154,7 +152,7 @@ class _EvalReader:
             return {}
         out = {}
         for key, value in raw.items():
-            rule = self.rule(str(key), value, child(node, str(key)))
+            rule = self.rule(str(key), value, yaml_child(node, str(key)))
             if rule is not None:
                 out[rule.field] = rule
         return out
@@ -202,13 +200,13 @@ class _EvalReader:
         self.check_keys(raw, node, (*OVERALL_METRICS, "fields"), "eval.min")
         for metric in OVERALL_METRICS:
             if metric in raw:
-                spec.overall_min[metric] = self.fraction(raw[metric], child(node, metric), f"eval.min.{metric}")
-        fields, fields_node = raw.get("fields") or {}, child(node, "fields")
+                spec.overall_min[metric] = self.fraction(raw[metric], yaml_child(node, metric), f"eval.min.{metric}")
+        fields, fields_node = raw.get("fields") or {}, yaml_child(node, "fields")
         if not isinstance(fields, Mapping):
             self.report("`eval.min.fields` must map field paths to an F1 or {f1, precision, recall}", fields_node)
             return
         for key, value in fields.items():
-            spec_node = child(fields_node, str(key))
+            spec_node = yaml_child(fields_node, str(key))
             try:
                 name = field_name(str(key))
             except PathError as exc:
@@ -230,21 +228,6 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and value == value
 
 
-def entry(node: Any, key: str) -> tuple[Any, Any]:
-    """(key node, value node) of `key` in a mapping node; the node itself twice when absent."""
-    if isinstance(node, yaml.MappingNode):
-        for key_node, value_node in node.value:
-            if key_node.value == key:
-                return key_node, value_node
-    return node, node
-
-
-def child(node: Any, key: str) -> Any:
-    return entry(node, key)[1]
-
-
-def key_node(node: Any, key: str) -> Any:
-    return entry(node, key)[0]
 
 
 def line_of(node: Any) -> int:

@@ -26,7 +26,7 @@ from typing import Any
 
 import yaml
 
-from ..document import compose_yaml, did_you_mean, load_yaml_safely, yaml_problem
+from ..document import compose_yaml, did_you_mean, load_yaml_safely, yaml_child, yaml_key_node, yaml_problem
 from ..errors import PromptFileError, TestFileError
 from ..files import lexically_inside, read_snapshot
 from .assertions import PATH_ASSERTIONS, ExpectedValueError, path_assertion_names
@@ -187,7 +187,7 @@ class _Reader:
             self.check_keys(data, self.root, FILE_KEYS, "test file")
             defaults = data
             key = "cases" if "cases" in data else "tests"
-            raw_cases, cases_node = data.get(key) or [], _child(self.root, key)
+            raw_cases, cases_node = data.get(key) or [], yaml_child(self.root, key)
         if not isinstance(raw_cases, list):
             self.report("`cases` must be a list of test cases", cases_node)
             return []
@@ -227,7 +227,7 @@ class _Reader:
         self.check_keys(raw, node, CASE_KEYS, "test case")
         name = _case_name(raw, index)
         line = node.start_mark.line + 1 if hasattr(node, "start_mark") else 1
-        expect = self.expectations(raw.get("expect") or {}, _child(node, "expect"), name)
+        expect = self.expectations(raw.get("expect") or {}, yaml_child(node, "expect"), name)
         if len(self.problems) > before:
             return None
         return TestCase(name=name, prompt=prompt, variant=raw.get("variant", variant), input=raw.get("input"),
@@ -247,7 +247,7 @@ class _Reader:
     def check_keys(self, raw: Mapping[str, Any], node: Any, allowed: tuple[str, ...], what: str) -> None:
         for key in raw:
             if key not in allowed:
-                self.report(f"unknown key `{key}` in {what}", _key_node(node, key),
+                self.report(f"unknown key `{key}` in {what}", yaml_key_node(node, key),
                             did_you_mean(str(key), allowed) or f"known keys: {', '.join(allowed)}")
 
     def expectations(self, raw: Any, node: Any, case: str) -> Expectations:
@@ -256,26 +256,26 @@ class _Reader:
             return Expectations()
         for key in raw:
             if key not in EXPECT_KEYS:
-                self.report(f"case {case!r}: unknown assertion `{key}`", _key_node(node, key),
+                self.report(f"case {case!r}: unknown assertion `{key}`", yaml_key_node(node, key),
                             did_you_mean(str(key), EXPECT_KEYS) or f"known assertions: {', '.join(EXPECT_KEYS)}")
         out = Expectations(max_turns_used=raw.get("max_turns_used"), no_repairs=bool(raw.get("no_repairs", False)),
                            latency_ms=raw.get("latency_ms"), max_tokens=raw.get("max_tokens"),
-                           max_cost=self.max_cost(raw.get("max_cost"), _child(node, "max_cost"), case))
+                           max_cost=self.max_cost(raw.get("max_cost"), yaml_child(node, "max_cost"), case))
         if "output" in raw:
             out.output = raw["output"]
         if "output_subset" in raw:
             out.output_subset = raw["output_subset"]
         texts = raw.get("text_contains", [])
         out.text_contains = [texts] if isinstance(texts, str) else list(texts)
-        paths = [self.path_check(item, n, case) for item, n in _items(raw.get("paths", []), _child(node, "paths"))]
+        paths = [self.path_check(item, n, case) for item, n in _items(raw.get("paths", []), yaml_child(node, "paths"))]
         out.paths = [check for check in paths if check is not None]
         tools = [self.tool_check(item, n, case) for item, n in
-                 _items(raw.get("tool_called", []), _child(node, "tool_called"))]
+                 _items(raw.get("tool_called", []), yaml_child(node, "tool_called"))]
         out.tool_called = [check for check in tools if check is not None]
         functions = [self.function_check(item, n, case) for item, n in
-                     _items(raw.get("function", []), _child(node, "function"))]
+                     _items(raw.get("function", []), yaml_child(node, "function"))]
         out.functions = [check for check in functions if check is not None]
-        judges = [self.judge_check(item, n, case) for item, n in _items(raw.get("judge", []), _child(node, "judge"))]
+        judges = [self.judge_check(item, n, case) for item, n in _items(raw.get("judge", []), yaml_child(node, "judge"))]
         out.judges = [check for check in judges if check is not None]
         return out
 
@@ -348,21 +348,6 @@ def _case_name(raw: Any, index: int) -> str:
     return str((raw.get("name") if isinstance(raw, Mapping) else None) or f"case {index + 1}")
 
 
-def _entry(node: Any, key: str) -> tuple[Any, Any]:
-    """The (key node, value node) of `key` in a mapping node; the node itself twice when absent (for locations)."""
-    if isinstance(node, yaml.MappingNode):
-        for key_node, value_node in node.value:
-            if key_node.value == key:
-                return key_node, value_node
-    return node, node
-
-
-def _child(node: Any, key: str) -> Any:
-    return _entry(node, key)[1]
-
-
-def _key_node(node: Any, key: str) -> Any:
-    return _entry(node, key)[0]
 
 
 def _items(raw: Any, node: Any) -> list[tuple[Any, Any]]:

@@ -7,8 +7,9 @@ Runs prompts/extract.prompt over examples/gold/invoices.jsonl on each model (set
 `dotprompt local setup --model NAME`), then scores the fields: micro precision/recall/F1 over
 every expected leaf (line items aligned to the expected ones first, order-free), and the mean
 seconds per invoice (the server is warmed up before the clock starts). `--tuning` picks the local
-defaults to compare: `off` sends the prompt's request as is; `cap`, `items` and `penalty` add one
-default each; `all` (the shipped defaults) adds them all. `--example` adds a worked example to the
+defaults to compare: `off` sends the prompt's request as is; `cap` (token cap), `items` (+ maxItems),
+`chars` (+ maxLength on strings) add one default each; `dry` is `items` with llama.cpp's DRY penalty
+(tried, not shipped); `all` is the shipped defaults. `--example` adds a worked example to the
 prompt. The scorer is small on purpose: `dotprompt eval` is the full one.
 """
 
@@ -27,7 +28,6 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from dotprompt import settings
 from dotprompt.errors import DotpromptError
 from dotprompt.library import PromptLibrary
 from dotprompt.models.local import LocalModel, LocalTuning
@@ -55,9 +55,10 @@ def tuning(name: str) -> LocalTuning:
     full = LocalTuning()
     return {
         "off": off,
-        "cap": LocalTuning(max_items=None, cap_tokens=True, sampling={}),
-        "items": LocalTuning(max_items=full.max_items, cap_tokens=True, sampling={}),
-        "penalty": LocalTuning(max_items=None, cap_tokens=True, sampling=dict(settings.LOCAL_SAMPLING)),
+        "cap": LocalTuning(max_items=None, max_chars=None, cap_tokens=True, sampling={}),
+        "items": LocalTuning(max_items=full.max_items, max_chars=None, cap_tokens=True, sampling={}),
+        "chars": LocalTuning(max_items=full.max_items, max_chars=full.max_chars, cap_tokens=True, sampling={}),
+        "dry": LocalTuning(max_items=full.max_items, max_chars=None, cap_tokens=True, sampling={"dry_multiplier": 0.8}),
         "all": full,
     }[name]
 
@@ -184,7 +185,7 @@ def report(name: str, variant: str, result: dict[str, Any]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", action="append", required=True, help="a local model, e.g. local/smollm2 (repeat)")
-    parser.add_argument("--tuning", action="append", choices=("off", "cap", "items", "penalty", "all"),
+    parser.add_argument("--tuning", action="append", choices=("off", "cap", "items", "chars", "dry", "all"),
                         help="local defaults to apply (repeat to compare; default: all)")
     parser.add_argument("--example", action="store_true", help="add a worked example to the prompt")
     parser.add_argument("--limit", type=int, default=0, help="only the first N invoices")

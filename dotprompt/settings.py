@@ -49,6 +49,7 @@ __all__ = [
     "EVAL_MAX_DEPTH",
     "EVAL_MAX_ROW_BYTES",
     "LOCAL_LOGS_KEPT",
+    "LOCAL_MAX_CHARS",
     "LOCAL_MAX_ITEMS",
     "LOCAL_MAX_TOKENS",
     "LOCAL_MIN_TOKENS",
@@ -119,8 +120,13 @@ LOCAL_TEXT_TOKENS: Final = 1024
 """The local model's reply cap when the prompt sets no `maxOutputTokens`: estimated from the output
 schema and kept between LOCAL_MIN_TOKENS and LOCAL_MAX_TOKENS, LOCAL_TEXT_TOKENS for text."""
 
-LOCAL_SAMPLING: Final[Mapping[str, float]] = {"dry_multiplier": 0.8}
-"""llama-server decoding settings the local model sends unless the prompt's config sets them."""
+LOCAL_MAX_CHARS: Final = 256
+"""The local model's grammar holds a string without `maxLength` to this many characters (a model that
+loops inside a value, e.g. a VAT id growing digit by digit, must close it)."""
+
+LOCAL_SAMPLING: Final[Mapping[str, float]] = {}
+"""llama-server decoding settings the local model sends unless the prompt's config sets them. Empty:
+DRY (`dry_multiplier: 0.8`) was tried and made SmolLM2 loop inside the example invoice's VAT id."""
 
 LOCAL_LOGS_KEPT: Final = 20
 """llama-server logs kept under `<local dir>/logs/` from servers that did not stop cleanly (failed, or

@@ -2,10 +2,11 @@
 
 A 135M-270M model asked for `line_items` tends to repeat the last item until the token cap. Three
 defaults bound that, each applied only where the prompt did not decide itself:
-- arrays in the grammar get a `maxItems` (the schema sent to llama-server, not the one we validate
-  with), so a loop ends as a closed, valid array;
+- arrays in the grammar get a `maxItems` and strings a `maxLength` (the schema sent to llama-server,
+  not the one we validate with), so a loop ends as a closed, valid array or string;
 - the reply gets a token cap estimated from the output schema (or a flat one for text);
-- decoding gets llama.cpp's DRY and repetition penalties.
+- decoding settings from `settings.LOCAL_SAMPLING` (none by default: llama.cpp's DRY penalty, tried,
+  turned the example invoice's VAT id into an endless run of numbers).
 They are applied below the recording layer: recordings keep the request the prompt made.
 """
 
@@ -31,19 +32,20 @@ class LocalTuning:
     """The local model's defaults; `LocalTuning.off()` sends requests as they are (for measuring)."""
 
     max_items: int | None = settings.LOCAL_MAX_ITEMS
+    max_chars: int | None = settings.LOCAL_MAX_CHARS
     cap_tokens: bool = True
     sampling: Mapping[str, Any] = field(default_factory=lambda: dict(settings.LOCAL_SAMPLING))
 
     @classmethod
     def off(cls) -> LocalTuning:
-        return cls(max_items=None, cap_tokens=False, sampling={})
+        return cls(max_items=None, max_chars=None, cap_tokens=False, sampling={})
 
     def apply(self, request: GenerateRequest) -> GenerateRequest:
         config = {**self.sampling, **request.config}
         output = request.output
         schema = output.json_schema if output is not None and output.constrained else None
-        if schema is not None and self.max_items is not None:
-            schema = bounded_arrays(schema, self.max_items)
+        if schema is not None and (self.max_items is not None or self.max_chars is not None):
+            schema = bounded_arrays(schema, self.max_items, self.max_chars)
             output = output.model_copy(update={"json_schema": schema}) if output is not None else None
         if self.cap_tokens and "maxOutputTokens" not in config:
             wanted = token_estimate(schema, self.max_items) if schema is not None else settings.LOCAL_TEXT_TOKENS
@@ -51,17 +53,23 @@ class LocalTuning:
         return request.model_copy(update={"config": config, "output": output})
 
 
-def bounded_arrays(schema: Any, max_items: int, depth: int = 0) -> Any:
-    """A copy of `schema` whose arrays without `maxItems` (or with a larger one) hold at most `max_items`.
-    Past MAX_DEPTH levels (a hostile schema) the rest is kept as it is: a bound is a help, not a rule."""
+def bounded_arrays(schema: Any, max_items: int | None, max_chars: int | None = None, depth: int = 0) -> Any:
+    """A copy of `schema` whose arrays hold at most `max_items` and whose strings at most `max_chars`
+    (a smaller bound the schema sets is kept). Past MAX_DEPTH levels (a hostile schema) the rest is
+    kept as it is: a bound is a help, not a rule."""
     if depth > MAX_DEPTH:
         return schema
     if isinstance(schema, list):
-        return [bounded_arrays(item, max_items, depth + 1) for item in schema]
+        return [bounded_arrays(item, max_items, max_chars, depth + 1) for item in schema]
     if not isinstance(schema, dict):
         return schema
-    copy = {key: bounded_arrays(value, max_items, depth + 1) for key, value in schema.items()}
-    if _types(schema) & {"array"}:
+    copy = {key: bounded_arrays(value, max_items, max_chars, depth + 1) for key, value in schema.items()}
+    types = _types(schema)
+    if max_chars is not None and "string" in types and "enum" not in schema and "const" not in schema:
+        copy["maxLength"] = min(schema.get("maxLength", max_chars), max_chars)
+        if copy.get("minLength", 0) > copy["maxLength"]:
+            copy["minLength"] = copy["maxLength"]
+    if max_items is not None and "array" in types:
         copy["maxItems"] = min(schema.get("maxItems", max_items), max_items)
         if copy.get("minItems", 0) > copy["maxItems"]:
             copy["minItems"] = copy["maxItems"]

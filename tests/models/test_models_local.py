@@ -532,7 +532,20 @@ def test_arrays_in_the_grammar_are_bounded_and_the_original_is_untouched():
     props = bounded["properties"]
     assert props["items"]["maxItems"] == 12 and props["tags"]["maxItems"] == 3
     assert props["many"] == {"type": "array", "minItems": 12, "maxItems": 12}
+    assert "maxLength" not in json.dumps(bounded)  # strings only when asked
     assert json.dumps(INVOICE_SCHEMA) == before
+
+
+def test_strings_in_the_grammar_are_bounded_but_enums_and_smaller_bounds_are_kept():
+    schema = {"type": "object", "properties": {
+        "vat_id": {"type": "string"}, "code": {"type": ["string", "null"], "maxLength": 8},
+        "long": {"type": "string", "minLength": 500}, "kind": {"type": "string", "enum": ["a", "b"]},
+        "rows": {"type": "array", "items": {"type": "string"}}}}
+    props = bounded_arrays(schema, None, 256)["properties"]
+    assert props["vat_id"]["maxLength"] == 256 and props["code"]["maxLength"] == 8
+    assert props["long"] == {"type": "string", "minLength": 256, "maxLength": 256}
+    assert "maxLength" not in props["kind"] and props["rows"]["items"]["maxLength"] == 256
+    assert "maxItems" not in props["rows"]  # arrays only when asked
 
 
 def test_token_cap_grows_with_the_schema_and_its_arrays():
@@ -550,14 +563,15 @@ def test_token_cap_grows_with_the_schema_and_its_arrays():
 def test_tuning_fills_only_what_the_prompt_left_open():
     request = GenerateRequest(messages=[Message(role="user", content=[Part(text="hi")])], config={"temperature": 0},
                               output=OutputConfig(format="json", schema=INVOICE_SCHEMA, constrained=True))
-    tuned = LocalTuning().apply(request)
+    sampling = {"dry_multiplier": 0.8}  # the shipped defaults send none; the rule is the same for any
+    tuned = LocalTuning(sampling=sampling).apply(request)
     assert tuned.output.json_schema["properties"]["items"]["maxItems"] == settings.LOCAL_MAX_ITEMS
     assert settings.LOCAL_MIN_TOKENS <= tuned.config["maxOutputTokens"] <= settings.LOCAL_MAX_TOKENS
-    assert tuned.config["temperature"] == 0 and all(tuned.config[k] == v for k, v in settings.LOCAL_SAMPLING.items())
+    assert tuned.config == {"temperature": 0, "dry_multiplier": 0.8, "maxOutputTokens": tuned.config["maxOutputTokens"]}
     assert request.config == {"temperature": 0} and request.output.json_schema == INVOICE_SCHEMA
-    own = request.model_copy(update={"config": {"maxOutputTokens": 50, **dict.fromkeys(settings.LOCAL_SAMPLING, 9)}})
-    kept = LocalTuning().apply(own)
-    assert kept.config["maxOutputTokens"] == 50 and all(kept.config[k] == 9 for k in settings.LOCAL_SAMPLING)
+    own = request.model_copy(update={"config": {"maxOutputTokens": 50, "dry_multiplier": 0}})
+    kept = LocalTuning(sampling=sampling).apply(own)
+    assert kept.config["maxOutputTokens"] == 50 and kept.config["dry_multiplier"] == 0
     text = LocalTuning().apply(GenerateRequest(messages=request.messages))
     assert text.config["maxOutputTokens"] == settings.LOCAL_TEXT_TOKENS and text.output is None
     assert LocalTuning.off().apply(request) == request
@@ -571,5 +585,6 @@ def test_the_server_receives_the_tuned_request(fake_setup: Path, tmp_path: Path,
     body = json.loads(seen.read_text().splitlines()[-1])
     assert body["max_tokens"] == token_estimate(bounded_arrays(schema, settings.LOCAL_MAX_ITEMS), settings.LOCAL_MAX_ITEMS) \
         or body["max_tokens"] == settings.LOCAL_MIN_TOKENS
-    assert body["response_format"]["json_schema"]["schema"]["properties"]["list"]["maxItems"] == settings.LOCAL_MAX_ITEMS
-    assert all(body[k] == v for k, v in settings.LOCAL_SAMPLING.items())
+    sent = body["response_format"]["json_schema"]["schema"]["properties"]
+    assert sent["list"]["maxItems"] == settings.LOCAL_MAX_ITEMS and sent["answer"]["maxLength"] == settings.LOCAL_MAX_CHARS
+    assert "dry_multiplier" not in body

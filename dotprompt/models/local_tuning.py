@@ -5,6 +5,9 @@ defaults bound that, each applied only where the prompt did not decide itself:
 - arrays in the grammar get a `maxItems` and strings a `maxLength` (the schema sent to llama-server,
   not the one we validate with), so a loop ends as a closed, valid array or string;
 - the reply gets a token cap estimated from the output schema (or a flat one for text);
+- `cache_prompt: false`, so a reply depends on its request alone: llama-server's reuse of an earlier
+  request's cached prompt changes the arithmetic enough to flip a tiny model's greedy answer (a test
+  passed alone and failed after other tests); the prompt is short, evaluating it again costs little;
 - decoding settings from `settings.LOCAL_SAMPLING` (none by default: llama.cpp's DRY penalty, tried,
   turned the example invoice's VAT id into an endless run of numbers).
 They are applied below the recording layer: recordings keep the request the prompt made.
@@ -34,14 +37,15 @@ class LocalTuning:
     max_items: int | None = settings.LOCAL_MAX_ITEMS
     max_chars: int | None = settings.LOCAL_MAX_CHARS
     cap_tokens: bool = True
+    fresh_prompt: bool = True
     sampling: Mapping[str, Any] = field(default_factory=lambda: dict(settings.LOCAL_SAMPLING))
 
     @classmethod
     def off(cls) -> LocalTuning:
-        return cls(max_items=None, max_chars=None, cap_tokens=False, sampling={})
+        return cls(max_items=None, max_chars=None, cap_tokens=False, fresh_prompt=False, sampling={})
 
     def apply(self, request: GenerateRequest) -> GenerateRequest:
-        config = {**self.sampling, **request.config}
+        config = {**({"cache_prompt": False} if self.fresh_prompt else {}), **self.sampling, **request.config}
         output = request.output
         schema = output.json_schema if output is not None and output.constrained else None
         if schema is not None and (self.max_items is not None or self.max_chars is not None):

@@ -567,7 +567,8 @@ def test_tuning_fills_only_what_the_prompt_left_open():
     tuned = LocalTuning(sampling=sampling).apply(request)
     assert tuned.output.json_schema["properties"]["items"]["maxItems"] == settings.LOCAL_MAX_ITEMS
     assert settings.LOCAL_MIN_TOKENS <= tuned.config["maxOutputTokens"] <= settings.LOCAL_MAX_TOKENS
-    assert tuned.config == {"temperature": 0, "dry_multiplier": 0.8, "maxOutputTokens": tuned.config["maxOutputTokens"]}
+    assert tuned.config == {"temperature": 0, "dry_multiplier": 0.8, "cache_prompt": False,
+                            "maxOutputTokens": tuned.config["maxOutputTokens"]}
     assert request.config == {"temperature": 0} and request.output.json_schema == INVOICE_SCHEMA
     own = request.model_copy(update={"config": {"maxOutputTokens": 50, "dry_multiplier": 0}})
     kept = LocalTuning(sampling=sampling).apply(own)
@@ -587,4 +588,4 @@ def test_the_server_receives_the_tuned_request(fake_setup: Path, tmp_path: Path,
         or body["max_tokens"] == settings.LOCAL_MIN_TOKENS
     sent = body["response_format"]["json_schema"]["schema"]["properties"]
     assert sent["list"]["maxItems"] == settings.LOCAL_MAX_ITEMS and sent["answer"]["maxLength"] == settings.LOCAL_MAX_CHARS
-    assert "dry_multiplier" not in body
+    assert "dry_multiplier" not in body and body["cache_prompt"] is False  # a reply depends on its request alone

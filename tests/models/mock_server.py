@@ -8,6 +8,10 @@ from pathlib import Path
 import httpx
 
 from dotprompt import Message, tool
+from dotprompt.models.anthropic import AnthropicModel
+from dotprompt.models.config import ProviderConfig
+from dotprompt.models.gemini import GeminiModel
+from dotprompt.models.openai import OpenAIModel
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -58,3 +62,19 @@ def merge_history() -> list[Message]:
         {"role": "model", "content": [{"toolRequest": {"name": "add", "input": {"a": 1, "b": 1}}}]},
         {"role": "tool", "content": [{"toolResponse": {"name": "add", "output": {"sum": 2}}}]},
         {"role": "user", "content": [{"text": "and now?"}]})]
+
+
+def openai_model(server: Server) -> OpenAIModel:
+    """`openai/gpt-test` answering through `server` (no network)."""
+    return OpenAIModel("openai/gpt-test", config=ProviderConfig("openai", "https://api.example.test/v1", "k"),
+                       transport=httpx.MockTransport(server))
+
+
+def anthropic_model(server: Server) -> AnthropicModel:
+    return AnthropicModel("anthropic/claude-test", config=ProviderConfig("anthropic", "https://api.example.test/v1", "k"),
+                          transport=httpx.MockTransport(server))
+
+
+def gemini_model(server: Server, name: str = "googleai/gemini-2.5-flash") -> GeminiModel:
+    return GeminiModel(name, config=ProviderConfig("googleai", "https://api.example.test/v1beta", "k"),
+                       transport=httpx.MockTransport(server))

@@ -9,36 +9,18 @@ import runpy
 import subprocess
 import sys
 
-import httpx
 import pytest
 from isolation import ROOT
-from mock_server import Server, add
+from mock_server import Server, add, anthropic_model, gemini_model, openai_model
 from vendor_types import check_anthropic_request, check_gemini_request, check_openai_request
 
 from dotprompt import UsageError, generate
-from dotprompt.models.anthropic import AnthropicModel
-from dotprompt.models.config import ProviderConfig
-from dotprompt.models.gemini import GeminiModel
-from dotprompt.models.openai import OpenAIModel
 
 PDF_BYTES = (ROOT / "examples" / "inputs" / "invoice.pdf").read_bytes()
 PDF = "data:application/pdf;base64," + base64.b64encode(PDF_BYTES).decode()
 WAV = "data:audio/wav;base64,UklGRiQAAABXQVZF"
 
 
-def openai(server: Server) -> OpenAIModel:
-    return OpenAIModel("openai/gpt-test", config=ProviderConfig("openai", "https://api.example.test/v1", "k"),
-                       transport=httpx.MockTransport(server))
-
-
-def anthropic(server: Server) -> AnthropicModel:
-    return AnthropicModel("anthropic/claude-test", config=ProviderConfig("anthropic", "https://api.example.test/v1", "k"),
-                          transport=httpx.MockTransport(server))
-
-
-def gemini(server: Server) -> GeminiModel:
-    return GeminiModel("googleai/gemini-test", config=ProviderConfig("googleai", "https://api.example.test/v1beta", "k"),
-                       transport=httpx.MockTransport(server))
 
 
 def media(url: str, content_type: str | None = None) -> list[dict]:
@@ -60,12 +42,12 @@ def sent_part(make, reply, url: str, content_type: str | None = None) -> dict:
 # -- OpenAI ----------------------------------------------------------------------------------------
 
 def test_openai_pdf_is_a_file_part_and_audio_an_input_audio_part():
-    body = sent_part(openai, OPENAI_REPLY, PDF)
+    body = sent_part(openai_model, OPENAI_REPLY, PDF)
     assert body["messages"][0]["content"][1] == {"type": "file", "file": {"filename": "document.pdf", "file_data": PDF}}
-    body = sent_part(openai, OPENAI_REPLY, WAV)
+    body = sent_part(openai_model, OPENAI_REPLY, WAV)
     assert body["messages"][0]["content"][1] == {"type": "input_audio", "input_audio": {"data": "UklGRiQAAABXQVZF",
                                                                                        "format": "wav"}}
-    body = sent_part(openai, OPENAI_REPLY, "data:;base64,SUQz", "audio/mpeg")  # the part's content type wins
+    body = sent_part(openai_model, OPENAI_REPLY, "data:;base64,SUQz", "audio/mpeg")  # the part's content type wins
     assert body["messages"][0]["content"][1]["input_audio"]["format"] == "mp3"
 
 
@@ -78,7 +60,7 @@ def test_openai_pdf_is_a_file_part_and_audio_an_input_audio_part():
 def test_openai_refuses_media_it_cannot_take_before_any_call(url, content_type, says):
     server = Server()
     with pytest.raises(UsageError) as caught:
-        asyncio.run(generate(model=openai(server), prompt=media(url, content_type)))
+        asyncio.run(generate(model=openai_model(server), prompt=media(url, content_type)))
     assert says in str(caught.value) and "OpenAI Chat Completions cannot take media" in str(caught.value)
     assert "it accepts images" in str(caught.value)
     assert not server.requests
@@ -87,13 +69,13 @@ def test_openai_refuses_media_it_cannot_take_before_any_call(url, content_type, 
 # -- Anthropic -------------------------------------------------------------------------------------
 
 def test_anthropic_pdf_and_text_are_document_blocks():
-    body = sent_part(anthropic, "anthropic_text.json", PDF)
+    body = sent_part(anthropic_model, "anthropic_text.json", PDF)
     assert body["messages"][0]["content"][1] == {"type": "document", "source": {
         "type": "base64", "media_type": "application/pdf", "data": base64.b64encode(PDF_BYTES).decode()}}
-    body = sent_part(anthropic, "anthropic_text.json", "https://example.test/files/invoice.pdf")
+    body = sent_part(anthropic_model, "anthropic_text.json", "https://example.test/files/invoice.pdf")
     assert body["messages"][0]["content"][1] == {"type": "document", "source": {
         "type": "url", "url": "https://example.test/files/invoice.pdf"}}
-    body = sent_part(anthropic, "anthropic_text.json", "data:text/plain;charset=utf-8,Total%3A%2042.50%20%E2%82%AC")
+    body = sent_part(anthropic_model, "anthropic_text.json", "data:text/plain;charset=utf-8,Total%3A%2042.50%20%E2%82%AC")
     assert body["messages"][0]["content"][1] == {"type": "document", "source": {
         "type": "text", "media_type": "text/plain", "data": "Total: 42.50 €"}}
 
@@ -103,19 +85,19 @@ def test_anthropic_pdf_and_text_are_document_blocks():
 def test_anthropic_refuses_media_it_cannot_take_before_any_call(url, says):
     server = Server()
     with pytest.raises(UsageError, match="Anthropic cannot take media") as caught:
-        asyncio.run(generate(model=anthropic(server), prompt=media(url)))
+        asyncio.run(generate(model=anthropic_model(server), prompt=media(url)))
     assert says in str(caught.value) and not server.requests
 
 
 # -- Gemini ----------------------------------------------------------------------------------------
 
 def test_gemini_takes_pdf_audio_and_video_inline_or_by_uri():
-    body = sent_part(gemini, "gemini_text.json", PDF)
+    body = sent_part(gemini_model, "gemini_text.json", PDF)
     assert body["contents"][0]["parts"][1] == {"inlineData": {"mimeType": "application/pdf",
                                                               "data": base64.b64encode(PDF_BYTES).decode()}}
-    body = sent_part(gemini, "gemini_text.json", WAV)
+    body = sent_part(gemini_model, "gemini_text.json", WAV)
     assert body["contents"][0]["parts"][1] == {"inlineData": {"mimeType": "audio/wav", "data": "UklGRiQAAABXQVZF"}}
-    body = sent_part(gemini, "gemini_text.json", "https://example.test/clip.mp4")
+    body = sent_part(gemini_model, "gemini_text.json", "https://example.test/clip.mp4")
     assert body["contents"][0]["parts"][1] == {"fileData": {"fileUri": "https://example.test/clip.mp4",
                                                             "mimeType": "video/mp4"}}
 
@@ -123,7 +105,7 @@ def test_gemini_takes_pdf_audio_and_video_inline_or_by_uri():
 def test_gemini_refuses_a_type_it_cannot_take():
     server = Server()
     with pytest.raises(UsageError, match="Gemini cannot take media of type 'application/zip'"):
-        asyncio.run(generate(model=gemini(server), prompt=media("data:application/zip;base64,UEsDBA==")))
+        asyncio.run(generate(model=gemini_model(server), prompt=media("data:application/zip;base64,UEsDBA==")))
     assert not server.requests
 
 
@@ -155,7 +137,7 @@ def test_the_invoice_example_runs_as_a_script():
 
 def cached_body(config: dict, *replies) -> tuple[Server, dict]:
     server = Server(*(replies or ("anthropic_cached.json",)))
-    response = asyncio.run(generate(model=anthropic(server), system="Long policy text.", prompt="hi", tools=[add],
+    response = asyncio.run(generate(model=anthropic_model(server), system="Long policy text.", prompt="hi", tools=[add],
                                     config=config))
     return server, response
 
@@ -193,22 +175,22 @@ def test_cache_control_ttl_and_breakpoints_and_one_message_marker_per_turn():
 def test_a_bad_cache_control_setting_is_a_usage_error_before_any_call(setting, says):
     server = Server()
     with pytest.raises(UsageError, match="config cacheControl") as caught:
-        asyncio.run(generate(model=anthropic(server), prompt="hi", config={"cacheControl": setting}))
+        asyncio.run(generate(model=anthropic_model(server), prompt="hi", config={"cacheControl": setting}))
     assert says in str(caught.value) and not server.requests
 
 
 def test_the_anthropic_config_keys_are_dropped_by_the_other_providers():
     config = {"cacheControl": True, "structuredOutput": "tool", "temperature": 0}
     server = Server(OPENAI_REPLY)
-    asyncio.run(generate(model=openai(server), prompt="hi", config=config))
+    asyncio.run(generate(model=openai_model(server), prompt="hi", config=config))
     assert server.body(0)["temperature"] == 0 and not {"cacheControl", "structuredOutput"} & server.body(0).keys()
     server = Server("gemini_text.json")
-    asyncio.run(generate(model=gemini(server), prompt="hi", config=config))
+    asyncio.run(generate(model=gemini_model(server), prompt="hi", config=config))
     assert server.body(0)["generationConfig"] == {"temperature": 0}
 
 
 def test_a_text_document_that_is_not_utf8_is_a_usage_error():
     server = Server()
     with pytest.raises(UsageError, match="text/plain media part is not UTF-8"):
-        asyncio.run(generate(model=anthropic(server), prompt=media("data:text/plain;base64,//79")))
+        asyncio.run(generate(model=anthropic_model(server), prompt=media("data:text/plain;base64,//79")))
     assert not server.requests

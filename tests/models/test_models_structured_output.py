@@ -10,31 +10,15 @@ import logging
 
 import httpx
 import pytest
-from mock_server import Server, add
+from mock_server import Server, add, anthropic_model, gemini_model, openai_model
 
 from dotprompt import generate, preview_request
-from dotprompt.models.anthropic import AnthropicModel
-from dotprompt.models.config import ProviderConfig
-from dotprompt.models.gemini import GEMINI3_INFO, GEMINI_INFO, GeminiModel
-from dotprompt.models.openai import OpenAIModel
+from dotprompt.models.gemini import GEMINI3_INFO, GEMINI_INFO
 
 SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}, "zip": {"type": "string"}}, "required": ["city"]}
 FREE_FORM = {"type": "object", "properties": {"city": {"type": "string"}, "extra": {"type": "object"}}, "required": ["city"]}
 
 
-def openai(server: Server) -> OpenAIModel:
-    return OpenAIModel("openai/gpt-test", config=ProviderConfig("openai", "https://api.example.test/v1", "k"),
-                       transport=httpx.MockTransport(server))
-
-
-def anthropic(server: Server) -> AnthropicModel:
-    return AnthropicModel("anthropic/claude-test", config=ProviderConfig("anthropic", "https://api.example.test/v1", "k"),
-                          transport=httpx.MockTransport(server))
-
-
-def gemini(server: Server, name: str = "googleai/gemini-2.5-flash") -> GeminiModel:
-    return GeminiModel(name, config=ProviderConfig("googleai", "https://api.example.test/v1beta", "k"),
-                       transport=httpx.MockTransport(server))
 
 
 def completion(content: str) -> dict:
@@ -47,7 +31,7 @@ def completion(content: str) -> dict:
 
 def test_openai_strict_schema_and_the_nulls_it_adds_are_removed_before_validation():
     server = Server("openai_strict.json")
-    response = asyncio.run(generate(model=openai(server), prompt="where?", output_schema=SCHEMA))
+    response = asyncio.run(generate(model=openai_model(server), prompt="where?", output_schema=SCHEMA))
     sent = server.body(0)["response_format"]
     assert sent == {"type": "json_schema", "json_schema": {"name": "output", "strict": True, "schema": {
         "type": "object", "properties": {"city": {"type": "string"}, "zip": {"type": ["string", "null"]}},
@@ -63,7 +47,7 @@ def test_openai_strict_schema_and_the_nulls_it_adds_are_removed_before_validatio
 def test_openai_falls_back_to_non_strict_with_a_logged_reason(caplog):
     server = Server(completion('{"city": "Paris", "extra": {"k": 1}}'))
     with caplog.at_level(logging.WARNING, logger="dotprompt.models"):
-        response = asyncio.run(generate(model=openai(server), prompt="where?", output_schema=FREE_FORM))
+        response = asyncio.run(generate(model=openai_model(server), prompt="where?", output_schema=FREE_FORM))
     assert server.body(0)["response_format"] == {"type": "json_schema",
                                                  "json_schema": {"name": "output", "schema": FREE_FORM, "strict": False}}
     reason = ("OpenAI strict cannot enforce this schema: $.extra is an object without listed properties "
@@ -82,7 +66,7 @@ def test_openai_streamed_strict_output_is_restored_too():
     body = "".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n"
     server = Server(httpx.Response(200, content=body.encode(), headers={"content-type": "text/event-stream"}))
     seen = []
-    response = asyncio.run(generate(model=openai(server), prompt="where?", output_schema=SCHEMA, on_chunk=seen.append))
+    response = asyncio.run(generate(model=openai_model(server), prompt="where?", output_schema=SCHEMA, on_chunk=seen.append))
     assert server.body(0)["response_format"]["json_schema"]["strict"] is True and server.body(0)["stream"] is True
     assert response.output == {"city": "Paris"} and response.custom == {"structuredOutput": "native-strict"}
     assert seen
@@ -90,18 +74,18 @@ def test_openai_streamed_strict_output_is_restored_too():
 
 def test_unconstrained_output_is_reported_as_instructions():
     server = Server(completion('{"city": "Paris"}'))
-    response = asyncio.run(generate(model=openai(server), prompt="where?", output_schema=SCHEMA, output_constrained=False))
+    response = asyncio.run(generate(model=openai_model(server), prompt="where?", output_schema=SCHEMA, output_constrained=False))
     assert "response_format" not in server.body(0)
     assert response.custom == {"structuredOutput": "instructions"}
 
 
 def test_preview_request_wire_shows_the_strict_transformation_without_a_call():
     server = Server()  # any request would fail: no reply scripted
-    body = preview_request(model=openai(server), prompt="where?", output_schema=SCHEMA, wire=True)
+    body = preview_request(model=openai_model(server), prompt="where?", output_schema=SCHEMA, wire=True)
     assert body["response_format"]["json_schema"]["strict"] is True
     assert body["response_format"]["json_schema"]["schema"]["required"] == ["city", "zip"]
     assert not server.requests
-    neutral = preview_request(model=openai(server), prompt="where?", output_schema=SCHEMA)
+    neutral = preview_request(model=openai_model(server), prompt="where?", output_schema=SCHEMA)
     assert neutral.output.json_schema == SCHEMA  # the provider-neutral request keeps the author's schema
 
 
@@ -117,7 +101,7 @@ def test_preview_request_wire_needs_an_http_model():
 
 def test_anthropic_forced_output_tool_when_asked_and_its_input_is_the_output():
     server = Server("anthropic_output_tool.json")
-    response = asyncio.run(generate(model=anthropic(server), prompt="where?", output_schema=SCHEMA,
+    response = asyncio.run(generate(model=anthropic_model(server), prompt="where?", output_schema=SCHEMA,
                                     config={"structuredOutput": "tool"}))
     body = server.body(0)
     assert "structuredOutput" not in body and "output_config" not in body
@@ -132,7 +116,7 @@ def test_anthropic_forced_output_tool_when_asked_and_its_input_is_the_output():
 
 def test_anthropic_schema_that_cannot_be_structured_output_goes_through_the_tool_with_tools_kept():
     server = Server("anthropic_output_tool.json")
-    response = asyncio.run(generate(model=anthropic(server), prompt="where?", output_schema=FREE_FORM, tools=[add]))
+    response = asyncio.run(generate(model=anthropic_model(server), prompt="where?", output_schema=FREE_FORM, tools=[add]))
     body = server.body(0)
     assert [t["name"] for t in body["tools"]] == ["add", "dotprompt_output"]
     assert body["tool_choice"] == {"type": "any"}  # the author's tool or the answer, each turn
@@ -146,7 +130,7 @@ def test_anthropic_array_output_is_wrapped_in_the_tool_and_unwrapped_back():
              "content": [{"type": "tool_use", "id": "t", "name": "dotprompt_output", "input": {"value": ["a", "b"]}}]}
     server = Server(reply)
     schema = {"type": "array", "items": {"type": "string"}}
-    response = asyncio.run(generate(model=anthropic(server), prompt="list", output_schema=schema, output_format="array"))
+    response = asyncio.run(generate(model=anthropic_model(server), prompt="list", output_schema=schema, output_format="array"))
     assert server.body(0)["tools"][0]["input_schema"] == {"type": "object", "properties": {"value": schema},
                                                          "required": ["value"]}
     assert response.output == ["a", "b"]
@@ -155,7 +139,7 @@ def test_anthropic_array_output_is_wrapped_in_the_tool_and_unwrapped_back():
 def test_anthropic_streamed_output_tool_arrives_as_text_chunks():
     server = Server("anthropic_stream_output_tool.sse")
     seen = []
-    response = asyncio.run(generate(model=anthropic(server), prompt="where?", output_schema=SCHEMA,
+    response = asyncio.run(generate(model=anthropic_model(server), prompt="where?", output_schema=SCHEMA,
                                     config={"structuredOutput": "tool"}, on_chunk=seen.append))
     assert "".join(c.text for c in seen) == '{"city": "Paris", "country": "France"}'
     assert not any(p.tool_request for c in seen for p in c.content)
@@ -167,7 +151,7 @@ def test_anthropic_streamed_output_tool_arrives_as_text_chunks():
 
 def test_gemini_keeps_the_response_schema_and_reports_native():
     server = Server("gemini_cached.json")
-    response = asyncio.run(generate(model=gemini(server), prompt="where?", output_schema=SCHEMA))
+    response = asyncio.run(generate(model=gemini_model(server), prompt="where?", output_schema=SCHEMA))
     config = server.body(0)["generationConfig"]
     assert config["responseMimeType"] == "application/json" and config["responseSchema"]["required"] == ["city"]
     assert response.custom == {"structuredOutput": "native"} and response.output == {"city": "Paris"}
@@ -176,15 +160,15 @@ def test_gemini_keeps_the_response_schema_and_reports_native():
 
 
 def test_gemini_3_combines_the_schema_with_tools_and_2_5_uses_instructions():
-    assert gemini(Server(), "googleai/gemini-3-pro-preview").info is GEMINI3_INFO
-    assert gemini(Server()).info is GEMINI_INFO
+    assert gemini_model(Server(), "googleai/gemini-3-pro-preview").info is GEMINI3_INFO
+    assert gemini_model(Server()).info is GEMINI_INFO
     three = Server("gemini_cached.json")
-    response = asyncio.run(generate(model=gemini(three, "googleai/gemini-3-pro-preview"), prompt="where?",
+    response = asyncio.run(generate(model=gemini_model(three, "googleai/gemini-3-pro-preview"), prompt="where?",
                                     output_schema=SCHEMA, tools=[add]))
     assert "tools" in three.body(0) and three.body(0)["generationConfig"]["responseMimeType"] == "application/json"
     assert response.custom == {"structuredOutput": "native"}
     two = Server("gemini_cached.json")
-    response = asyncio.run(generate(model=gemini(two), prompt="where?", output_schema=SCHEMA, tools=[add]))
+    response = asyncio.run(generate(model=gemini_model(two), prompt="where?", output_schema=SCHEMA, tools=[add]))
     assert "generationConfig" not in two.body(0) and response.custom == {"structuredOutput": "instructions"}
 
 

@@ -34,6 +34,8 @@ import math
 import re
 import ssl
 import time
+import urllib.parse
+import urllib.request
 import weakref
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
@@ -146,7 +148,7 @@ class HttpClient:
     def _new_client(self, kind: str) -> httpx.AsyncClient:
         transport = self._transport
         if kind == "aiohttp":
-            transport = _aiohttp_transport()
+            transport = _aiohttp_transport(env_proxy(self.config.base_url))
         return httpx.AsyncClient(base_url=self.config.base_url, timeout=self.config.timeout,
                                  headers=dict(self.config.headers), transport=transport, verify=_ssl_context(),
                                  auth=self.auth, params=self.params)
@@ -287,10 +289,24 @@ def _remember_secrets(config: ProviderConfig) -> None:
         remember_secret(base64.b64encode(f"{user_password[1]}:{user_password[0]}".encode()).decode())
 
 
-def _aiohttp_transport() -> httpx.AsyncBaseTransport:
-    # Proxies from the environment as httpx would (HTTPS_PROXY, NO_PROXY...): aiohttp's session reads them.
-    return _aiohttp_class()(verify=_ssl_context(), limits=httpx.Limits(max_connections=None),
+def _aiohttp_transport(proxy: httpx.Proxy | None) -> httpx.AsyncBaseTransport:
+    return _aiohttp_class()(verify=_ssl_context(), limits=httpx.Limits(max_connections=None), proxy=proxy,
                             client=lambda: _aiohttp_session())
+
+
+def env_proxy(url: str) -> httpx.Proxy | None:
+    """The proxy HTTP_PROXY / HTTPS_PROXY / ALL_PROXY name for `url`, unless NO_PROXY exempts its host.
+
+    httpx applies these itself only to its own transport; given another one (aiohttp's) it ignores
+    them, so the aiohttp transport is handed the proxy of the provider's base URL, chosen once."""
+    parts = urllib.parse.urlsplit(url)
+    proxies = urllib.request.getproxies_environment()
+    if not parts.hostname or urllib.request.proxy_bypass_environment(parts.hostname, proxies):
+        return None
+    chosen = proxies.get(parts.scheme) or proxies.get("all")
+    if not chosen:
+        return None
+    return httpx.Proxy(chosen if "://" in chosen else f"http://{chosen}")
 
 
 @functools.lru_cache(maxsize=1)
@@ -323,7 +339,10 @@ def _aiohttp_session() -> Any:
     import aiohttp
 
     connector = aiohttp.TCPConnector(ssl=_ssl_context(), limit=0)
-    return aiohttp.ClientSession(connector=connector, trust_env=True)
+    # trust_env stays off: httpx has already routed a proxied URL (HTTPS_PROXY, NO_PROXY...) to its own
+    # proxy transport, so only direct requests get here, and aiohttp's trust_env would read ~/.netrc in a
+    # worker thread on every request (a tenth of a batch row's CPU) and could send its credentials.
+    return aiohttp.ClientSession(connector=connector, trust_env=False)
 
 
 def _failure_kind(exc: httpx.HTTPError) -> str:

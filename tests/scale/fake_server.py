@@ -81,6 +81,7 @@ class FakeProviders:
         self.scenario = scenario
         self.lock = threading.Lock()
         self.calls = 0
+        self.targets: list[str] = []  # request targets as sent: absolute URLs when it served as a proxy
         self.files: dict[str, bytes] = {}
         self.jobs: dict[str, dict[str, Any]] = {}
         self.submitted: list[Any] = []  # the batch requests as received
@@ -149,6 +150,8 @@ class FakeProviders:
 
             def do_POST(self) -> None:
                 raw = self.body()
+                with fake.lock:
+                    fake.targets.append(self.path)
                 path = self.path.split("?")[0]
                 if path.endswith("/chat/completions"):
                     return self.live(json.loads(raw))

@@ -76,6 +76,25 @@ def test_an_http_error_keeps_status_and_provider_message(server, kind):
     assert caught.value.status == 500 and caught.value.retryable and "server exploded" in str(caught.value)
 
 
+def test_the_proxy_from_the_environment_is_used_as_httpx_uses_it(server, kind, monkeypatch):
+    # The fake server doubles as a plain HTTP proxy: it answers the absolute-form request a proxy gets.
+    # The model host does not exist, so only a request through the proxy can succeed.
+    monkeypatch.setenv("HTTP_PROXY", server.url)
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    monkeypatch.delenv("no_proxy", raising=False)
+    _, response = call(kind, model("http://models.invalid"), "row 4")
+    assert response.message.content[0].text == '{"double": 8}'
+    assert server.targets[-1] == "http://models.invalid/v1/chat/completions"
+
+
+def test_no_proxy_exempts_the_model_host(server, kind, monkeypatch):
+    monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:9")  # nothing listens there: using it would fail
+    monkeypatch.setenv("NO_PROXY", "localhost,127.0.0.1")
+    _, response = call(kind, model(server.url), "row 6")
+    assert response.message.content[0].text == '{"double": 12}'
+    assert server.targets[-1] == "/v1/chat/completions"
+
+
 def test_a_slow_server_is_a_retryable_timeout(server, kind):
     with pytest.raises(ModelError, match=r"timed out after 0\.3 s") as caught:
         call(kind, model(server.url, timeout=0.3), "SLOW20 row 1")

@@ -56,6 +56,9 @@ TEXT_COLUMNS = ("prompt", "model", "input", "request", "response", "output", "er
 _SCHEMA_VERSION = 1
 _PRUNE_EVERY = 100  # inserts between two retention passes
 _BATCH = 500  # entries written per transaction at most
+# After an entry arrives the writer waits this long for more (unless a flush is waiting): one wake-up and
+# one transaction per burst. Woken per entry, it fought the runs for the GIL: a batch lost 15% of its rate.
+_LINGER = 0.1
 
 
 def _schema(fts: bool) -> list[str]:
@@ -118,6 +121,7 @@ class RunLog:
         self._queue: queue.SimpleQueue[dict[str, Any]] = queue.SimpleQueue()
         self._pending = 0  # queued or being written
         self._idle = threading.Condition()
+        self._flushing = threading.Event()  # set while a flush waits: the writer stops lingering
         self._thread: threading.Thread | None = None
         self._db: sqlite3.Connection | None = None
         self._using = threading.Lock()  # held while the connection writes, so `close` never cuts a write
@@ -139,6 +143,7 @@ class RunLog:
     def flush(self, timeout: float | None = 10.0) -> bool:
         """Wait until every queued entry is written (or dropped); False if `timeout` passed first."""
         deadline = None if timeout is None else time.monotonic() + timeout
+        self._flushing.set()
         with self._idle:
             while self._pending:
                 left = None if deadline is None else deadline - time.monotonic()
@@ -157,6 +162,7 @@ class RunLog:
     def _write_forever(self) -> None:
         while True:
             batch = [self._queue.get()]
+            self._flushing.wait(_LINGER)
             while len(batch) < _BATCH:
                 try:
                     batch.append(self._queue.get_nowait())
@@ -171,6 +177,8 @@ class RunLog:
             finally:
                 with self._idle:
                     self._pending -= len(batch)
+                    if not self._pending:
+                        self._flushing.clear()
                     self._idle.notify_all()
 
     def _write(self, batch: list[dict[str, Any]]) -> None:

@@ -25,6 +25,7 @@ reads a default, an environment variable or the project's table from here, never
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import sys
@@ -245,12 +246,11 @@ def project_settings(start: Path | None = None) -> tuple[dict[str, Any], Path | 
 
     Parsed once per version of the file (its size and modification time): pricing and provider
     lookups ask for it on every call, and parsing it each time was a quarter of a batch row's CPU.
-    The table returned is shared: read it, never change it."""
-    here = (start or Path.cwd()).resolve()
-    for folder in (here, *here.parents):
-        candidate = folder / "pyproject.toml"
+    What is left per call is one stat per folder up to the file (the folders of a start are
+    resolved once). The table returned is shared: read it, never change it."""
+    for candidate in _candidates(os.getcwd() if start is None else os.path.abspath(start)):
         try:
-            stat = candidate.stat()
+            stat = os.stat(candidate)
         except OSError:
             continue
         if not S_ISREG(stat.st_mode):
@@ -258,18 +258,24 @@ def project_settings(start: Path | None = None) -> tuple[dict[str, Any], Path | 
         version = (stat.st_mtime_ns, stat.st_size)
         cached = _PARSED.get(candidate)
         if cached is not None and cached[0] == version:
-            return cached[1], folder
+            return cached[1], Path(candidate).parent
         try:
-            data = tomllib.loads(candidate.read_text(encoding="utf-8"))
+            data = tomllib.loads(Path(candidate).read_text(encoding="utf-8"))
             table = data.get("tool", {}).get("dotprompt", {})
         except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError):
             table = {}
         _PARSED[candidate] = (version, table)
-        return table, folder
+        return table, Path(candidate).parent
     return {}, None
 
 
-_PARSED: dict[Path, tuple[tuple[int, int], dict[str, Any]]] = {}
+@functools.lru_cache(maxsize=64)
+def _candidates(start: str) -> tuple[str, ...]:
+    here = Path(start).resolve()
+    return tuple(str(folder / "pyproject.toml") for folder in (here, *here.parents))
+
+
+_PARSED: dict[str, tuple[tuple[int, int], dict[str, Any]]] = {}
 
 
 def provider_section(provider: str) -> Mapping[str, Any]:

@@ -98,9 +98,20 @@ def price_run(model: str, usages: Sequence[Usage | None]) -> Cost:
 
 def price_response(model: str, response: Any) -> Cost:
     """The cost of a generate run: each call's usage when the response keeps them (`usage_per_call`),
-    else its one `usage`."""
+    else its one `usage`. A response is priced once: the run log and the batch row that both ask get
+    the same answer without looking it up twice."""
+    found = _priced.get(id(response))
+    if found is not None and found[0] is response and found[1] == model:
+        return found[2]
     per_call = getattr(response, "usage_per_call", None)
-    return price_run(model, list(per_call) if per_call else [getattr(response, "usage", None)])
+    cost = price_run(model, list(per_call) if per_call else [getattr(response, "usage", None)])
+    if len(_priced) >= 64:
+        _priced.clear()
+    _priced[id(response)] = (response, model, cost)  # the response is held, so its id cannot be reused meanwhile
+    return cost
+
+
+_priced: dict[int, tuple[Any, str, Cost]] = {}
 
 
 def _where(model: str) -> tuple[str, dict[str, str]] | str:

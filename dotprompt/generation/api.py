@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import copy
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping, Sequence
 from typing import Any, TypeVar
 
@@ -146,7 +147,7 @@ def preview_request(options: GenerateActionOptions | GenerateOptions | None = No
     build = getattr(runtime.model, "wire_request", None)
     if build is None:
         raise UsageError(f"model {action.model!r} has no wire format to preview (only HTTP provider models have one)")
-    return build(request)
+    return copy.deepcopy(build(request))  # the caller's to change: it shares parts (the strict schema) with later calls
 
 
 class GenerateStream:

@@ -3,6 +3,7 @@ where the instructions go, and how the final text and streamed chunks are parsed
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -10,6 +11,7 @@ from pydantic import BaseModel
 
 from ..errors import InputProblem, OutputValidationError, UsageError
 from ..formats import FormatHandler, OutputParseError, ParsedOutput, UnknownFormatError, get_format
+from ..formats.builtin_formats import BUILTIN_FORMATS
 from ..formats.types import LazyValue
 from ..models.base import ModelInfo
 from ..schemas import CompiledSchema, check_schema, compile_validator
@@ -108,6 +110,36 @@ def _plan(output: OutputOptions, info: ModelInfo, has_tools: bool) -> OutputPlan
     name = output.format or ("json" if schema is not None else None)
     if name is None:
         return OutputPlan(None, None, None, None, False, None, None)
+    key = _plan_key(output, name, info, has_tools)
+    found = _PLANS.get(key) if key is not None else None
+    if found is not None:
+        return found
+    plan = _new_plan(output, name, info, has_tools)
+    if key is not None:
+        if len(_PLANS) >= 256:
+            _PLANS.clear()
+        _PLANS[key] = plan
+    return plan
+
+
+# Plans of the built-in formats by what they depend on: every row of a batch renders the same output
+# options, and checking the schema and writing its instructions again was a tenth of a row's CPU.
+_PLANS: dict[tuple[Any, ...], OutputPlan] = {}
+
+
+def _plan_key(output: OutputOptions, name: str, info: ModelInfo, has_tools: bool) -> tuple[Any, ...] | None:
+    """What a plan depends on, or None when it should not be cached (a user's format may not be pure)."""
+    try:
+        if get_format(name) not in BUILTIN_FORMATS:
+            return None
+        text = json.dumps(output.json_schema, ensure_ascii=False)  # key order kept: it is in the instructions
+    except (UnknownFormatError, TypeError, ValueError, RecursionError):
+        return None
+    return name, text, output.constrained, output.instructions, info.constrained, has_tools
+
+
+def _new_plan(output: OutputOptions, name: str, info: ModelInfo, has_tools: bool) -> OutputPlan:
+    schema = output.json_schema
     if schema is not None:
         problem = check_schema(schema)
         if problem:

@@ -10,6 +10,7 @@ Any other prefix with a `[tool.dotprompt.providers.NAME]` table is an OpenAI-com
 from __future__ import annotations
 
 import difflib
+import functools
 import importlib
 import threading
 from typing import Any
@@ -92,11 +93,16 @@ def _declared(module: str, table: str) -> dict[str, Any]:
 
 def provider_spec(prefix: str) -> ProviderSpec | None:
     """What the provider of `prefix/...` declares (built-in or configured), without making a model or needing a key."""
-    module = BUILT_IN_PROVIDERS.get(prefix)
-    if module is not None:
-        declared = vars(importlib.import_module(f"{__package__}.{module}")).values()
-        return next((s for s in declared if isinstance(s, ProviderSpec) and s.prefix == prefix), None)
+    if prefix in BUILT_IN_PROVIDERS:
+        return _built_in_spec(prefix)
     return ProviderSpec(prefix) if prefix in _configured_prefixes() else None
+
+
+@functools.cache
+def _built_in_spec(prefix: str) -> ProviderSpec | None:
+    # Asked for on every priced call; a built-in module's declarations never change.
+    declared = vars(importlib.import_module(f"{__package__}.{BUILT_IN_PROVIDERS[prefix]}")).values()
+    return next((s for s in declared if isinstance(s, ProviderSpec) and s.prefix == prefix), None)
 
 
 def _configured_factory(prefix: str) -> ModelFactory | None:

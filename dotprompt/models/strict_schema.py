@@ -135,7 +135,26 @@ class _NotStrict(Exception):  # noqa: N818 - an internal signal, caught in stric
 
 
 def strict_schema(schema: Mapping[str, Any], profile: Profile = OPENAI_STRICT) -> StrictSchema:
-    """`schema` transformed to `profile`'s rules, or a StrictSchema with `reason` set when impossible."""
+    """`schema` transformed to `profile`'s rules, or a StrictSchema with `reason` set when impossible.
+
+    Made once per schema and profile (every call of a batch sends the same one); the result is shared,
+    so what is built from it (a request body) must not be changed in place."""
+    try:
+        key = (profile, json.dumps(schema, ensure_ascii=False))
+    except (TypeError, ValueError, RecursionError):
+        return _strict_schema(schema, profile)
+    found = _MADE.get(key)
+    if found is None:
+        if len(_MADE) >= 256:
+            _MADE.clear()
+        found = _MADE[key] = _strict_schema(schema, profile)
+    return found
+
+
+_MADE: dict[tuple[Profile, str], StrictSchema] = {}
+
+
+def _strict_schema(schema: Mapping[str, Any], profile: Profile) -> StrictSchema:
     original = dict(schema)  # never changed: the builder makes new nodes
     builder = _Builder(profile, _defs(original))
     try:

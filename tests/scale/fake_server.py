@@ -82,6 +82,7 @@ class FakeProviders:
         self.lock = threading.Lock()
         self.calls = 0
         self.targets: list[str] = []  # request targets as sent: absolute URLs when it served as a proxy
+        self.received: list[tuple[dict[str, str], bytes]] = []  # headers and body of every POST
         self.files: dict[str, bytes] = {}
         self.jobs: dict[str, dict[str, Any]] = {}
         self.submitted: list[Any] = []  # the batch requests as received
@@ -145,6 +146,7 @@ class FakeProviders:
                 self.send_response(status)
                 self.send_header("content-type", kind)
                 self.send_header("content-length", str(len(raw)))
+                self.send_header("set-cookie", "affinity=node-7; Path=/")  # as a load balancer sets one
                 self.end_headers()
                 self.wfile.write(raw)
 
@@ -152,6 +154,7 @@ class FakeProviders:
                 raw = self.body()
                 with fake.lock:
                     fake.targets.append(self.path)
+                    fake.received.append(({k.lower(): v for k, v in self.headers.items()}, raw))
                 path = self.path.split("?")[0]
                 if path.endswith("/chat/completions"):
                     return self.live(json.loads(raw))

@@ -4,6 +4,7 @@ translation are the same as with httpx's own, against a real loopback server."""
 from __future__ import annotations
 
 import asyncio
+import json
 import socket
 
 import httpx
@@ -13,7 +14,7 @@ from httpx_aiohttp import AiohttpTransport
 
 from dotprompt.errors import ModelError, UsageError
 from dotprompt.models.config import ProviderConfig
-from dotprompt.models.http import batch_transport
+from dotprompt.models.http import HttpClient, batch_transport
 from dotprompt.models.openai import OpenAIModel
 from dotprompt.types import GenerateRequest, Message, Part
 
@@ -93,6 +94,34 @@ def test_no_proxy_exempts_the_model_host(server, kind, monkeypatch):
     _, response = call(kind, model(server.url), "row 6")
     assert response.message.content[0].text == '{"double": 12}'
     assert server.targets[-1] == "/v1/chat/completions"
+
+
+def test_the_request_is_what_httpx_would_build(server, kind):
+    # The providers build their requests without httpx's build_request; the server must not see a difference.
+    chosen = model(server.url)
+    chosen.config.headers["x-team"] = "extraction"  # a configured header, merged under the call's own
+    call(kind, chosen, "row 7 — é ✓ 😀")
+    headers, body = server.received[-1]
+    assert body == json.dumps(json.loads(body), ensure_ascii=False, separators=(",", ":")).encode()
+    assert "é ✓ 😀" in body.decode("utf-8") and headers["content-length"] == str(len(body))
+    assert headers["content-type"] == "application/json" and headers["authorization"] == "Bearer k"
+    assert headers["x-team"] == "extraction" and headers["host"] == server.url.removeprefix("http://")
+    assert server.targets[-1] == "/v1/chat/completions"
+
+
+def test_a_cookie_the_server_set_goes_back_with_the_next_request(server, kind, monkeypatch):
+    # Load balancers pin a client with a cookie; an httpx client sends it back, so must the providers'
+    # (each pooled client keeps its own cookies, as before: one pool here, so the next call reuses it).
+    monkeypatch.setattr(HttpClient, "POOLS", 1)
+    chosen = model(server.url)
+
+    async def two_calls():
+        async with batch_transport():
+            await chosen.generate(request("row 1"))
+            await chosen.generate(request("row 2"))
+
+    asyncio.run(two_calls())
+    assert "affinity=node-7" in server.received[-1][0].get("cookie", "")
 
 
 def test_a_slow_server_is_a_retryable_timeout(server, kind):

@@ -14,6 +14,7 @@ calls' costs, each call priced on its own usage, because some prices depend on o
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -25,7 +26,7 @@ from .models.config import endpoint_url
 from .models.registry import provider_spec
 from .types import Usage
 
-__all__ = ["INSTALL_HINT", "Cost", "format_usd", "missing_prices", "price_call", "price_response", "price_run"]
+__all__ = ["INSTALL_HINT", "Cost", "format_usd", "load_prices", "missing_prices", "price_call", "price_response", "price_run"]
 
 INSTALL_HINT = "cost needs the price data: pip install 'dotprompt-toolkit[cost]'"
 
@@ -60,6 +61,16 @@ def _prices() -> Any:
     except Exception:  # not installed, or unusable on this Python: cost is simply unknown
         return None
     return genai_prices
+
+
+def load_prices(model: str) -> None:
+    """Load the price data now if `model` will be priced: a batch does it before its first request,
+    so the ~0.2 s it takes does not stall the replies already arriving."""
+    where = _where(model)
+    prices = _prices() if not isinstance(where, str) else None
+    if prices is not None:
+        with contextlib.suppress(Exception):  # only the loading matters here; a missing price shows later
+            prices.calc_price(prices.Usage(input_tokens=1), where[0], **where[1])
 
 
 def missing_prices() -> str | None:

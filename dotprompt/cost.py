@@ -89,11 +89,25 @@ def price_call(model: str, usage: Usage | None) -> Cost:
     if prices is None:
         return Cost(None, INSTALL_HINT, 1)
     model_ref, place = where
+    known = (model, model_ref, *place.items())
+    reason = _unpriced.get(known)
+    if reason is not None:
+        return Cost(None, reason, 1)
     try:
         found = prices.calc_price(_their_usage(prices, usage), model_ref, **place)
-    except (LookupError, ValueError, ArithmeticError) as exc:
+    except LookupError as exc:  # no such provider or model: so for any usage, and not worth asking again
+        if len(_unpriced) >= 256:
+            _unpriced.clear()
+        reason = _unpriced[known] = _no_price(model, place, exc)
+        return Cost(None, reason, 1)
+    except (ValueError, ArithmeticError) as exc:
         return Cost(None, _no_price(model, place, exc), 1)
     return Cost(found.total_price, None, 1)
+
+
+# (model, where) that no price list knows, with the reason. Every call of a self-hosted model asked again,
+# and the price data's search through every provider for the unknown endpoint was a tenth of a batch row.
+_unpriced: dict[tuple[Any, ...], str] = {}
 
 
 def price_run(model: str, usages: Sequence[Usage | None]) -> Cost:

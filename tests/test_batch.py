@@ -77,3 +77,40 @@ def test_a_rows_usage_sums_every_model_call_of_its_run(folder, tmp_path):
     asyncio.run(run_batch(lib.load("calc"), read_rows(inputs), output))
     (record,) = map(json.loads, output.read_text().splitlines())
     assert record["usage"] == {"inputTokens": 300, "outputTokens": 30, "totalTokens": 330}  # 3 calls, not the last one
+
+
+class SlowCounting:
+    """A model that answers after 20 ms and counts the calls in flight at once."""
+
+    name = "counting-batch"
+
+    def __init__(self) -> None:
+        from dotprompt.models.base import ModelInfo
+
+        self.info = ModelInfo()
+        self.now = self.peak = self.calls = 0
+
+    async def generate(self, request, on_chunk=None):
+        from dotprompt.types import Message, ModelResponse, Part
+
+        self.now += 1
+        self.calls += 1
+        self.peak = max(self.peak, self.now)
+        await asyncio.sleep(0.02)
+        self.now -= 1
+        n = int(request.messages[0].content[0].text)
+        return ModelResponse(message=Message(role="model", content=[Part(text=json.dumps({"double": n * 2}))]),
+                             finish_reason="stop")
+
+
+@pytest.mark.parametrize("concurrency", [1, 3])
+def test_concurrency_bounds_the_model_calls_in_flight(folder, tmp_path, concurrency):
+    # More workers than slots render and write rows around the calls; the calls themselves never exceed it.
+    folder.write("double.prompt", PROMPT.replace("scripted-batch", "counting-batch"))
+    model = define_model(SlowCounting())
+    inputs = tmp_path / "in.jsonl"
+    inputs.write_text("".join(json.dumps({"n": n}) + "\n" for n in range(1, 13)))
+    report = asyncio.run(run_batch(folder.library().load("double"), read_rows(inputs), tmp_path / "out.jsonl",
+                                   concurrency=concurrency))
+    assert report.succeeded == 12 and model.calls == 12
+    assert model.peak == concurrency

@@ -42,7 +42,7 @@ from .models.http import batch_transport
 from .models.registry import default_model_name
 from .prompt import Prompt
 from .redact import known_secrets, redact, redact_data
-from .runrecord import log_source
+from .runrecord import log_source, log_summary
 
 
 @dataclass(frozen=True)
@@ -449,13 +449,22 @@ RowModel = Callable[[Row], Any]
 
 async def run_batch(prompt: Prompt, rows: Iterable[Row], output: Path, *, concurrency: int = 8, model: Any = None,
                     on_row: Callable[[dict[str, Any]], Any] | None = None,
-                    row_model: RowModel | None = None, overrides: Mapping[str, Any] | None = None) -> BatchReport:
+                    row_model: RowModel | None = None, overrides: Mapping[str, Any] | None = None,
+                    log_rows: str = "failed") -> BatchReport:
     """Run `prompt` once per row not finished in `output`; `rows` is a list or an `InputFile` (streamed).
+
+    When the prompt's library keeps a run log, the batch is one entry in it (rows, outcome, cost,
+    output file) and, by `log_rows`, so is each failed row ("failed", the default: a successful
+    row's record is in the output file, and a big batch would push every other run out of the
+    log), every row ("all") or none ("none").
 
     `row_model(row)`, when given, chooses each row's model (the provider batch APIs replay each row's
     downloaded result through it); otherwise every row uses `model`. `overrides` go to every
     `Prompt.generate` (e.g. return_tool_requests)."""
     _check_output(rows, output)
+    if log_rows not in LOG_ROWS:
+        raise UsageError(f"log_rows must be one of {', '.join(LOG_ROWS)}, not {log_rows!r}")
+    source = getattr(rows, "path", None)
     if isinstance(rows, InputFile):
         total = rows.count if rows._repeated is not None else rows.check()
     else:
@@ -476,13 +485,32 @@ async def run_batch(prompt: Prompt, rows: Iterable[Row], output: Path, *, concur
                 with contextlib.suppress(DotpromptError):  # a broken prompt or setting fails its rows, as before
                     load_prices(_priced_name(prompt, model))
             ran = await _run_rows(prompt, todo, output, concurrency, row_model or (lambda _row: model), on_row, report,
-                                  dict(overrides or {}))
+                                  dict(overrides or {}), log_rows)
         if ran:
             after = _Survey(output)
             if after.needs_rewrite():
                 after.rewrite(rows)
         report.seconds = time.perf_counter() - started
+    if ran:
+        _log_batch(prompt, source, output, model, report)
     return report
+
+
+LOG_ROWS = ("failed", "all", "none")
+
+
+def _log_batch(prompt: Prompt, source: Path | None, output: Path, model: Any, report: BatchReport) -> None:
+    """The batch's own run-log entry (none for a prompt broken since the batch began: its rows say why)."""
+    try:
+        identity, name = prompt.identity, _priced_name(prompt, model) or None
+    except DotpromptError:
+        return
+    failed = f"{report.failed} of {report.succeeded + report.failed} rows failed" if report.failed else None
+    log_summary(prompt.library.run_log, "batch", identity, name,
+                input={"input_file": str(source.absolute()) if source else None, "rows": report.total},
+                output={"output": str(output.absolute()), "succeeded": report.succeeded, "failed": report.failed,
+                        "skipped": report.skipped}, seconds=report.seconds, error=failed,
+                cost=float(report.cost_usd) if report.cost_usd is not None else None)
 
 
 def _todo(rows: Iterable[Row], finished: Hashes, report: BatchReport) -> Iterator[Row]:
@@ -512,19 +540,20 @@ def _keyed(row: Row) -> Row:
 
 async def _run_rows(prompt: Prompt, todo: Iterator[Row], output: Path, concurrency: int, row_model: RowModel,
                     on_row: Callable[[dict[str, Any]], Any] | None, report: BatchReport,
-                    overrides: dict[str, Any]) -> int:
+                    overrides: dict[str, Any], log_rows: str = "failed") -> int:
     """A fixed pool of workers pulls rows from `todo` (never a task per row: a million rows would be a
     million coroutines in memory). Returns the number of rows run."""
     fd = os.open(output, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     sync = _GroupSync(fd)
     ran = 0
+    where = str(output.absolute())  # as the run log names the output: wherever `dotprompt logs` is run from
     try:
         secrets = _Secrets()
 
         async def worker() -> None:
             nonlocal ran
             for row in todo:  # a generator shared by the workers: each next() hands out one row
-                with log_source("batch", output=str(output), key=row.key, row=row.number):
+                with log_source("batch", keep=log_rows, output=where, key=row.key, row=row.number):
                     record, cost = await priced_row(prompt, row, row_model(row), **overrides)
                 report.add_cost(cost)
                 known = secrets.now()

@@ -33,6 +33,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument("--cost", action="store_true",
                         help="always show the run's cost on stderr, or why it is unknown (it is shown whenever known)")
     parser.add_argument("--no-log", action="store_true", help="do not add this run (or these rows) to the run log")
+    parser.add_argument("--log-rows", choices=("failed", "all", "none"), default="failed",
+                        help="with --input-file: which rows the run log keeps besides the batch's own entry: the failed "
+                             "ones (default; the others are in --output), all of them, or none")
     parser.add_argument("--batch-api", action="store_true",
                         help="with --input-file: submit the rows to the provider's batch API (OpenAI, Anthropic, Gemini; "
                              "about half the price, results within 24 h); the job ids go to OUTPUT.batch.json")
@@ -136,7 +139,7 @@ def _run_batch(prompt: Any, args: argparse.Namespace) -> int:
     progress = _BatchProgress(total)
     _batch_gc()
     report = run_sync(run_batch(prompt, rows, args.output, concurrency=args.concurrency, model=args.model,
-                                on_row=progress.row))
+                                on_row=progress.row, log_rows=args.log_rows))
     progress.close()
     cost = f", cost {format_usd(report.cost_usd)}" if report.cost_usd is not None else ""
     print(f"{report.succeeded} succeeded, {report.failed} failed, {report.skipped} skipped (already done) "

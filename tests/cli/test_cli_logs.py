@@ -160,11 +160,18 @@ def test_batch_rows_and_recorded_test_cases_are_logged(tmp_path, cli_env):
     records = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]
     identity = PromptLibrary(tmp_path / "prompts").load("yesno").identity
     assert all(r["prompt"] == {"name": "yesno", "hash": identity.hash} for r in records)
+    every = dotprompt("run", "yesno", "--input-file", "rows.jsonl", "--output", "all.jsonl", "--dir", "prompts",
+                      "--log-rows", "all", cwd=tmp_path, env=env)
+    assert every.returncode == 0, every.stderr
     assert dotprompt("test", "--record", "--dir", "prompts", cwd=tmp_path, env=env).returncode == 0
     assert dotprompt("test", "--replay", "--dir", "prompts", cwd=tmp_path, env=env).returncode == 0
     runs = [json.loads(line) for line in dotprompt("logs", "--json", cwd=tmp_path, env=env).stdout.splitlines()]
-    batch = [r for r in runs if r["source"] == "batch"]
-    assert sorted(r["context"]["key"] for r in batch) == sorted(r["key"] for r in records)
+    batches = sorted((r["output"]["output"], r["output"]["succeeded"]) for r in runs
+                     if r["source"] == "batch" and r["context"] is None)
+    assert batches == [(str(tmp_path / "all.jsonl"), 3), (str(tmp_path / "out.jsonl"), 3)]  # each batch, once
+    rows = [r for r in runs if r["source"] == "batch" and r["context"] is not None]
+    assert sorted(r["context"]["key"] for r in rows) == sorted(r["key"] for r in records)  # the --log-rows all run
+    assert all(r["context"]["output"] == str(tmp_path / "all.jsonl") for r in rows)
     tests = [r for r in runs if r["source"] == "test"]
     assert sorted(r["context"]["case"] for r in tests) == ["says no", "says yes"]  # the replay is not logged
     assert all(r["context"]["mode"] == "record" and r["prompt_hash"] == identity.hash for r in tests)
@@ -181,14 +188,15 @@ def test_processes_writing_at_once_log_every_row_exactly_once(tmp_path, cli_env)
         rows.write_text("".join(f'{{"answer": "p{number}-{n}"}}\n' for n in range(60)))
         batches.append(subprocess.Popen(
             [sys.executable, "-m", "dotprompt.cli", "run", "yesno", "--dir", "prompts", "--input-file", rows.name,
-             "--output", f"out{number}.jsonl", "--concurrency", "64"],
+             "--output", f"out{number}.jsonl", "--concurrency", "64", "--log-rows", "all"],
             cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
     for batch in batches:
         _, stderr = batch.communicate(timeout=180)
         assert batch.returncode == 0 and "60 succeeded" in stderr and "the run log" not in stderr, stderr
     runs = [json.loads(line) for line in dotprompt("logs", "--json", cwd=tmp_path, env=env).stdout.splitlines()]
-    answers = sorted(r["input"]["answer"] for r in runs)
+    answers = sorted(r["input"]["answer"] for r in runs if r["context"] is not None)
     assert answers == sorted(f"p{number}-{n}" for number in range(3) for n in range(60))
+    assert sum(r["context"] is None for r in runs) == 3  # and each batch's own entry
 
 
 def test_the_project_table_sets_the_file_and_can_turn_logging_off(tmp_path, cli_env):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import sqlite3
 import time
 from pathlib import Path
@@ -13,6 +14,7 @@ import pytest
 from dotprompt import OutputValidationError, PromptLibrary, ScriptedModel, Usage, tool
 from dotprompt.batch import read_rows, run_batch
 from dotprompt.cost import price_response
+from dotprompt.errors import UsageError
 from dotprompt.models.doubles import tool_call
 from dotprompt.runlog import LogQuery, RunLog, get_run, list_runs, search_runs
 from dotprompt.runrecord import log_source
@@ -169,13 +171,56 @@ def test_a_batch_at_concurrency_64_logs_every_row_exactly_once(tmp_path, folder)
     lib = PromptLibrary(folder.path, log=tmp_path / "batch.db")
     rows_file = tmp_path / "rows.jsonl"
     rows_file.write_text("".join(f'{{"id": {n}, "n": {n}}}\n' for n in range(300)))
-    report = asyncio.run(run_batch(lib.load("yes"), read_rows(rows_file), tmp_path / "out.jsonl", concurrency=64))
+    report = asyncio.run(run_batch(lib.load("yes"), read_rows(rows_file), tmp_path / "out.jsonl", concurrency=64,
+                                   log_rows="all"))
     assert report.succeeded == 300
     flushed(lib)
     runs = list_runs(tmp_path / "batch.db", LogQuery(limit=None, source="batch"))
-    keys = sorted(r["context"]["key"] for r in runs)
+    (summary,) = [r for r in runs if r["context"] is None]
+    rows = [r for r in runs if r["context"] is not None]
+    keys = sorted(r["context"]["key"] for r in rows)
     assert keys == sorted(f"id:{n}" for n in range(300))
-    assert all(r["context"]["output"] == str(tmp_path / "out.jsonl") for r in runs)
+    assert all(r["context"]["output"] == str(tmp_path / "out.jsonl") for r in rows)
+    assert summary["output"]["succeeded"] == 300 and summary["status"] == "ok"
+
+
+BATCH_PROMPT = "---\nmodel: echo\ninput:\n  schema:\n    n: integer\noutput:\n  schema:\n    double: integer\n---\n{{ n }}"
+
+
+def some_rows_fail(request):
+    n = int(request.messages[-1].content[0].text.split()[0])
+    return "no JSON here" if n % 3 == 0 else json.dumps({"double": 2 * n})
+
+
+@pytest.mark.parametrize("log_rows", [None, "none"])
+def test_a_batch_logs_itself_and_by_default_its_failed_rows(tmp_path, folder, log_rows):
+    # A successful row's record is in the output file; a big batch must not push every other run out of the log.
+    folder.write("double.prompt", BATCH_PROMPT)
+    lib = PromptLibrary(folder.path, log=tmp_path / "batch.db")
+    rows_file = tmp_path / "rows.jsonl"
+    rows_file.write_text("".join(f'{{"n": {n}}}\n' for n in range(1, 11)))
+    options = {"log_rows": log_rows} if log_rows else {}
+    report = asyncio.run(run_batch(lib.load("double"), read_rows(rows_file), tmp_path / "out.jsonl", concurrency=4,
+                                   model=ScriptedModel(some_rows_fail), **options))
+    assert (report.succeeded, report.failed) == (7, 3)
+    flushed(lib)
+    runs = list_runs(tmp_path / "batch.db", LogQuery(limit=None, source="batch"))
+    (summary,) = [r for r in runs if r["context"] is None]
+    assert summary["status"] == "error" and summary["error"] == "3 of 10 rows failed"
+    assert summary["input"] == {"input_file": str(rows_file), "rows": 10} and summary["prompt"] == "double"
+    assert summary["output"] == {"output": str(tmp_path / "out.jsonl"), "succeeded": 7, "failed": 3, "skipped": 0}
+    failed = sorted((r["context"]["row"], r["status"], r["response"]["messages"][0]["content"][0]["text"])
+                    for r in runs if r["context"] is not None)
+    assert failed == ([] if log_rows == "none" else [(n, "error", "no JSON here") for n in (3, 6, 9)])
+
+
+def test_an_unknown_log_rows_choice_is_refused(tmp_path, folder):
+    folder.write("double.prompt", BATCH_PROMPT)
+    rows_file = tmp_path / "rows.jsonl"
+    rows_file.write_text('{"n": 1}\n')
+    with pytest.raises(UsageError, match="log_rows must be one of failed, all, none"):
+        asyncio.run(run_batch(PromptLibrary(folder.path).load("double"), read_rows(rows_file), tmp_path / "o.jsonl",
+                              log_rows="some"))
 
 
 def test_logging_is_off_unless_asked(folder, tmp_path, monkeypatch):

@@ -36,7 +36,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from .cost import Cost, load_prices, price_response
+from .cost import Cost, endpoints_fixed, load_prices, price_response
 from .errors import BatchInputError, BatchOutputError, DotpromptError, OutputValidationError, UsageError
 from .models.http import batch_transport
 from .models.registry import default_model_name
@@ -480,12 +480,13 @@ async def run_batch(prompt: Prompt, rows: Iterable[Row], output: Path, *, concur
         started = time.perf_counter()
         todo = _todo(rows, survey.finished, report)
         del survey  # its other sets are not needed while rows run
-        async with batch_transport():
-            if row_model is None:
-                with contextlib.suppress(DotpromptError):  # a broken prompt or setting fails its rows, as before
-                    load_prices(_priced_name(prompt, model))
-            ran = await _run_rows(prompt, todo, output, concurrency, row_model or (lambda _row: model), on_row, report,
-                                  dict(overrides or {}), log_rows)
+        with endpoints_fixed():
+            async with batch_transport():
+                if row_model is None:
+                    with contextlib.suppress(DotpromptError):  # a broken prompt or setting fails its rows, as before
+                        load_prices(_priced_name(prompt, model))
+                ran = await _run_rows(prompt, todo, output, concurrency, row_model or (lambda _row: model), on_row, report,
+                                      dict(overrides or {}), log_rows)
         if ran:
             after = _Survey(output)
             if after.needs_rewrite():

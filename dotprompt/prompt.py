@@ -79,7 +79,11 @@ class Prompt:
                history: Sequence[Message | Mapping[str, Any]] | None = None,
                options: Mapping[str, Any] | None = None) -> RenderedPrompt:
         """Messages, model, config, tools and output schema exactly as they would be sent."""
-        compiled = self.compiled
+        return self._render(self.compiled, input, context, history, options)
+
+    def _render(self, compiled: CompiledPrompt, input: Any, context: Mapping[str, Any] | None,
+                history: Sequence[Message | Mapping[str, Any]] | None,
+                options: Mapping[str, Any] | None) -> RenderedPrompt:
         fields, validator, default = compiled.fields, compiled.validator, _default_of(compiled.meta)
         if options:
             meta, fields = self.library.with_options(compiled.meta, options)
@@ -141,8 +145,9 @@ class Prompt:
 
         `overrides` replace fields of the compiled options: max_turns, tool_errors, resume,
         return_tool_requests, messages (e.g. to resume after an interrupt)."""
-        action, identity = self._action(input, context, history, options, overrides)
-        layers = [*self._use_objects(), *use]
+        compiled = self.compiled  # one version for the whole call (and one look at the file)
+        action, identity = self._action(compiled, input, context, history, options, overrides)
+        layers = [*self._use_objects(compiled), *use]
         return await self._run(action, identity, input, context, model, tools, layers, output_type, on_chunk)
 
     def __call__(self, input: Any = None, **kwargs: Any) -> GenerateResponse:
@@ -158,8 +163,9 @@ class Prompt:
         """`async for chunk in prompt.stream(...)`: chunks across all turns, then the final response."""
         from .generation.api import GenerateStream
 
-        action, identity = self._action(input, context, history, options, overrides)
-        layers = [*self._use_objects(), *use]
+        compiled = self.compiled
+        action, identity = self._action(compiled, input, context, history, options, overrides)
+        layers = [*self._use_objects(compiled), *use]
         return GenerateStream(lambda push: self._run(action, identity, input, context, model, tools, layers,
                                                           output_type, push))
 
@@ -174,12 +180,12 @@ class Prompt:
                                                output_type=output_type, on_chunk=on_chunk, context=context,
                                                identity=identity))
 
-    def _action(self, input: Any, context: Any, history: Any, options: Any,
+    def _action(self, compiled: CompiledPrompt, input: Any, context: Any, history: Any, options: Any,
                 overrides: dict[str, Any]) -> tuple[GenerateActionOptions, PromptIdentity | None]:
         """The rendered prompt as generate options (with the overrides), and the identity of the text rendered."""
         from .generation.options import GenerateActionOptions, Resume, rendered_options
 
-        rendered = self.render(input, context=context, history=history, options=options)
+        rendered = self._render(compiled, input, context, history, options)
         unknown = set(overrides) - set(GenerateActionOptions.model_fields)
         if unknown:
             raise UsageError(f"unknown generate option(s): {', '.join(sorted(unknown))}")
@@ -187,10 +193,10 @@ class Prompt:
             overrides["resume"] = Resume.model_validate(overrides["resume"])
         return rendered_options(rendered).model_copy(update=overrides), rendered.identity
 
-    def _use_objects(self) -> list[Any]:
+    def _use_objects(self, compiled: CompiledPrompt) -> list[Any]:
         """`use:` entries written as {name: {arguments}} become configured middleware objects."""
         out = []
-        for entry in self.compiled.fields.get("use", []):
+        for entry in compiled.fields.get("use", []):
             if isinstance(entry, Mapping):
                 for name, arguments in entry.items():
                     out.append(self.library.middleware(name, **(arguments or {})) or _built_in(name, arguments))

@@ -128,3 +128,33 @@ cost = price_call("openai/gpt-4o-mini", Usage(input_tokens=10, output_tokens=5))
 print(cost.usd, "|", cost.reason, "|", missing_prices())
 """, cwd=ROOT)
     assert done.stdout.strip() == f"None | {INSTALL_HINT} | {INSTALL_HINT}"
+
+
+def test_a_response_priced_twice_is_looked_up_once_per_model_name():
+    # The run log and the batch row both price a response; a different model name is its own question.
+    response = SimpleNamespace(usage=Usage(input_tokens=1_000, output_tokens=100), usage_per_call=[])
+    first = price_response("openai/gpt-4o-mini", response)
+    assert price_response("openai/gpt-4o-mini", response) is first
+    other = price_response("openai/gpt-4o", response)
+    assert other.usd == expected("gpt-4o", "openai", input_tokens=1_000, output_tokens=100) != first.usd
+
+
+def test_an_unknown_endpoint_is_remembered_but_a_bad_usage_is_not(monkeypatch):
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:8081/v1")
+    assert "no price list knows" in price_call("openai/gpt-4o-mini", Usage(input_tokens=9, output_tokens=1)).reason
+    assert "no price list knows" in price_call("openai/gpt-4o-mini", Usage(input_tokens=1, output_tokens=1)).reason
+    monkeypatch.delenv("OPENAI_BASE_URL")
+    bad = price_call("openai/gpt-4o-mini", Usage(input_tokens=-1, output_tokens=1))
+    good = price_call("openai/gpt-4o-mini", Usage(input_tokens=10, output_tokens=1))
+    assert bad.usd is None and good.usd == expected("gpt-4o-mini", "openai", input_tokens=10, output_tokens=1)
+
+
+def test_inside_endpoints_fixed_a_model_is_priced_where_it_was_first_found(monkeypatch):
+    from dotprompt.cost import endpoints_fixed
+
+    usage = Usage(input_tokens=10, output_tokens=1)
+    with endpoints_fixed():
+        assert price_call("openai/gpt-4o-mini", usage).usd is not None
+        monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:8082/v1")  # the batch's clients keep their URL too
+        assert price_call("openai/gpt-4o-mini", usage).usd is not None
+    assert price_call("openai/gpt-4o-mini", usage).usd is None  # outside, every call looks again

@@ -59,3 +59,40 @@ def test_custom_and_disabled_instructions():
 
 
 # -- middleware ------------------------------------------------------------------------------------
+
+
+def test_plans_are_reused_only_for_the_same_schema_and_built_in_formats():
+    # Output plans are cached by what they depend on: a changed schema (even one description) is a new plan,
+    # and a format an application defines is planned afresh every run (its handler may not be pure).
+    from dotprompt.formats import Format, ParsedOutput, define_format
+
+    def instructions(schema: dict) -> str:
+        model = ScriptedModel(['{"a": "x"}'])
+        run(generate(model=model, prompt="x", output_schema=schema))
+        return instruction_parts(model.requests[0])[0][1].text
+
+    first = {"type": "object", "properties": {"a": {"type": "string", "description": "first"}}}
+    second = {"type": "object", "properties": {"a": {"type": "string", "description": "second"}}}
+    assert '"first"' in instructions(first) and '"second"' in instructions(second) and '"first"' in instructions(first)
+
+    class Counting:
+        made = 0
+
+        def __init__(self, schema):
+            Counting.made += 1
+            self.instructions = f"Answer, take {Counting.made}."
+
+        def parse_text(self, text):
+            return ParsedOutput(text)
+
+        def new_stream(self):
+            raise NotImplementedError
+
+    define_format(Format(name="test-counting", content_type="text/plain", constrained=False,
+                         default_instructions=True, handler=Counting))
+    seen = []
+    for _ in range(2):
+        model = ScriptedModel(["ok"])
+        run(generate(model=model, prompt="x", output_format="test-counting"))
+        seen.append(instruction_parts(model.requests[0])[0][1].text)
+    assert seen == ["Answer, take 1.", "Answer, take 2."]

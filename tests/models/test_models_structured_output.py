@@ -225,3 +225,12 @@ print(json.dumps(results))
     (same, metadata), (error, kept) = outcome.json()
     assert same and metadata == {"invalidArguments": "the model's tool-call arguments are not valid JSON"}
     assert error == "OutputValidationError" and kept is True  # the model's text is kept on the error
+
+
+def test_a_previewed_body_is_the_callers_to_change():
+    # Strict schemas are made once and shared by later requests; a preview hands out a copy.
+    server = Server()
+    body = preview_request(model=openai_model(server), prompt="where?", output_schema=SCHEMA, wire=True)
+    body["response_format"]["json_schema"]["schema"]["properties"].clear()
+    again = preview_request(model=openai_model(server), prompt="where?", output_schema=SCHEMA, wire=True)
+    assert set(again["response_format"]["json_schema"]["schema"]["properties"]) == {"city", "zip"}

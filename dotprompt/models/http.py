@@ -366,7 +366,15 @@ def env_proxy(url: str) -> httpx.Proxy | None:
     chosen = proxies.get(parts.scheme) or proxies.get("all")
     if not chosen:
         return None
-    return httpx.Proxy(chosen if "://" in chosen else f"http://{chosen}")
+    where = f"the proxy {chosen!r} that {parts.scheme.upper()}_PROXY or ALL_PROXY names for {parts.hostname}"
+    try:
+        proxy = httpx.Proxy(chosen if "://" in chosen else f"http://{chosen}")
+    except (httpx.InvalidURL, ValueError) as exc:
+        raise UsageError(f"{where} is not a usable URL ({exc}); fix it, or exempt the host with NO_PROXY") from None
+    if proxy.url.scheme not in ("http", "https"):
+        raise UsageError(f"{where} is a {proxy.url.scheme} proxy, which the aiohttp transport cannot use; set "
+                         "DOTPROMPT_HTTP_TRANSPORT=httpx (with httpx[socks] installed for a SOCKS proxy)")
+    return proxy
 
 
 @functools.lru_cache(maxsize=1)

@@ -124,6 +124,18 @@ def test_a_cookie_the_server_set_goes_back_with_the_next_request(server, kind, m
     assert "affinity=node-7" in server.received[-1][0].get("cookie", "")
 
 
+@pytest.mark.parametrize(("proxy", "problem"), [("::::", "is not a usable URL"),
+                                               ("socks5://127.0.0.1:1080", "is a socks5 proxy")])
+def test_a_proxy_the_aiohttp_transport_cannot_use_is_a_clear_error(server, proxy, problem, monkeypatch):
+    monkeypatch.setenv("DOTPROMPT_HTTP_TRANSPORT", "aiohttp")
+    monkeypatch.setenv("HTTP_PROXY", proxy)
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    monkeypatch.delenv("no_proxy", raising=False)
+    with pytest.raises(UsageError, match=problem) as caught:
+        call("aiohttp", model("http://models.invalid"), "row 1")
+    assert "HTTP_PROXY" in str(caught.value) and "models.invalid" in str(caught.value)
+
+
 def test_a_slow_server_is_a_retryable_timeout(server, kind):
     with pytest.raises(ModelError, match=r"timed out after 0\.3 s") as caught:
         call(kind, model(server.url, timeout=0.3), "SLOW20 row 1")

@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field
 from ..rendered import RenderedPrompt
 from ..schemas import is_model_class, json_schema_of
 from ..settings import DEFAULT_MAX_TURNS, check_max_turns
-from ..types import Message, Part, ToolRequest, ToolResponse, WireModel
+from ..types import Message, Part, ToolRequest, ToolResponse, WireModel, construct
 from .response import ChunkCallback
 
 ToolErrors = Literal["return", "raise"]
@@ -126,10 +126,13 @@ def _parts(value: Any) -> list[Part]:
 def rendered_options(rendered: RenderedPrompt) -> GenerateActionOptions:
     """RenderedPrompt -> GenerateActionOptions; a schema without a format means `json`."""
     output = rendered.output
-    return GenerateActionOptions(
+    # Built without validation: a rendered prompt's fields were checked when its file compiled, and
+    # validating them again was a sixtieth of a batch row.
+    return construct(
+        GenerateActionOptions,
         model=rendered.model, messages=rendered.messages, tools=rendered.tools, tool_choice=rendered.tool_choice,
         config=rendered.config, max_turns=rendered.max_turns or DEFAULT_MAX_TURNS,
         return_tool_requests=bool(rendered.return_tool_requests),
-        output=OutputOptions(format=output.format or ("json" if output.schema is not None else None),
-                             schema=output.schema, constrained=output.constrained, instructions=output.instructions),
+        output=construct(OutputOptions, format=output.format or ("json" if output.schema is not None else None),
+                         json_schema=output.schema, constrained=output.constrained, instructions=output.instructions),
         use=[u for u in rendered.use if isinstance(u, str)])

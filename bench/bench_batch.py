@@ -33,6 +33,7 @@ import json
 import os
 import pstats
 import re
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -187,8 +188,9 @@ def reference_figures(port: int, concurrency: int, rows: int, transport: str = "
 # -- the CLI runs -----------------------------------------------------------------------------------------
 
 def timed_batches(args: Any, prompts: Path, rows_file: Path, env: dict[str, str], port: int) -> tuple[float, float]:
-    """(wall, server window) of the best of `--repeat` runs, by window."""
+    """(wall, server window) of the best of `--repeat` runs, by window; every run's rate is printed too."""
     best: tuple[float, float] | None = None
+    rates: list[float] = []
     for _ in range(max(1, args.repeat)):
         server_stats(port, reset=True)
         cpu = os.times()
@@ -199,9 +201,11 @@ def timed_batches(args: Any, prompts: Path, rows_file: Path, env: dict[str, str]
         print(f"run: wall {wall:.2f} s, server window {window:.2f} s, {stats['requests']} requests on {stats['connections']}"
               f" connections, peak {stats['peak_in_flight']} in flight, CLI process CPU {child_cpu:.2f} s"
               f" ({child_cpu / args.rows * 1e6:.0f} µs per row)")
+        rates.append(args.rows / window / (args.concurrency / DELAY))
         if best is None or window < best[1]:
             best = (wall, window)
     assert best is not None
+    print(f"every run, % of ideal: {', '.join(f'{r:.1%}' for r in rates)}; median {statistics.median(rates):.1%}")
     return best
 
 

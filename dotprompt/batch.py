@@ -43,6 +43,7 @@ from .models.registry import default_model_name
 from .prompt import Prompt
 from .redact import known_secrets, redact, redact_data
 from .runrecord import log_source, log_summary
+from .settings import BATCH_LOG_ROWS
 
 
 @dataclass(frozen=True)
@@ -455,7 +456,7 @@ RowModel = Callable[[Row], Any]
 async def run_batch(prompt: Prompt, rows: Iterable[Row], output: Path, *, concurrency: int = 8, model: Any = None,
                     on_row: Callable[[dict[str, Any]], Any] | None = None,
                     row_model: RowModel | None = None, overrides: Mapping[str, Any] | None = None,
-                    log_rows: str = "failed") -> BatchReport:
+                    log_rows: str = BATCH_LOG_ROWS[0]) -> BatchReport:
     """Run `prompt` once per row not finished in `output`; `rows` is a list or an `InputFile` (streamed).
 
     When the prompt's library keeps a run log, the batch is one entry in it (rows, outcome, cost,
@@ -467,8 +468,8 @@ async def run_batch(prompt: Prompt, rows: Iterable[Row], output: Path, *, concur
     downloaded result through it); otherwise every row uses `model`. `overrides` go to every
     `Prompt.generate` (e.g. return_tool_requests)."""
     _check_output(rows, output)
-    if log_rows not in LOG_ROWS:
-        raise UsageError(f"log_rows must be one of {', '.join(LOG_ROWS)}, not {log_rows!r}")
+    if log_rows not in BATCH_LOG_ROWS:
+        raise UsageError(f"log_rows must be one of {', '.join(BATCH_LOG_ROWS)}, not {log_rows!r}")
     source = getattr(rows, "path", None)
     if isinstance(rows, InputFile):
         total = rows.count if rows._repeated is not None else rows.check()
@@ -500,9 +501,6 @@ async def run_batch(prompt: Prompt, rows: Iterable[Row], output: Path, *, concur
     if ran:
         _log_batch(prompt, source, output, model, report)
     return report
-
-
-LOG_ROWS = ("failed", "all", "none")
 
 
 def _log_batch(prompt: Prompt, source: Path | None, output: Path, model: Any, report: BatchReport) -> None:
@@ -546,7 +544,7 @@ def _keyed(row: Row) -> Row:
 
 async def _run_rows(prompt: Prompt, todo: Iterator[Row], output: Path, concurrency: int, row_model: RowModel,
                     on_row: Callable[[dict[str, Any]], Any] | None, report: BatchReport,
-                    overrides: dict[str, Any], log_rows: str = "failed") -> int:
+                    overrides: dict[str, Any], log_rows: str) -> int:
     """A fixed pool of workers pulls rows from `todo` (never a task per row: a million rows would be a
     million coroutines in memory). Returns the number of rows run."""
     fd = os.open(output, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)

@@ -343,6 +343,9 @@ RUNLOG_KEEP_RUNS: Final = 10_000
 RUNLOG_KEEP_DAYS: Final = 90.0
 """Days the run log keeps a run."""
 
+BATCH_LOG_ROWS: Final = ("failed", "all", "none")
+"""Which rows of a batch the run log keeps besides the batch's own entry; the first is the default."""
+
 RUNLOG_MAX_FIELD_CHARS: Final = 1_000_000
 """Characters one stored field (rendered request, response, output) may have; the rest is cut, with a note."""
 

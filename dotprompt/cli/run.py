@@ -11,6 +11,7 @@ from typing import Any
 
 from ..errors import GenerationError
 from ..runrecord import log_source
+from ..settings import BATCH_LOG_ROWS
 from .common import DIR_HELP, EXIT_FAILED, EXIT_OK, CommandLineError, json_arg, library
 from .progress import StreamView, elapsed_status
 
@@ -33,7 +34,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument("--cost", action="store_true",
                         help="always show the run's cost on stderr, or why it is unknown (it is shown whenever known)")
     parser.add_argument("--no-log", action="store_true", help="do not add this run (or these rows) to the run log")
-    parser.add_argument("--log-rows", choices=("failed", "all", "none"), default="failed",
+    parser.add_argument("--log-rows", choices=BATCH_LOG_ROWS, default=BATCH_LOG_ROWS[0],
                         help="with --input-file: which rows the run log keeps besides the batch's own entry: the failed "
                              "ones (default; the others are in --output), all of them, or none")
     parser.add_argument("--batch-api", action="store_true",

@@ -19,8 +19,8 @@ from collections.abc import Callable
 from typing import Any
 
 from dotprompt import generate_stream
+from dotprompt.doubles import ScriptedModel
 from dotprompt.formats import OutputParseError, get_format
-from dotprompt.models.doubles import ScriptedModel
 
 MB = 1 << 20
 

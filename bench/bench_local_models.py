@@ -29,8 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from dotprompt.errors import DotpromptError
-from dotprompt.library import PromptLibrary
-from dotprompt.models.local import LocalModel, LocalTuning
+from dotprompt.local.model import LocalModel, LocalTuning
+from dotprompt.prompts.library import PromptLibrary
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLD = ROOT / "examples" / "gold" / "invoices.jsonl"

@@ -33,8 +33,8 @@ from _common import Result, arg_parser, report_all
 from _timing import Block, async_block, interleaved_best
 from pydantic import BaseModel
 
-from dotprompt import Chunk, ScriptedModel, generate, generate_stream, tool
-from dotprompt.models.doubles import tool_call
+from dotprompt import Chunk, generate, generate_stream, tool
+from dotprompt.doubles import ScriptedModel, tool_call
 
 TARGET_RATIO = 0.20
 TOOL_ROUNDS = 4

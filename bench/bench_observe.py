@@ -62,7 +62,8 @@ if setting.startswith("sdk"):
         os.environ["OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"] = "true"
 
 from bench_loop import LOOP_REPLIES, ours_loop, add, block_of, best_of
-from dotprompt import PromptLibrary, ScriptedModel
+from dotprompt import PromptLibrary
+from dotprompt.doubles import ScriptedModel
 
 run = ours_loop
 if setting.startswith("log"):
@@ -92,7 +93,7 @@ def measure(setting: str, rounds: int, seconds: float) -> float:
 
 def noop_hooks() -> float:
     """Seconds the loop's hooks cost one generate (1 run, 5 model calls, 4 tools) when nothing is traced."""
-    from dotprompt.telemetry import NO_TRACING, tracing
+    from dotprompt.observe.spans import NO_TRACING, tracing
 
     def one_generate() -> None:
         trace = tracing(None, "echo")

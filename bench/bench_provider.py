@@ -37,8 +37,8 @@ import httpx
 from _common import Result, arg_parser, report_all
 from _server import CHUNK_TEXT, DEFAULT_REPLY, spawn
 
-from dotprompt.models import anthropic, gemini, openai
-from dotprompt.models.config import ProviderConfig
+from dotprompt.providers import anthropic, gemini, openai
+from dotprompt.providers.config import ProviderConfig
 from dotprompt.types import GenerateRequest, Message, OutputConfig, Part, ToolDefinition
 
 TARGET_OVERHEAD_US = 1000.0

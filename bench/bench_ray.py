@@ -1,4 +1,4 @@
-"""dotprompt.ray on this machine: rows/s with 1 and 2 workers against a 50 ms loopback model, and what
+"""dotprompt.batch.ray on this machine: rows/s with 1 and 2 workers against a 50 ms loopback model, and what
 Ray adds per row.
 
 A child process (`_server.py`) answers OpenAI Chat Completions on loopback, holding every reply
@@ -48,8 +48,8 @@ def ray_run(ray, dray, prompts: Path, rows_file: Path, workers: int, port: int) 
 
 
 def local_run(prompts: Path, rows_file: Path) -> float:
-    from dotprompt.batch import InputFile, run_batch
-    from dotprompt.library import PromptLibrary
+    from dotprompt.batch.runner import InputFile, run_batch
+    from dotprompt.prompts.library import PromptLibrary
 
     prompt = PromptLibrary(prompts).load("review")
     out = rows_file.with_suffix(".local.jsonl")
@@ -68,7 +68,7 @@ def main() -> None:
     import ray
     import ray.data
 
-    import dotprompt.ray as dray
+    import dotprompt.batch.ray as dray
 
     results = []
     with tempfile.TemporaryDirectory() as tmp, spawn(REPLY, DELAY) as slow, spawn(REPLY, 0.0) as fast:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from dotprompt.models.openai_responses import StreamState
+from dotprompt.providers.openai_responses import StreamState
 
 TEXT = {"type": "response.output_text.delta", "output_index": 0, "delta": "x" * 64}
 ARGS = {"type": "response.function_call_arguments.delta", "output_index": 0, "delta": "x"}

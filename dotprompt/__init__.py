@@ -1,29 +1,36 @@
 """Prompt files (`.prompt`: YAML frontmatter + a jinja2 template) as code: render, run, validate.
 
-The public API is the one table below: each public name and the module that defines it. Modules
-marked eager load with the package (rendering and `dotprompt check` need only them); the running
-side (the loop, tools, models, formats) loads on first use of one of its names.
+The public API is the table below: each public name and the module that defines it. Modules marked
+eager load with the package (rendering and `dotprompt check` need only them); the running side (the
+loop, tools, models, formats) loads on first use of one of its names. Type checkers read the same
+names from the `TYPE_CHECKING` block, so `dotprompt.generate` is typed in an IDE although it loads late.
+Subpackages with a public face of their own: `dotprompt.providers` (provider classes, the model
+registry), `dotprompt.doubles` (test doubles at the model seam), `dotprompt.batch`, `dotprompt.testing`,
+`dotprompt.evals`.
 """
 
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-_EAGER = frozenset({".errors", ".identity", ".library", ".loader", ".prompt", ".rendered", ".types"})
+_EAGER = frozenset({".errors", ".identity", ".prompts.library", ".prompts.loader", ".prompts.prompt", ".document.rendered",
+                    ".types"})
 
 _API: dict[str, tuple[str, ...]] = {
-    ".errors": ("DotpromptError", "GenerationError", "GenerationResponseError", "InputProblem", "InputValidationError",
-                "Interrupt", "InvalidPromptNameError", "ModelError", "OutputValidationError", "PicoschemaError",
-                "PromptFileError", "PromptNotFoundError", "RenderError", "RunLogError", "SchemaError", "ToolExecutionError",
-                "UsageError"),
+    ".errors": ("BatchInputError", "BatchJobError", "BatchOutputError", "CaseFailedError", "DatasetError",
+                "DotpromptError", "GenerationError", "GenerationResponseError", "InputProblem",
+                "InputValidationError", "Interrupt", "InvalidPromptNameError", "LocalSetupError", "ModelError",
+                "OutputParseError", "OutputValidationError", "PicoschemaError", "PromptFileError",
+                "PromptNotFoundError", "RecordingMissingError", "RenderError", "RunLogError", "SchemaError",
+                "TestFileError", "ToolExecutionError", "ToolInputError", "UnknownFormatError", "UsageError"),
     ".identity": ("PromptIdentity",),
-    ".library": ("PromptInfo", "PromptLibrary"),
-    ".loader": ("default_library", "load_prompt"),
-    ".prompt": ("Prompt",),
-    ".rendered": ("InputSpec", "OutputSpec", "RenderedPrompt"),
+    ".prompts.library": ("PromptInfo", "PromptLibrary"),
+    ".prompts.loader": ("default_library", "load_prompt"),
+    ".prompts.prompt": ("Prompt",),
+    ".document.rendered": ("InputSpec", "OutputSpec", "RenderedPrompt"),
     ".types": ("GenerateRequest", "Media", "Message", "ModelResponse", "Part", "ToolDefinition", "ToolRequest",
                "ToolResponse", "Usage"),
     ".formats": ("Format", "define_format"),
@@ -32,21 +39,143 @@ _API: dict[str, tuple[str, ...]] = {
     ".generation.policies": ("fallback", "retry", "validate_and_retry"),
     ".generation.options": ("GenerateActionOptions", "GenerateOptions", "Resume"),
     ".generation.response": ("Attempt", "Chunk", "GenerateResponse"),
-    ".models.base": ("Model", "ModelInfo"),
-    ".models.registry": ("define_model",),
-    ".models.doubles": ("EchoModel", "ScriptedModel"),
-    ".tools": ("Tool", "ToolContext", "define_interrupt", "define_tool", "tool"),
-    ".models": ("models",),  # the subpackage itself: dotprompt.models.define_provider, ...
+    ".providers.base": ("Model", "ModelInfo"),
+    ".providers.registry": ("define_model",),
+    ".tools.define": ("Tool", "ToolContext", "define_interrupt", "define_tool", "tool"),
+    ".providers": ("providers",),  # the subpackage itself: dotprompt.providers.define_provider, ...
 }
 
 _WHERE = {name: module for module, names in _API.items() for name in names}
 
-__all__ = sorted([*_WHERE, "__version__"])
+__all__ = [
+    "Attempt",
+    "BatchInputError",
+    "BatchJobError",
+    "BatchOutputError",
+    "CaseFailedError",
+    "Chunk",
+    "DatasetError",
+    "DotpromptError",
+    "Format",
+    "GenerateActionOptions",
+    "GenerateOptions",
+    "GenerateRequest",
+    "GenerateResponse",
+    "GenerateStream",
+    "GenerationError",
+    "GenerationResponseError",
+    "InputProblem",
+    "InputSpec",
+    "InputValidationError",
+    "Interrupt",
+    "InvalidPromptNameError",
+    "LocalSetupError",
+    "Media",
+    "Message",
+    "Model",
+    "ModelError",
+    "ModelInfo",
+    "ModelResponse",
+    "OutputParseError",
+    "OutputSpec",
+    "OutputValidationError",
+    "Part",
+    "PicoschemaError",
+    "Prompt",
+    "PromptFileError",
+    "PromptIdentity",
+    "PromptInfo",
+    "PromptLibrary",
+    "PromptNotFoundError",
+    "RecordingMissingError",
+    "RenderError",
+    "RenderedPrompt",
+    "Resume",
+    "RunLogError",
+    "SchemaError",
+    "TestFileError",
+    "Tool",
+    "ToolContext",
+    "ToolDefinition",
+    "ToolExecutionError",
+    "ToolInputError",
+    "ToolRequest",
+    "ToolResponse",
+    "TurnEnvelope",
+    "UnknownFormatError",
+    "Usage",
+    "UsageError",
+    "__version__",
+    "default_library",
+    "define_format",
+    "define_interrupt",
+    "define_model",
+    "define_tool",
+    "fallback",
+    "generate",
+    "generate_middleware",
+    "generate_stream",
+    "generate_sync",
+    "load_prompt",
+    "preview_request",
+    "providers",
+    "retry",
+    "tool",
+    "validate_and_retry"
+]
+
+if TYPE_CHECKING:
+    from . import providers
+    from .document.rendered import InputSpec, OutputSpec, RenderedPrompt
+    from .errors import (
+        BatchInputError,
+        BatchJobError,
+        BatchOutputError,
+        CaseFailedError,
+        DatasetError,
+        DotpromptError,
+        GenerationError,
+        GenerationResponseError,
+        InputProblem,
+        InputValidationError,
+        Interrupt,
+        InvalidPromptNameError,
+        LocalSetupError,
+        ModelError,
+        OutputParseError,
+        OutputValidationError,
+        PicoschemaError,
+        PromptFileError,
+        PromptNotFoundError,
+        RecordingMissingError,
+        RenderError,
+        RunLogError,
+        SchemaError,
+        TestFileError,
+        ToolExecutionError,
+        ToolInputError,
+        UnknownFormatError,
+        UsageError,
+    )
+    from .formats import Format, define_format
+    from .generation.api import GenerateStream, generate, generate_stream, generate_sync, preview_request
+    from .generation.middleware import TurnEnvelope, generate_middleware
+    from .generation.options import GenerateActionOptions, GenerateOptions, Resume
+    from .generation.policies import fallback, retry, validate_and_retry
+    from .generation.response import Attempt, Chunk, GenerateResponse
+    from .identity import PromptIdentity
+    from .prompts.library import PromptInfo, PromptLibrary
+    from .prompts.loader import default_library, load_prompt
+    from .prompts.prompt import Prompt
+    from .providers.base import Model, ModelInfo
+    from .providers.registry import define_model
+    from .tools.define import Tool, ToolContext, define_interrupt, define_tool, tool
+    from .types import GenerateRequest, Media, Message, ModelResponse, Part, ToolDefinition, ToolRequest, ToolResponse, Usage
 
 
 def _load(name: str) -> Any:
     module = importlib.import_module(_WHERE[name], __name__)
-    return module if name == "models" else getattr(module, name)
+    return module if name == "providers" else getattr(module, name)
 
 
 def __getattr__(name: str) -> Any:

@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .redact import redact, redact_data
+from ._util.redact import redact, redact_data
 
 __all__ = [
     "MAX_RETRY_AFTER",

@@ -9,10 +9,10 @@ import json
 from pathlib import Path
 
 from dotprompt import PromptLibrary, preview_request
-from dotprompt.models.anthropic import AnthropicModel
-from dotprompt.models.config import ProviderConfig
-from dotprompt.models.gemini import GeminiModel
-from dotprompt.models.openai import OpenAIModel
+from dotprompt.providers.anthropic import AnthropicModel
+from dotprompt.providers.config import ProviderConfig
+from dotprompt.providers.gemini import GeminiModel
+from dotprompt.providers.openai import OpenAIModel
 
 HERE = Path(__file__).resolve().parent
 

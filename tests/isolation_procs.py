@@ -40,8 +40,8 @@ def gone(pid: int) -> bool:
 OWNER = textwrap.dedent('''\
     import asyncio, json, sys, time
     from dotprompt import generate
-    from dotprompt.models.local import LocalModel
-    from dotprompt.shutdown import exit_on_sigterm
+    from dotprompt.local.model import LocalModel
+    from dotprompt._util.shutdown import exit_on_sigterm
 
     if "--exit-on-sigterm" in sys.argv:
         exit_on_sigterm()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from dotprompt.check import check_library
+from dotprompt.lint.check import check_library
 from dotprompt.testing import TestFileError, load_test_file
 from dotprompt.testing.assertions import PATH_ASSERTIONS, ExpectedValueError, path_assertion, path_assertion_names
 from dotprompt.testing.expect import Observed, check
@@ -60,7 +60,7 @@ def test_unregistered_names_are_unknown():
 def test_max_cost_passes_within_fails_over_and_fails_when_the_cost_is_unknown(folder):
     from decimal import Decimal
 
-    from dotprompt.cost import Cost
+    from dotprompt.observe.cost import Cost
 
     folder.write("p.prompt", PROMPT)
     test_file = folder.write("p.test.yaml", "cases:\n  - name: a\n    expect:\n      max_cost: 0.01\n")

@@ -7,10 +7,10 @@ import json
 
 import pytest
 
-from dotprompt import ScriptedModel
-from dotprompt.batch import read_rows, run_batch
+from dotprompt.batch.runner import read_rows, run_batch
+from dotprompt.doubles import ScriptedModel
 from dotprompt.errors import BatchInputError
-from dotprompt.models import define_model
+from dotprompt.providers import define_model
 
 PROMPT = "---\nmodel: scripted-batch\ninput:\n  schema:\n    n: integer\noutput:\n  schema:\n    double: integer\n---\n{{ n }}"
 
@@ -59,7 +59,7 @@ def test_bad_input_line_names_file_and_line(tmp_path):
 
 def test_a_rows_usage_sums_every_model_call_of_its_run(folder, tmp_path):
     from dotprompt import Usage, tool
-    from dotprompt.models.doubles import tool_call
+    from dotprompt.doubles import tool_call
 
     @tool
     def half(n: int) -> int:
@@ -85,7 +85,7 @@ class SlowCounting:
     name = "counting-batch"
 
     def __init__(self) -> None:
-        from dotprompt.models.base import ModelInfo
+        from dotprompt.providers.base import ModelInfo
 
         self.info = ModelInfo()
         self.now = self.peak = self.calls = 0

@@ -23,8 +23,8 @@ PROMPT = "---\nmodel: scripted-hostile\noutput:\n  schema:\n    double: integer\
 # The child: a scripted model whose behaviour the environment chooses, then the CLI.
 DRIVER = '''
 import json, os, sys, time
-from dotprompt import ScriptedModel
-from dotprompt.models import define_model
+from dotprompt.doubles import ScriptedModel
+from dotprompt.providers import define_model
 from dotprompt.cli import main
 
 def reply(request):

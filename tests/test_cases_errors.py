@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from dotprompt.check import check_test_file
+from dotprompt.lint.check import check_test_file
 from dotprompt.testing import TestFileError, load_test_file
 
 PROMPT = "---\ninput:\n  schema:\n    text: string\n---\n{{ text }}"

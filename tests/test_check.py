@@ -1,11 +1,11 @@
-"""The checker behind `dotprompt check` (`dotprompt/check.py`), called as a library."""
+"""The checker behind `dotprompt check` (`dotprompt/lint/check.py`), called as a library."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from dotprompt.check import PARALLEL_FROM, check_library
 from dotprompt.formats import Format, define_format, get_format, list_formats
+from dotprompt.lint.check import PARALLEL_FROM, check_library
 
 
 def test_parallel_check_reports_exactly_what_the_serial_check_does(folder):

@@ -12,7 +12,7 @@ from types import SimpleNamespace
 import pytest
 from isolation import ROOT, assert_finishes
 
-from dotprompt.cost import INSTALL_HINT, format_usd, missing_prices, price_call, price_response, price_run
+from dotprompt.observe.cost import INSTALL_HINT, format_usd, missing_prices, price_call, price_response, price_run
 from dotprompt.types import Usage
 
 genai_prices = pytest.importorskip("genai_prices")
@@ -122,7 +122,7 @@ def test_without_genai_prices_cost_is_unknown_with_the_install_hint():
     done = assert_finishes("""
 import sys
 sys.modules["genai_prices"] = None  # as if not installed: importing it raises ImportError
-from dotprompt.cost import missing_prices, price_call
+from dotprompt.observe.cost import missing_prices, price_call
 from dotprompt.types import Usage
 cost = price_call("openai/gpt-4o-mini", Usage(input_tokens=10, output_tokens=5))
 print(cost.usd, "|", cost.reason, "|", missing_prices())
@@ -150,7 +150,7 @@ def test_an_unknown_endpoint_is_remembered_but_a_bad_usage_is_not(monkeypatch):
 
 
 def test_inside_endpoints_fixed_a_model_is_priced_where_it_was_first_found(monkeypatch):
-    from dotprompt.cost import endpoints_fixed
+    from dotprompt.observe.cost import endpoints_fixed
 
     usage = Usage(input_tokens=10, output_tokens=1)
     with endpoints_fixed():

@@ -103,7 +103,8 @@ def test_bad_use_arguments_are_located_errors(tmp_path):
     for use in cases:
         code = f"""
 import json
-from dotprompt import PromptLibrary, ScriptedModel
+from dotprompt import PromptLibrary
+from dotprompt.doubles import ScriptedModel
 lib = PromptLibrary({str(tmp_path)!r})
 try:
     lib.load("p")({{}}, model=ScriptedModel(["ok"]))

@@ -12,8 +12,8 @@ import pytest
 import yaml
 from conftest import ROOT
 
-from dotprompt.editor_schemas import SCHEMA_FILES, build_schema, shipped_schema
-from dotprompt.library import PromptLibrary
+from dotprompt.lint.editor_schemas import SCHEMA_FILES, build_schema, shipped_schema
+from dotprompt.prompts.library import PromptLibrary
 
 SCHEMA_LINE = re.compile(r"^# yaml-language-server: \$schema=(\S+)$")
 
@@ -21,7 +21,7 @@ SCHEMA_LINE = re.compile(r"^# yaml-language-server: \$schema=(\S+)$")
 @pytest.mark.parametrize("kind", list(SCHEMA_FILES))
 def test_shipped_schema_is_what_the_tables_build(kind):
     # Fails when a reader learns a key and the shipped file was not rebuilt:
-    # run `python -m dotprompt.editor_schemas --write`.
+    # run `python -m dotprompt.lint.editor_schemas --write`.
     assert shipped_schema(kind) == build_schema(kind)
     jsonschema.Draft7Validator.check_schema(shipped_schema(kind))
 

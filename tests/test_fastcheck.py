@@ -6,8 +6,8 @@ import jsonschema
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dotprompt.fastcheck import compile_check
-from dotprompt.schemas import compile_validator
+from dotprompt.schema.compiled import compile_validator
+from dotprompt.schema.validator import compile_check
 
 scalars = st.one_of(st.none(), st.booleans(), st.integers(-5, 5), st.floats(-5, 5, allow_nan=False),
                     st.sampled_from([1.0, 2.0, 0.0]), st.text(max_size=4))

@@ -9,7 +9,7 @@ from decimal import Decimal
 import jsonschema
 from conftest import ROOT
 
-from dotprompt.loader import load_prompt
+from dotprompt.prompts.loader import load_prompt
 
 GOLD = ROOT / "examples" / "gold" / "invoices.jsonl"
 

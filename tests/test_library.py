@@ -272,7 +272,7 @@ def test_unknown_engine_is_refused():
 
 
 def test_project_settings_register_tools_and_default_model(tmp_path, monkeypatch):
-    from dotprompt.loader import project_library
+    from dotprompt.prompts.loader import project_library
 
     (tmp_path / "pyproject.toml").write_text('[tool.dotprompt]\ndefault_model = "echo"\ntools = ["lib/my_tools.py"]\n')
     (tmp_path / "lib").mkdir()
@@ -290,7 +290,7 @@ def test_project_settings_register_tools_and_default_model(tmp_path, monkeypatch
 
 def test_project_settings_naming_a_missing_tools_file(tmp_path, monkeypatch):
     from dotprompt import UsageError
-    from dotprompt.loader import project_library
+    from dotprompt.prompts.loader import project_library
 
     (tmp_path / "pyproject.toml").write_text('[tool.dotprompt]\ntools = ["nope.py"]\n')
     monkeypatch.chdir(tmp_path)

@@ -150,7 +150,7 @@ def test_check_command_finishes_on_a_fifo_and_a_directory_partial(tmp_path):
     outcome = assert_finishes(f"""
 import json
 from dotprompt import PromptLibrary
-from dotprompt.check import check_library
+from dotprompt.lint.check import check_library
 found = check_library(PromptLibrary({str(folder)!r}), jobs=1)
 print(json.dumps([d.format() for d in found]))
 """, timeout=30, cwd=tmp_path)

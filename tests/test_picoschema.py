@@ -6,7 +6,7 @@ import pytest
 from pydantic import BaseModel
 
 from dotprompt import PromptFileError, PromptLibrary, SchemaError
-from dotprompt.picoschema import PicoschemaError, to_json_schema
+from dotprompt.schema.picoschema import PicoschemaError, to_json_schema
 
 
 def convert(schema, named=None):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import re
 import subprocess
 import sys
@@ -14,21 +15,39 @@ import dotprompt
 
 def test_exported_names_are_pinned():
     assert sorted(dotprompt.__all__) == [
-        "Attempt", "Chunk", "DotpromptError", "EchoModel", "Format", "GenerateActionOptions", "GenerateOptions",
-        "GenerateRequest", "GenerateResponse", "GenerateStream", "GenerationError", "GenerationResponseError",
-        "InputProblem", "InputSpec", "InputValidationError", "Interrupt", "InvalidPromptNameError", "Media", "Message",
-        "Model", "ModelError", "ModelInfo", "ModelResponse", "OutputSpec", "OutputValidationError", "Part",
+        "Attempt", "BatchInputError", "BatchJobError", "BatchOutputError", "CaseFailedError", "Chunk", "DatasetError",
+        "DotpromptError", "Format", "GenerateActionOptions", "GenerateOptions", "GenerateRequest", "GenerateResponse",
+        "GenerateStream", "GenerationError", "GenerationResponseError", "InputProblem", "InputSpec",
+        "InputValidationError", "Interrupt", "InvalidPromptNameError", "LocalSetupError", "Media", "Message", "Model",
+        "ModelError", "ModelInfo", "ModelResponse", "OutputParseError", "OutputSpec", "OutputValidationError", "Part",
         "PicoschemaError", "Prompt", "PromptFileError", "PromptIdentity", "PromptInfo", "PromptLibrary",
-        "PromptNotFoundError", "RenderError", "RenderedPrompt", "Resume", "RunLogError", "SchemaError", "ScriptedModel",
-        "Tool", "ToolContext", "ToolDefinition", "ToolExecutionError", "ToolRequest", "ToolResponse", "TurnEnvelope", "Usage",
-        "UsageError",
+        "PromptNotFoundError", "RecordingMissingError", "RenderError", "RenderedPrompt", "Resume", "RunLogError",
+        "SchemaError", "TestFileError", "Tool", "ToolContext", "ToolDefinition", "ToolExecutionError", "ToolInputError",
+        "ToolRequest", "ToolResponse", "TurnEnvelope", "UnknownFormatError", "Usage", "UsageError",
         "__version__",
         "default_library", "define_format", "define_interrupt", "define_model", "define_tool", "fallback", "generate",
-        "generate_middleware", "generate_stream", "generate_sync", "load_prompt", "models", "preview_request", "retry",
+        "generate_middleware", "generate_stream", "generate_sync", "load_prompt", "preview_request", "providers", "retry",
         "tool", "validate_and_retry",
     ]
     for name in dotprompt.__all__:
         assert hasattr(dotprompt, name)
+
+
+def test_every_public_exception_is_exported():
+    import dotprompt.errors as errors
+
+    exceptions = {name for name in errors.__all__ if isinstance(getattr(errors, name), type)}
+    assert exceptions <= set(dotprompt.__all__), sorted(exceptions - set(dotprompt.__all__))
+
+
+def test_type_checkers_see_every_public_name():
+    # `import dotprompt` loads most names late (module __getattr__); the TYPE_CHECKING block is
+    # what mypy, pyright and IDEs read instead. It must name exactly the public API.
+    tree = ast.parse((ROOT / "dotprompt" / "__init__.py").read_text(encoding="utf-8"))
+    block = next(node for node in tree.body if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING")
+    seen = {alias.asname or alias.name for node in block.body for alias in node.names}
+    assert seen == set(dotprompt.__all__) - {"__version__"}
+    assert (ROOT / "dotprompt" / "py.typed").is_file()
 
 
 def readme_commands() -> list[str]:

@@ -15,8 +15,9 @@ from isolation import assert_finishes
 PRELUDE = """
 import asyncio, json, os, sys
 from pathlib import Path
-from dotprompt import PromptLibrary, ScriptedModel
-from dotprompt.models import define_model
+from dotprompt import PromptLibrary
+from dotprompt.doubles import ScriptedModel
+from dotprompt.providers import define_model
 from dotprompt.testing import TestRun, load_test_file
 
 root = Path("prompts")

@@ -17,7 +17,7 @@ from isolation import assert_finishes
 CHILD = """
 import json, sys
 from dotprompt import PromptLibrary
-from dotprompt.schemas import compile_validator
+from dotprompt.schema.compiled import compile_validator
 def report(fn):
     try:
         out = fn()

@@ -284,7 +284,7 @@ def test_a_bad_budget_is_a_usage_error():
 
 
 def test_the_budget_from_the_environment_and_the_project(tmp_path, monkeypatch):
-    from dotprompt.loader import project_library
+    from dotprompt.prompts.loader import project_library
     from dotprompt.settings import RENDER_MAX_CHARS, RenderBudget, render_budget
 
     monkeypatch.chdir(tmp_path)

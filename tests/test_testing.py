@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from dotprompt import ModelError, PromptLibrary, ScriptedModel
-from dotprompt.models import define_model
-from dotprompt.models.doubles import tool_call
+from dotprompt import ModelError, PromptLibrary
+from dotprompt.doubles import ScriptedModel, tool_call
+from dotprompt.providers import define_model
 from dotprompt.testing import TestFileError, TestRun, load_test_file
 
 PROMPT = """---
@@ -157,7 +157,7 @@ def test_streamed_replies_are_recorded_chunk_by_chunk_and_replayed_as_streams(pr
     from dotprompt.testing import RecordingModel
 
     recorder = RecordingModel("scripted-invoices", test_run.store_for(cases[0]), "record", "simple",
-                              lambda: __import__("dotprompt").models.resolve_model("scripted-invoices"))
+                              lambda: __import__("dotprompt").providers.resolve_model("scripted-invoices"))
 
     async def stream(rec):
         chunks = []

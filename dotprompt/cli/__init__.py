@@ -12,9 +12,10 @@ import sys
 from collections.abc import Sequence
 from types import ModuleType
 
+from .._util.shutdown import exit_on_sigterm
 from ..errors import DotpromptError, OutputValidationError
-from ..shutdown import exit_on_sigterm
-from . import check, convert, eval, listing, local, logs, render, run, schema, test
+from . import check, convert, listing, local, logs, render, run, schema, test
+from . import evaluate as eval
 from .common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, CommandLineError, package_version
 
 # The order is the order of `dotprompt --help`.

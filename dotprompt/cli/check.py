@@ -7,7 +7,7 @@ import json
 import sys
 from typing import Any
 
-from ..check import Diagnostic, check_library
+from ..lint.check import Diagnostic, check_library
 from .common import DIR_HELP, EXIT_FAILED, EXIT_OK, library, package_version
 
 
@@ -38,6 +38,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 def print_sarif(diagnostics: list[Diagnostic]) -> None:
-    from ..check_sarif import to_sarif
+    from ..lint.sarif import to_sarif
 
     print(json.dumps(to_sarif(diagnostics, version=package_version()), indent=2, ensure_ascii=False))

@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
-from ..library import PromptLibrary
-from ..loader import project_library, prompts_dir
+from ..prompts.library import PromptLibrary
+from ..prompts.loader import project_library, prompts_dir
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 EXIT_INTERRUPTED = 130  # the shell's code for Ctrl-C

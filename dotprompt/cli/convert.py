@@ -19,7 +19,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..handlebars import convert_source
+    from ..engines.handlebars import convert_source
 
     try:
         source = args.file.read_text(encoding="utf-8")

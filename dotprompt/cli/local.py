@@ -7,7 +7,7 @@ import sys
 import time
 from typing import Any
 
-from ..models.local_catalog import CATALOG, SETUP_ESTIMATE, default_spec
+from ..local.catalog import CATALOG, SETUP_ESTIMATE, default_spec
 from .common import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, usage
 
 
@@ -36,9 +36,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def run_setup(args: argparse.Namespace) -> int:
-    from ..models.local_console import ConsoleProgress, clock
-    from ..models.local_paths import local_paths
-    from ..models.local_setup import setup
+    from ..local.console import ConsoleProgress, clock
+    from ..local.paths import local_paths
+    from ..local.setup import setup
 
     log = local_paths(model=args.model).setup_log
     if not log.parent.joinpath("bin", "llama-server").is_file():
@@ -58,8 +58,8 @@ def run_setup(args: argparse.Namespace) -> int:
 
 
 def run_status(args: argparse.Namespace) -> int:
-    from ..models.local_console import status_lines
-    from ..models.local_paths import local_paths
+    from ..local.console import status_lines
+    from ..local.paths import local_paths
 
     paths = local_paths()
     print("\n".join(status_lines(paths)))

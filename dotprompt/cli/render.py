@@ -6,7 +6,7 @@ import argparse
 import json
 from typing import Any
 
-from ..rendered import RenderedPrompt
+from ..document.rendered import RenderedPrompt
 from .common import DIR_HELP, EXIT_OK, json_arg, library
 
 

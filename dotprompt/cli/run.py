@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import GenerationError
-from ..runrecord import log_source
+from ..observe.runrecord import log_source
 from ..settings import BATCH_LOG_ROWS
 from .common import DIR_HELP, EXIT_FAILED, EXIT_OK, CommandLineError, json_arg, library
 from .progress import StreamView, elapsed_status
@@ -107,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(output, indent=2, ensure_ascii=False, default=lambda o: o.model_dump(mode="json")))
     for repair in response.output_repairs:
         print(f"note: the output needed a repair: {repair.detail}", file=sys.stderr)
-    from ..batch import model_name
+    from ..batch.runner import model_name
 
     _show_cost(model_name(prompt, args.model), response, asked=args.cost)
     return EXIT_OK
@@ -115,7 +115,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _show_cost(model: str | None, response: Any, *, asked: bool) -> None:
     """`cost: $0.00045 (1,234 tokens, 2 calls)` on stderr when known; why not only when asked (`--cost`)."""
-    from ..cost import price_response
+    from ..observe.cost import price_response
 
     cost = price_response(model or "", response)
     if cost.usd is not None:
@@ -128,9 +128,9 @@ def _show_cost(model: str | None, response: Any, *, asked: bool) -> None:
 
 
 def _run_batch(prompt: Any, args: argparse.Namespace) -> int:
-    from ..batch import InputFile, run_batch
-    from ..cost import format_usd
+    from ..batch.runner import InputFile, run_batch
     from ..generation.api import run_sync
+    from ..observe.cost import format_usd
 
     try:
         rows = InputFile(args.input_file)

@@ -10,8 +10,8 @@ from .common import EXIT_FAILED, EXIT_OK, CommandLineError
 
 
 def run_batch_api(prompt: Any, args: argparse.Namespace) -> int:
-    from ..batch import InputFile
-    from ..batchapi.jobs import resume, state_path, submit
+    from ..batch.api.jobs import resume, state_path, submit
+    from ..batch.runner import InputFile
     from ..generation.api import run_sync
     from ..settings import BATCH_JOB_MAX_ROWS
 

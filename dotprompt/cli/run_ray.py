@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..loader import prompts_dir
+from ..prompts.loader import prompts_dir
 from .common import EXIT_FAILED, EXIT_OK, CommandLineError
 
 READERS = {".jsonl": "read_json", ".json": "read_json", ".parquet": "read_parquet", ".csv": "read_csv"}
@@ -17,7 +17,7 @@ WRITERS = {".parquet": "write_parquet", ".csv": "write_csv"}  # anything else: a
 
 
 def run_on_ray(args: argparse.Namespace) -> int:
-    from .. import ray as dray
+    from ..batch import ray as dray
 
     ray = _import_ray()
     source: Path = args.input_file

@@ -40,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def print_shipped(kind: str, args: argparse.Namespace) -> int:
-    from ..editor_schemas import shipped_schema_text
+    from ..lint.editor_schemas import shipped_schema_text
 
     if args.name or args.input or args.variant:
         raise CommandLineError(f"--{kind} prints a fixed schema: drop the prompt name, --input and --variant")

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import PromptFileError
-from ..loader import project_library, prompts_dir
+from ..prompts.loader import project_library, prompts_dir
 from ..testing.cases import TestCase, load_test_file
 from ..testing.recording import Mode
 from ..testing.report import nothing_collected, print_summary, write_json, write_junit

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..document import did_you_mean, yaml_child, yaml_key_node
+from ..document.parse import did_you_mean, yaml_child, yaml_key_node
 from ..errors import TestFileError
 from ..testing.cases import read_test_yaml, sidecar_prompt
 from ..testing.functions import is_function_spec

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from ..redact import redact
+from .._util.redact import redact
 from .gates import Delta, Miss
 from .run import ArmResult
 

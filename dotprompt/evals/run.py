@@ -15,7 +15,7 @@ from typing import Any
 from ..errors import DatasetError, DotpromptError, OutputParseError
 from ..formats.extract import extract_json
 from ..identity import PromptIdentity
-from ..library import PromptLibrary
+from ..prompts.library import PromptLibrary
 from ..testing.cases import TestCase
 from ..testing.functions import FunctionSpecError, load_function
 from ..testing.recording import Mode

@@ -8,11 +8,11 @@ repair they made (`ParsedOutput.repairs`) so CI can forbid them.
 from __future__ import annotations
 
 from ..errors import OutputParseError, UnknownFormatError
-from .builtin_formats import register_builtins
+from .base import Format, FormatHandler, ParsedOutput, Repair, StreamParser
+from .builtin import register_builtins
 from .extract import extract_json
 from .incremental import IncrementalJsonParser
 from .registry import define_format, get_format, list_formats
-from .types import Format, FormatHandler, ParsedOutput, Repair, StreamParser
 
 register_builtins()
 

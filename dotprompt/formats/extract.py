@@ -19,11 +19,11 @@ from partial_json_parser import Allow
 from partial_json_parser import loads as complete_partial_json
 
 from ..errors import OutputParseError
+from .base import ParsedOutput, Repair
 from .lenient import Rewrite, rewrite_json
 from .limits import MAX_NESTING_DEPTH, TooDeepError, deeper_than_limit
 from .locate import Location, locate_json
 from .textpos import where
-from .types import ParsedOutput, Repair
 
 _DECODER: Final = json.JSONDecoder()
 _COMPLETABLE: Final = Allow.STR | Allow.COLLECTION

@@ -41,8 +41,8 @@ from collections.abc import Callable
 from itertools import islice
 from typing import Any, Final
 
+from .base import LazyValue
 from .limits import MAX_NESTING_DEPTH
-from .types import LazyValue
 
 # Parser states. Plain ints: they index the handler table in the hot loop.
 _SEEK: Final = 0  # before the top-level value

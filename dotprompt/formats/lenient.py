@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any, Final
 
+from .base import Repair
 from .limits import MAX_NESTING_DEPTH, MAX_REPORTED_REPAIRS, TooDeepError
 from .textpos import LineCursor
-from .types import Repair
 
 # A strict string with no raw control character, and a strict number or word: what a container
 # may hold for the reader to take it whole.

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..errors import UnknownFormatError, UsageError
-from .types import Format
+from .base import Format
 
 _FORMATS: dict[str, Format] = {}
 

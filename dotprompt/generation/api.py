@@ -10,10 +10,10 @@ from typing import Any, TypeVar
 
 from ..errors import UsageError
 from ..identity import PromptIdentity
-from ..models.registry import resolve_model
+from ..observe.spans import tracing
+from ..providers.registry import resolve_model
 from ..settings import check_max_turns
-from ..telemetry import tracing
-from ..tools import Tool, tool_from_definition
+from ..tools.define import Tool, tool_from_definition
 from ..types import GenerateRequest, ToolDefinition
 from .formatting import plan_output
 from .lookup import ToolLookup

@@ -11,10 +11,10 @@ from pydantic import BaseModel
 
 from ..errors import InputProblem, OutputValidationError, UsageError
 from ..formats import FormatHandler, OutputParseError, ParsedOutput, UnknownFormatError, get_format
-from ..formats.builtin_formats import BUILTIN_FORMATS
-from ..formats.types import LazyValue
-from ..models.base import ModelInfo
-from ..schemas import CompiledSchema, check_schema, compile_validator
+from ..formats.base import LazyValue
+from ..formats.builtin import BUILTIN_FORMATS
+from ..providers.base import ModelInfo
+from ..schema.compiled import CompiledSchema, check_schema, compile_validator
 from ..types import Message, Part, construct
 from .options import OutputOptions
 

@@ -27,10 +27,10 @@ from ..errors import (
     ToolExecutionError,
     UsageError,
 )
-from ..models.base import Model
-from ..schemas import CompiledSchema, json_path
-from ..telemetry import NO_TRACING
-from ..tools import Tool, ToolContext
+from ..observe.spans import NO_TRACING
+from ..providers.base import Model
+from ..schema.compiled import CompiledSchema, json_path
+from ..tools.define import Tool, ToolContext
 from ..types import (
     FinishReason,
     GenerateRequest,

@@ -20,7 +20,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..models.base import Model
+from ..providers.base import Model
 from ..types import GenerateRequest, ModelResponse
 from .options import GenerateActionOptions
 from .response import GenerateResponse

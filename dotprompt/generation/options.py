@@ -13,8 +13,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from ..rendered import RenderedPrompt
-from ..schemas import is_model_class, json_schema_of
+from ..document.rendered import RenderedPrompt
+from ..schema.compiled import is_model_class, json_schema_of
 from ..settings import DEFAULT_MAX_TURNS, check_max_turns
 from ..types import Message, Part, ToolRequest, ToolResponse, WireModel, construct
 from .response import ChunkCallback

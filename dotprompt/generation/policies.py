@@ -8,8 +8,8 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ..errors import ModelError, OutputValidationError, UsageError
-from ..models.base import Model
-from ..models.registry import resolve_model
+from ..providers.base import Model
+from ..providers.registry import resolve_model
 from ..settings import RETRYABLE_STATUSES
 from ..types import GenerateRequest, Message, ModelResponse, Part, Usage
 from .middleware import GenerateNext, ModelNext, TurnEnvelope, model_override

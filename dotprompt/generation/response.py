@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import Field
 
-from ..formats.types import LazyValue
+from ..formats.base import LazyValue
 from ..identity import PromptIdentity
 from ..types import FinishReason, GenerateRequest, Message, Part, ToolRequest, Usage, WireModel
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import UsageError
-from ..tools import Tool, to_jsonable
+from ..tools.define import Tool, to_jsonable
 from ..types import Message, Part, ToolRequest, ToolResponse
 
 __all__ = ["ToolOutcome", "answer_part", "error_part", "interrupt_part", "label", "mark_interrupts",

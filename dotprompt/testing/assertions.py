@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..document import did_you_mean
+from ..document.parse import did_you_mean
 from .values import JSON_TYPES, json_type, subset_problems
 
 Test = Callable[[Any, Any], bool]  # (the value found at the path, the expected value) -> passed

@@ -26,9 +26,9 @@ from typing import Any
 
 import yaml
 
-from ..document import compose_yaml, did_you_mean, load_yaml_safely, yaml_child, yaml_key_node, yaml_problem
+from .._util.files import lexically_inside, read_snapshot
+from ..document.parse import compose_yaml, did_you_mean, load_yaml_safely, yaml_child, yaml_key_node, yaml_problem
 from ..errors import PromptFileError, TestFileError
-from ..files import lexically_inside, read_snapshot
 from .assertions import PATH_ASSERTIONS, ExpectedValueError, path_assertion_names
 from .functions import FunctionSpecError, check_spec
 from .paths import PathError, parse_path

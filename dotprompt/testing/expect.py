@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from ..cost import Cost
+from ..observe.cost import Cost
 from .assertions import PATH_ASSERTIONS
 from .cases import Expectations, FunctionCheck, PathCheck, ToolCheck
 from .functions import FunctionSpecError, load_function

@@ -19,8 +19,8 @@ from typing import Any
 
 from ..errors import DotpromptError, RecordingMissingError
 from ..generation.api import generate
-from ..models.base import Model
-from ..models.registry import resolve_model
+from ..providers.base import Model
+from ..providers.registry import resolve_model
 from .cases import JudgeCheck, TestCase
 from .paths import evaluate, parse_path
 from .recording import Mode, RecordingModel, RecordingStore

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from ..errors import CaseFailedError, PromptFileError
-from ..library import PromptLibrary
-from ..loader import project_library, prompts_dir
+from ..prompts.library import PromptLibrary
+from ..prompts.loader import project_library, prompts_dir
 from ..settings import env_test_mode
 from .cases import TestCase, load_test_file
 from .runner import TestRun

@@ -25,11 +25,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from .._util.files import is_inside, read_snapshot
+from .._util.redact import redact
 from ..errors import PromptFileError, RecordingMissingError
-from ..files import is_inside, read_snapshot
 from ..identity import PromptIdentity
-from ..models.base import Model, ModelInfo, OnChunk
-from ..redact import redact
+from ..providers.base import Model, ModelInfo, OnChunk
 from ..types import GenerateRequest, ModelChunk, ModelResponse, Usage
 
 Mode = Literal["record", "replay", "auto", "live"]

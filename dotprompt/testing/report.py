@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
+from .._util.redact import redact
 from ..errors import PromptFileError
-from ..redact import redact
 from .runner import CaseSummary
 
 COLUMNS = ("case", "result", "turns", "repairs", "tokens", "latency", "cost")

@@ -11,12 +11,12 @@ from pathlib import Path
 from typing import Any
 
 from .. import settings
-from ..cost import Cost, price_run
+from .._util.files import lexically_inside
 from ..errors import DotpromptError, OutputValidationError, RecordingMissingError
-from ..files import lexically_inside
-from ..library import PromptLibrary, check_name
-from ..models.registry import resolve_model
-from ..runrecord import log_source
+from ..observe.cost import Cost, price_run
+from ..observe.runrecord import log_source
+from ..prompts.library import PromptLibrary, check_name
+from ..providers.registry import resolve_model
 from .cases import TestCase
 from .expect import Observed, check, function_problems
 from .judge import judge_problems

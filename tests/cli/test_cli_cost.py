@@ -12,12 +12,13 @@ import json
 import pytest
 from cli_process import dotprompt
 
-from dotprompt.cost import format_usd
+from dotprompt.observe.cost import format_usd
 
 genai_prices = pytest.importorskip("genai_prices")
 
 TOOLS = '''
-from dotprompt import ScriptedModel, define_model
+from dotprompt import define_model
+from dotprompt.doubles import ScriptedModel
 from dotprompt.types import Usage
 
 USAGE = Usage(input_tokens=12000, output_tokens=3000, total_tokens=15000)

@@ -15,9 +15,10 @@ from echo_project import project
 from dotprompt import PromptLibrary
 
 SCRIPTED = '''
-from dotprompt import ScriptedModel, Usage, tool
-from dotprompt.models import define_model
-from dotprompt.models.doubles import tool_call
+from dotprompt import Usage, tool
+from dotprompt.doubles import ScriptedModel
+from dotprompt.providers import define_model
+from dotprompt.doubles import tool_call
 
 
 @tool

@@ -8,8 +8,9 @@ from __future__ import annotations
 from cli_process import dotprompt
 
 TOOLS = '''
-from dotprompt import ScriptedModel, define_model, tool
-from dotprompt.models.doubles import tool_call
+from dotprompt import define_model, tool
+from dotprompt.doubles import ScriptedModel
+from dotprompt.doubles import tool_call
 
 
 @tool

@@ -25,8 +25,8 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from dotprompt.cli import main  # noqa: E402
-from dotprompt.models.local import LOCAL_INFO  # noqa: E402
-from dotprompt.models.registry import define_model  # noqa: E402
+from dotprompt.local.model import LOCAL_INFO  # noqa: E402
+from dotprompt.providers.registry import define_model  # noqa: E402
 from dotprompt.types import GenerateRequest, Message, ModelResponse, Part, Usage  # noqa: E402
 
 GOLD = ROOT / "examples" / "gold" / "invoices.jsonl"

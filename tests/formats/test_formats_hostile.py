@@ -19,9 +19,9 @@ from isolation import assert_finishes
 from jsondocs import PROSE, ROOTS, SEEDS, Writer
 
 from dotprompt import OutputValidationError, generate
+from dotprompt.doubles import ScriptedModel
 from dotprompt.formats import IncrementalJsonParser, OutputParseError, extract_json, get_format
 from dotprompt.formats.limits import MAX_NESTING_DEPTH
-from dotprompt.models.doubles import ScriptedModel
 
 MB = 1 << 20
 
@@ -145,7 +145,7 @@ _CHILD = """
 import asyncio, json, random
 from dotprompt import OutputValidationError, generate, generate_stream
 from dotprompt.formats import OutputParseError, get_format
-from dotprompt.models.doubles import ScriptedModel
+from dotprompt.doubles import ScriptedModel
 MB = 1 << 20
 text = {expr}
 results = {{}}
@@ -241,7 +241,7 @@ def test_generate_stream_parsing_adds_memory_proportional_to_the_reply():
     code = """
     import asyncio, json, tracemalloc
     from dotprompt import generate_stream
-    from dotprompt.models.doubles import ScriptedModel
+    from dotprompt.doubles import ScriptedModel
     reply = json.dumps({"items": [{"id": i, "name": "item %d" % i, "tags": ["a", "b"]} for i in range(4000)]})
     async def go(output_format):
         last = None
@@ -302,7 +302,7 @@ def test_a_whole_streamed_run_takes_memory_proportional_to_the_reply_when_no_chu
     code = """
     import asyncio, json, tracemalloc
     from dotprompt import generate_stream
-    from dotprompt.models.doubles import ScriptedModel
+    from dotprompt.doubles import ScriptedModel
     reply = json.dumps({"items": [{"id": i, "name": "item %d" % i, "tags": ["a", "b"], "score": i / 7} for i in range(2500)]})
     async def go():
         async for item in generate_stream(model=ScriptedModel([reply], chunk_size=8), prompt="x", output_format="json"):

@@ -14,7 +14,7 @@ from dotprompt import (
     generate_sync,
     preview_request,
 )
-from dotprompt.models.doubles import ScriptedModel, tool_call
+from dotprompt.doubles import ScriptedModel, tool_call
 
 
 def test_stream_chunks_across_turns_with_indices_and_growing_output():
@@ -87,7 +87,7 @@ output:
 """)
     lib = folder.library()
     lib.define_tool(add)
-    from dotprompt.models import define_model
+    from dotprompt.providers import define_model
 
     model = define_model(ScriptedModel([[tool_call("add", {"a": 20, "b": 22})], '{"answer": "It is 42", "total": 42}'],
                                        name="scripted-support"))

@@ -9,7 +9,7 @@ from dotprompt import (
     PromptLibrary,
     generate,
 )
-from dotprompt.models.doubles import ScriptedModel, tool_call
+from dotprompt.doubles import ScriptedModel, tool_call
 
 
 def test_instructions_injected_every_turn_exactly_once_into_the_system_message():

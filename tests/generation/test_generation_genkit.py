@@ -22,7 +22,7 @@ from dotprompt import (
     generate_stream,
     tool,
 )
-from dotprompt.models.doubles import ScriptedModel, tool_call
+from dotprompt.doubles import ScriptedModel, tool_call
 
 
 def _interrupted_conversation():
@@ -387,7 +387,8 @@ def test_a_schema_nested_thousands_deep_is_a_usage_error_not_a_recursion_error()
 
     outcome = assert_finishes("""
         import asyncio, json
-        from dotprompt import generate, ScriptedModel, UsageError
+        from dotprompt import generate, UsageError
+        from dotprompt.doubles import ScriptedModel
         from dotprompt.formats.schema import js_json
         schema = {"type": "string"}
         for _ in range(100_000):

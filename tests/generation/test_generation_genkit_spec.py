@@ -22,7 +22,7 @@ import yaml
 from generation_support import run
 
 from dotprompt import GenerateActionOptions, ModelInfo, PromptLibrary, define_tool, generate, generate_stream
-from dotprompt.models import define_model
+from dotprompt.providers import define_model
 from dotprompt.types import GenerateRequest, ModelChunk, ModelResponse
 
 SPEC = Path(__file__).resolve().parents[2].parent / "shared" / "conformance" / "genkit" / "generate.yaml"

@@ -19,7 +19,7 @@ from dotprompt import (
     generate,
     tool,
 )
-from dotprompt.models.doubles import ScriptedModel, tool_call
+from dotprompt.doubles import ScriptedModel, tool_call
 
 # -- exit A --------------------------------------------------------------------------------------
 

@@ -12,7 +12,7 @@ from dotprompt import (
     OutputValidationError,
     generate,
 )
-from dotprompt.models.doubles import ScriptedModel, tool_call
+from dotprompt.doubles import ScriptedModel, tool_call
 
 
 def test_middleware_order_is_an_onion_per_turn_and_per_call():

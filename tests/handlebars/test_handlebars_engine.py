@@ -10,8 +10,8 @@ import pytest
 from handlebars_support import render, texts
 
 from dotprompt import PromptLibrary
-from dotprompt.check import check_prompt
 from dotprompt.errors import PromptFileError
+from dotprompt.lint.check import check_prompt
 
 SPEC_RUNNER = Path(__file__).resolve().parents[3] / "shared" / "conformance" / "run_dotprompt_spec.py"
 

@@ -6,7 +6,7 @@ import pytest
 from handlebars_support import texts
 
 from dotprompt import PromptLibrary
-from dotprompt.markers import Markers
+from dotprompt.engines.markers import Markers
 
 TYPICAL = ('{{role "system"}}\nYou help {{name}}.\n{{role "user"}}\n{{#each items}}- {{this}} ({{@index}})\n{{/each}}'
            '{{#if note}}Note: {{note}}{{else}}no note{{/if}}')

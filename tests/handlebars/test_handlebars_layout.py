@@ -1,4 +1,4 @@
-"""The shape of `dotprompt.handlebars`: one module touches dotpromptz-handlebars, imports point one way."""
+"""The shape of `dotprompt.engines.handlebars`: one module touches dotpromptz-handlebars, imports point one way."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-import dotprompt.handlebars
+import dotprompt.engines.handlebars
 
-PACKAGE = Path(dotprompt.handlebars.__file__).parent
+PACKAGE = Path(dotprompt.engines.handlebars.__file__).parent
 # Each module imports only modules before it (function-level imports included).
 ORDER = ["upstream", "helpers", "syntax", "to_jinja", "fast", "metered", "engine", "__init__"]
 

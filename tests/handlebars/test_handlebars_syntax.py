@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from dotprompt.engines.handlebars.syntax import line_of, syntax_error_line, template_variables, walk
+from dotprompt.engines.handlebars.upstream import compile_template
 from dotprompt.errors import PromptFileError
-from dotprompt.handlebars.syntax import line_of, syntax_error_line, template_variables, walk
-from dotprompt.handlebars.upstream import compile_template
 
 SAMPLE = ('{{a.b}} {{#each items}}{{x}}{{/each}}{{#with w}}{{y}}{{/with}}{{#if c}}{{d}}{{else}}{{e}}{{/if}}'
           '{{json f indent=g}}{{this}} {{true}} {{role "s"}}{{> part h=i}}')

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from dotprompt import PromptLibrary
+from dotprompt.engines.handlebars import convert_source
 from dotprompt.errors import PromptFileError
-from dotprompt.handlebars import convert_source
 
 ROOT = Path(__file__).resolve().parents[2]
 

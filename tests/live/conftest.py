@@ -10,7 +10,7 @@ import os
 
 import pytest
 
-from dotprompt.models.local import LocalModel, local_paths, stop_all
+from dotprompt.local.model import LocalModel, local_paths, stop_all
 
 
 def live_required() -> bool:

@@ -10,8 +10,8 @@ import jsonschema
 import pytest
 
 from dotprompt import generate_sync
-from dotprompt.models.local import LocalModel
-from dotprompt.models.registry import resolve_model
+from dotprompt.local.model import LocalModel
+from dotprompt.providers.registry import resolve_model
 
 pytestmark = pytest.mark.live
 

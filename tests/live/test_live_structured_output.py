@@ -14,7 +14,7 @@ import jsonschema
 import pytest
 
 from dotprompt import generate_sync
-from dotprompt.models.local import LocalModel
+from dotprompt.local.model import LocalModel
 
 pytestmark = pytest.mark.live
 

@@ -15,7 +15,7 @@ import pytest
 from isolation_procs import run_owner_and_kill
 
 from dotprompt import ModelError, generate_sync, tool
-from dotprompt.models.local import LlamaServer, LocalModel, local_paths
+from dotprompt.local.model import LlamaServer, LocalModel, local_paths
 from dotprompt.types import GenerateRequest
 
 pytestmark = pytest.mark.live

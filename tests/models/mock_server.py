@@ -8,10 +8,10 @@ from pathlib import Path
 import httpx
 
 from dotprompt import Message, tool
-from dotprompt.models.anthropic import AnthropicModel
-from dotprompt.models.config import ProviderConfig
-from dotprompt.models.gemini import GeminiModel
-from dotprompt.models.openai import OpenAIModel
+from dotprompt.providers.anthropic import AnthropicModel
+from dotprompt.providers.config import ProviderConfig
+from dotprompt.providers.gemini import GeminiModel
+from dotprompt.providers.openai import OpenAIModel
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

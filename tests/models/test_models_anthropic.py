@@ -10,9 +10,9 @@ import pytest
 from mock_server import FIXTURES, Server, add, fixture, merge_history
 
 from dotprompt import GenerateRequest, Message, ModelError, generate, tool
-from dotprompt.models import resolve_model
-from dotprompt.models.anthropic import AnthropicModel
-from dotprompt.models.config import ProviderConfig
+from dotprompt.providers import resolve_model
+from dotprompt.providers.anthropic import AnthropicModel
+from dotprompt.providers.config import ProviderConfig
 
 KEY = "test-key"
 BASE = "https://api.anthropic.test/v1"

@@ -14,9 +14,9 @@ import pytest
 from mock_server import Server, add
 
 from dotprompt import ModelError, UsageError, generate
-from dotprompt.models.azure import DEFAULT_API_VERSION, AzureOpenAIModel
-from dotprompt.models.vertex import VertexGeminiModel
-from dotprompt.redact import redact
+from dotprompt._util.redact import redact
+from dotprompt.providers.azure import DEFAULT_API_VERSION, AzureOpenAIModel
+from dotprompt.providers.vertex import VertexGeminiModel
 
 ENDPOINT = "https://contoso.openai.azure.com"
 KEY = "azure-key-0123456789abcdef"
@@ -202,7 +202,7 @@ def test_vertex_misconfiguration_says_what_to_set(env, kwargs, message):
 
 
 def test_the_registry_knows_both_prefixes(monkeypatch):
-    from dotprompt.models.registry import resolve_model
+    from dotprompt.providers.registry import resolve_model
 
     for name, value in {**VERTEX_ENV, "AZURE_OPENAI_ENDPOINT": ENDPOINT, "AZURE_OPENAI_API_KEY": KEY}.items():
         monkeypatch.setenv(name, value)

@@ -19,9 +19,9 @@ from typing import ClassVar
 import pytest
 
 from dotprompt import UsageError, generate
-from dotprompt.models.openai import OpenAIModel
-from dotprompt.models.openai_responses import OpenAIResponsesModel
-from dotprompt.models.registry import list_models, resolve_model
+from dotprompt.providers.openai import OpenAIModel
+from dotprompt.providers.openai_responses import OpenAIResponsesModel
+from dotprompt.providers.registry import list_models, resolve_model
 
 KEY = "sk-compatible-test-key-0000"
 
@@ -132,7 +132,7 @@ def test_providers_that_are_not_tables_are_errors(tmp_path, monkeypatch):
 
 
 def test_the_built_in_tables_are_checked_too(tmp_path, monkeypatch):
-    from dotprompt.models.openai import OpenAIModel as Built
+    from dotprompt.providers.openai import OpenAIModel as Built
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("OPENAI_API_KEY", KEY)

@@ -15,8 +15,8 @@ from isolation import ROOT, assert_finishes
 from mock_server import Server, add
 
 from dotprompt import ModelError, generate
-from dotprompt.models.config import ProviderConfig
-from dotprompt.models.openai_responses import OpenAIResponsesModel
+from dotprompt.providers.config import ProviderConfig
+from dotprompt.providers.openai_responses import OpenAIResponsesModel
 
 PROVIDER = "openai-responses"
 
@@ -90,10 +90,10 @@ PRELUDE = """
 import asyncio, json, sys, time
 import httpx
 from dotprompt import ModelError, generate
-from dotprompt.models.config import ProviderConfig
-from dotprompt.models.openai_responses import OpenAIResponsesModel
-from dotprompt.models.azure import AzureOpenAIModel
-from dotprompt.models.vertex import VertexGeminiModel
+from dotprompt.providers.config import ProviderConfig
+from dotprompt.providers.openai_responses import OpenAIResponsesModel
+from dotprompt.providers.azure import AzureOpenAIModel
+from dotprompt.providers.vertex import VertexGeminiModel
 
 def responses(handler, **kw):
     config = ProviderConfig("openai-responses", "https://api.example.test/v1", "k", timeout=5.0)

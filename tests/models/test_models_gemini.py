@@ -10,9 +10,9 @@ import pytest
 from mock_server import FIXTURES, Server, add, fixture, merge_history
 
 from dotprompt import GenerateRequest, Message, ModelError, generate, tool
-from dotprompt.models import resolve_model
-from dotprompt.models.config import ProviderConfig
-from dotprompt.models.gemini import GeminiModel, gemini_schema
+from dotprompt.providers import resolve_model
+from dotprompt.providers.config import ProviderConfig
+from dotprompt.providers.gemini import GeminiModel, gemini_schema
 
 KEY = "test-key"
 BASE = "https://generativelanguage.test/v1beta"

@@ -17,11 +17,11 @@ from isolation import assert_finishes
 from mock_server import Server
 
 from dotprompt import ModelError, generate
-from dotprompt.models.anthropic import AnthropicModel
-from dotprompt.models.config import ProviderConfig
-from dotprompt.models.gemini import GeminiModel
-from dotprompt.models.http import retry_after
-from dotprompt.models.openai import OPENAI, OpenAIModel
+from dotprompt._http.client import retry_after
+from dotprompt.providers.anthropic import AnthropicModel
+from dotprompt.providers.config import ProviderConfig
+from dotprompt.providers.gemini import GeminiModel
+from dotprompt.providers.openai import OPENAI, OpenAIModel
 
 KEY = "sk-hostile-test-key-0000"
 MAX_RETRY_AFTER = 600.0  # dotprompt.errors.MAX_RETRY_AFTER (checked below; a literal so each test fails alone before the fix)
@@ -234,8 +234,8 @@ def test_the_retry_middleware_never_sleeps_nan():
 # -- limits: documented defaults ------------------------------------------------------------------
 
 def test_the_limits_have_generous_defaults_and_are_configurable():
+    from dotprompt._http.client import DEFAULT_DEADLINE, DEFAULT_MAX_RESPONSE_BYTES
     from dotprompt.errors import MAX_RETRY_AFTER as MAX
-    from dotprompt.models.http import DEFAULT_DEADLINE, DEFAULT_MAX_RESPONSE_BYTES
 
     assert MAX == MAX_RETRY_AFTER
     model = model_for("openai", Server())
@@ -244,7 +244,7 @@ def test_the_limits_have_generous_defaults_and_are_configurable():
     assert (tuned.http.deadline, tuned.http.max_response_bytes) == (5, 1000)
     slow = OpenAIModel("openai/m", config=ProviderConfig("openai", "http://x", KEY, timeout=7200.0))
     assert slow.http.deadline == 7200.0  # never shorter than one read timeout
-    from dotprompt.models.config import provider_config
+    from dotprompt.providers.config import provider_config
     config = provider_config(OPENAI, env={"OPENAI_API_KEY": KEY}, settings={"deadline": 30, "max_response_bytes": 99})
     assert (config.deadline, config.max_response_bytes) == (30, 99)
 
@@ -256,10 +256,10 @@ import asyncio, json, sys, time
 sys.path.insert(0, "tests/models")
 import httpx
 from dotprompt import ModelError, generate
-from dotprompt.models.config import ProviderConfig
-from dotprompt.models.openai import OpenAIModel
-from dotprompt.models.anthropic import AnthropicModel
-from dotprompt.models.gemini import GeminiModel
+from dotprompt.providers.config import ProviderConfig
+from dotprompt.providers.openai import OpenAIModel
+from dotprompt.providers.anthropic import AnthropicModel
+from dotprompt.providers.gemini import GeminiModel
 MODELS = {"openai": OpenAIModel, "anthropic": AnthropicModel, "googleai": GeminiModel}
 
 def model(provider, handler=None, base="https://api.example.test/v1", **kw):

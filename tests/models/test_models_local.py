@@ -22,7 +22,8 @@ from isolation import assert_finishes
 from isolation_procs import run_owner_and_kill
 
 from dotprompt import ModelError, UsageError, generate, settings
-from dotprompt.models.local import (
+from dotprompt.local.catalog import CATALOG, SETUP_ESTIMATE
+from dotprompt.local.model import (
     DEFAULT_LOCAL_MODEL,
     ConsoleProgress,
     LlamaServer,
@@ -35,10 +36,9 @@ from dotprompt.models.local import (
     status_lines,
     stop_all,
 )
-from dotprompt.models.local_catalog import CATALOG, SETUP_ESTIMATE
-from dotprompt.models.local_server import free_port, prune_logs
-from dotprompt.models.local_setup import CHAT_TEMPLATE, SERVER_SOURCE, pip_detail
-from dotprompt.models.local_tuning import LocalTuning, bounded_arrays, token_estimate
+from dotprompt.local.server import free_port, prune_logs
+from dotprompt.local.setup import CHAT_TEMPLATE, SERVER_SOURCE, pip_detail
+from dotprompt.local.tuning import LocalTuning, bounded_arrays, token_estimate
 from dotprompt.types import GenerateRequest, Message, OutputConfig, Part
 
 # A stand-in for llama-server: it parses the same arguments and checks the same key; $FAKE_LLAMA
@@ -393,7 +393,7 @@ def test_server_whose_parent_died_before_prctl_exits_at_once():
     # The hook is made in this process and runs in a grandchild: to it, its parent is already gone.
     outcome = assert_finishes('''
         import json, os, subprocess
-        from dotprompt.models.local_server import death_signal_hook
+        from dotprompt.local.server import death_signal_hook
 
         hook = death_signal_hook()
         child = os.fork()
@@ -407,7 +407,7 @@ def test_server_whose_parent_died_before_prctl_exits_at_once():
 def test_sigterm_exit_is_only_installed_where_it_is_ours():
     outcome = assert_finishes('''
         import json, signal, threading
-        from dotprompt.shutdown import exit_on_sigterm
+        from dotprompt._util.shutdown import exit_on_sigterm
 
         in_thread = []
         worker = threading.Thread(target=lambda: in_thread.append(exit_on_sigterm()))

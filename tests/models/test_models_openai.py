@@ -11,9 +11,9 @@ from mock_server import FIXTURES, Server, add
 from vendor_types import check_openai_response
 
 from dotprompt import ModelError, UsageError, generate
-from dotprompt.models.config import ProviderConfig, provider_config
-from dotprompt.models.gemini import GOOGLEAI
-from dotprompt.models.openai import OLLAMA, OPENAI, OpenAIModel
+from dotprompt.providers.config import ProviderConfig, provider_config
+from dotprompt.providers.gemini import GOOGLEAI
+from dotprompt.providers.openai import OLLAMA, OPENAI, OpenAIModel
 
 KEY = "sk-test-not-a-real-key"
 

@@ -17,8 +17,8 @@ from pydantic import TypeAdapter
 from vendor_types import check_responses_request
 
 from dotprompt import Message, ModelError, UsageError, generate
-from dotprompt.models.config import ProviderConfig
-from dotprompt.models.openai_responses import OpenAIResponsesModel, to_body
+from dotprompt.providers.config import ProviderConfig
+from dotprompt.providers.openai_responses import OpenAIResponsesModel, to_body
 from dotprompt.types import GenerateRequest, OutputConfig
 
 openai_types = pytest.importorskip("openai.types.responses")
@@ -314,7 +314,7 @@ def test_a_stream_without_completed_is_a_retryable_error_keeping_the_text():
 
 
 def test_registered_by_prefix_with_the_openai_key(monkeypatch):
-    from dotprompt.models.registry import resolve_model
+    from dotprompt.providers.registry import resolve_model
 
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)

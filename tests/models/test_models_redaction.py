@@ -19,10 +19,10 @@ import httpx
 import pytest
 
 from dotprompt import ModelError, generate
-from dotprompt.models.anthropic import AnthropicModel
-from dotprompt.models.config import ProviderConfig
-from dotprompt.models.gemini import GeminiModel
-from dotprompt.models.openai import OpenAIModel
+from dotprompt.providers.anthropic import AnthropicModel
+from dotprompt.providers.config import ProviderConfig
+from dotprompt.providers.gemini import GeminiModel
+from dotprompt.providers.openai import OpenAIModel
 
 KEY = "sk-proj-REDACTME-4f9a1c2e7b"
 URL_SECRET = "urlpass-REDACTME-77c1"
@@ -107,7 +107,7 @@ def test_keys_in_malformed_replies_error_events_and_the_partial_are_redacted(rep
 
 
 def test_redact_leaves_ordinary_text_and_short_values_alone(monkeypatch):
-    from dotprompt.redact import redact
+    from dotprompt._util.redact import redact
 
     monkeypatch.setenv("SOME_TOKEN", "abc")  # too short to be a key: never blanks out ordinary words
     assert redact("abc https://example.com/a@b user@example.com") == "abc https://example.com/a@b user@example.com"
@@ -124,7 +124,7 @@ def test_recordings_never_hold_a_key(tmp_path, monkeypatch):
 
     class Leaky:
         name = "leaky"
-        from dotprompt.models.base import ModelInfo
+        from dotprompt.providers.base import ModelInfo
         info = ModelInfo()
 
         async def generate(self, request, on_chunk=None):

@@ -13,7 +13,7 @@ import pytest
 from mock_server import Server, add, anthropic_model, gemini_model, openai_model
 
 from dotprompt import generate, preview_request
-from dotprompt.models.gemini import GEMINI3_INFO, GEMINI_INFO
+from dotprompt.providers.gemini import GEMINI3_INFO, GEMINI_INFO
 
 SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}, "zip": {"type": "string"}}, "required": ["city"]}
 FREE_FORM = {"type": "object", "properties": {"city": {"type": "string"}, "extra": {"type": "object"}}, "required": ["city"]}
@@ -91,7 +91,7 @@ def test_preview_request_wire_shows_the_strict_transformation_without_a_call():
 
 def test_preview_request_wire_needs_an_http_model():
     from dotprompt import UsageError
-    from dotprompt.models.doubles import ScriptedModel
+    from dotprompt.doubles import ScriptedModel
 
     with pytest.raises(UsageError, match="no wire format to preview"):
         preview_request(model=ScriptedModel([]), prompt="hi", wire=True)
@@ -183,9 +183,9 @@ sys.path.insert(0, "tests/models")
 import httpx
 from mock_server import Server, add
 from dotprompt import DotpromptError, generate
-from dotprompt.models.anthropic import AnthropicModel
-from dotprompt.models.config import ProviderConfig
-from dotprompt.models.openai import OpenAIModel
+from dotprompt.providers.anthropic import AnthropicModel
+from dotprompt.providers.config import ProviderConfig
+from dotprompt.providers.openai import OpenAIModel
 
 deep = "[" * 200000 + "]" * 200000
 results = []

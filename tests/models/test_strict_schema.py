@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from isolation import assert_finishes
 
-from dotprompt.models.strict_schema import ANTHROPIC_STRICT, OPENAI_STRICT, strict_schema
+from dotprompt.providers.dialects.strict import ANTHROPIC_STRICT, OPENAI_STRICT, strict_schema
 
 
 def test_optional_properties_become_required_and_nullable_and_objects_closed():
@@ -171,7 +171,7 @@ def test_a_valid_value_sent_strictly_restores_to_a_valid_value(data, schema):
 def test_hostile_schemas_finish_with_a_reason():
     outcome = assert_finishes("""
 import json
-from dotprompt.models.strict_schema import strict_schema
+from dotprompt.providers.dialects.strict import strict_schema
 deep = {"type": "string"}
 for _ in range(50000):
     deep = {"type": "object", "properties": {"x": deep}}
@@ -198,7 +198,7 @@ print(json.dumps([r.reason for r in results] + [strict_schema(chain_root).strict
 def test_a_hostile_reply_is_returned_unchanged_by_restore():
     outcome = assert_finishes("""
 import json
-from dotprompt.models.strict_schema import strict_schema
+from dotprompt.providers.dialects.strict import strict_schema
 s = strict_schema({"type": "object", "properties": {"a": {"type": "string"}}})
 deep = "[" * 200000 + "]" * 200000
 print(json.dumps([s.restore_text(deep) == deep, s.restore_text('{"a": null}')]))

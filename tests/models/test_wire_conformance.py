@@ -33,10 +33,10 @@ from vendor_types import (
 )
 
 from dotprompt import GenerateRequest, Message
-from dotprompt.models.anthropic import AnthropicModel
-from dotprompt.models.config import ProviderConfig
-from dotprompt.models.gemini import GeminiModel
-from dotprompt.models.openai import OpenAIModel
+from dotprompt.providers.anthropic import AnthropicModel
+from dotprompt.providers.config import ProviderConfig
+from dotprompt.providers.gemini import GeminiModel
+from dotprompt.providers.openai import OpenAIModel
 from dotprompt.types import OutputConfig
 
 PDF = "data:application/pdf;base64," + base64.b64encode(

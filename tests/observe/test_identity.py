@@ -6,7 +6,8 @@ import asyncio
 import os
 import time
 
-from dotprompt import PromptIdentity, PromptLibrary, ScriptedModel
+from dotprompt import PromptIdentity, PromptLibrary
+from dotprompt.doubles import ScriptedModel
 
 
 def touch_later(path, text):

@@ -6,8 +6,9 @@ from isolation import assert_finishes
 
 RUN = """
     import asyncio, json, sys
-    from dotprompt import PromptLibrary, ScriptedModel, tool
-    from dotprompt.models.doubles import tool_call
+    from dotprompt import PromptLibrary, tool
+    from dotprompt.doubles import ScriptedModel
+    from dotprompt.doubles import tool_call
 
     @tool
     def add(a: int, b: int) -> int:

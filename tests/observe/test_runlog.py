@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from dotprompt import OutputValidationError, PromptLibrary, ScriptedModel, Usage, tool
-from dotprompt.batch import read_rows, run_batch
-from dotprompt.cost import price_response
+from dotprompt import OutputValidationError, PromptLibrary, Usage, tool
+from dotprompt.batch.runner import read_rows, run_batch
+from dotprompt.doubles import ScriptedModel, tool_call
 from dotprompt.errors import UsageError
-from dotprompt.models.doubles import tool_call
-from dotprompt.runlog import LogQuery, RunLog, get_run, list_runs, search_runs
-from dotprompt.runrecord import log_source
+from dotprompt.observe.cost import price_response
+from dotprompt.observe.runlog import LogQuery, RunLog, get_run, list_runs, search_runs
+from dotprompt.observe.runrecord import log_source
 from dotprompt.settings import RUNLOG_MAX_FIELD_CHARS, RunLogSettings, run_log_settings
 
 TEXT = """---

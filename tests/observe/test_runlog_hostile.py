@@ -110,7 +110,8 @@ def test_the_api_with_a_corrupt_log_runs_every_prompt_and_warns_once(tmp_path):
     path.write_bytes(b"\x00garbage" * 1000)
     outcome = assert_finishes(f"""
         import asyncio, logging
-        from dotprompt import PromptLibrary, ScriptedModel
+        from dotprompt import PromptLibrary
+        from dotprompt.doubles import ScriptedModel
         lib = PromptLibrary(None, log={str(path)!r})
         prompt = lib.from_source("---\\nmodel: echo\\n---\\nhi {{{{ n }}}}", name="p")
 

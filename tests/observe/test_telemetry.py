@@ -15,18 +15,8 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind, StatusCode
 
-from dotprompt import (
-    ModelError,
-    OutputValidationError,
-    PromptLibrary,
-    ScriptedModel,
-    ToolExecutionError,
-    Usage,
-    generate,
-    retry,
-    tool,
-)
-from dotprompt.models.doubles import tool_call
+from dotprompt import ModelError, OutputValidationError, PromptLibrary, ToolExecutionError, Usage, generate, retry, tool
+from dotprompt.doubles import ScriptedModel, tool_call
 
 EXPORTER = InMemorySpanExporter()
 

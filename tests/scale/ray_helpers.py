@@ -7,8 +7,8 @@ import json
 import os
 from pathlib import Path
 
-from dotprompt.models import define_model
-from dotprompt.models.base import ModelInfo
+from dotprompt.providers import define_model
+from dotprompt.providers.base import ModelInfo
 from dotprompt.types import Message, ModelResponse, Part
 
 

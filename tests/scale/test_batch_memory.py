@@ -12,9 +12,9 @@ CHILD = '''
 import asyncio, json, resource, sys, tempfile
 from pathlib import Path
 from dotprompt import PromptLibrary
-from dotprompt.batch import InputFile, run_batch
-from dotprompt.models import define_model
-from dotprompt.models.base import ModelInfo
+from dotprompt.batch.runner import InputFile, run_batch
+from dotprompt.providers import define_model
+from dotprompt.providers.base import ModelInfo
 from dotprompt.types import Message, ModelResponse, Part
 
 

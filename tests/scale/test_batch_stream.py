@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from dotprompt.batch import InputFile, read_rows
+from dotprompt.batch.runner import InputFile, read_rows
 from dotprompt.errors import BatchInputError
 
 

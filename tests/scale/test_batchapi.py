@@ -13,8 +13,8 @@ from cli_process import dotprompt
 from fake_server import FakeProviders
 
 from dotprompt import PromptLibrary
-from dotprompt.batch import InputFile
-from dotprompt.batchapi.jobs import job_folder, resume, state_path, submit
+from dotprompt.batch.api.jobs import job_folder, resume, state_path, submit
+from dotprompt.batch.runner import InputFile
 from dotprompt.errors import BatchJobError
 
 PROVIDERS = {"openai": ("OPENAI_BASE_URL", "OPENAI_API_KEY", "/v1"),

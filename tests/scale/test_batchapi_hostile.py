@@ -17,9 +17,9 @@ from pathlib import Path
 sys.path.insert(0, {scale!r})
 from fake_server import FakeProviders, anthropic_reply
 from dotprompt import PromptLibrary
-from dotprompt.batch import InputFile
-from dotprompt.batchapi.jobs import custom_id, resume, submit
-from dotprompt.models.registry import resolve_model
+from dotprompt.batch.runner import InputFile
+from dotprompt.batch.api.jobs import custom_id, resume, submit
+from dotprompt.providers.registry import resolve_model
 
 case = {case!r}
 root = Path(tempfile.mkdtemp())

@@ -8,14 +8,14 @@ import json
 
 import httpx
 
-from dotprompt.batchapi.anthropic import AnthropicBatch
-from dotprompt.batchapi.base import ENDED, EXPIRED, IN_PROGRESS
-from dotprompt.batchapi.gemini import GeminiBatch
-from dotprompt.batchapi.openai import OpenAIBatch
-from dotprompt.models.anthropic import AnthropicModel
-from dotprompt.models.config import ProviderConfig
-from dotprompt.models.gemini import GeminiModel
-from dotprompt.models.openai import OpenAIModel
+from dotprompt.batch.api.anthropic import AnthropicBatch
+from dotprompt.batch.api.base import ENDED, EXPIRED, IN_PROGRESS
+from dotprompt.batch.api.gemini import GeminiBatch
+from dotprompt.batch.api.openai import OpenAIBatch
+from dotprompt.providers.anthropic import AnthropicModel
+from dotprompt.providers.config import ProviderConfig
+from dotprompt.providers.gemini import GeminiModel
+from dotprompt.providers.openai import OpenAIModel
 from dotprompt.types import GenerateRequest, Message, Part
 
 REQUEST = GenerateRequest(messages=[Message(role="user", content=[Part(text="Row 1")])], config={"temperature": 0})

@@ -1,4 +1,4 @@
-"""dotprompt.ray on a local Ray cluster (2 CPUs) against the loopback fake provider: faults become row
+"""dotprompt.batch.ray on a local Ray cluster (2 CPUs) against the loopback fake provider: faults become row
 errors, Ray Data formats in and out, a worker killed mid-run, and the CLI with --engine ray --resume.
 
 One cluster for the module (starting Ray takes tens of seconds on a busy 2-core machine)."""
@@ -17,7 +17,7 @@ from fake_server import FakeProviders
 from isolation import ROOT
 from ray_helpers import install_killer
 
-import dotprompt.ray as dray
+import dotprompt.batch.ray as dray
 
 PROMPT = """---
 model: {model}

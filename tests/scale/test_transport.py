@@ -12,10 +12,10 @@ import pytest
 from fake_server import FakeProviders
 from httpx_aiohttp import AiohttpTransport
 
+from dotprompt._http.client import HttpClient, batch_transport
 from dotprompt.errors import ModelError, UsageError
-from dotprompt.models.config import ProviderConfig
-from dotprompt.models.http import HttpClient, batch_transport
-from dotprompt.models.openai import OpenAIModel
+from dotprompt.providers.config import ProviderConfig
+from dotprompt.providers.openai import OpenAIModel
 from dotprompt.types import GenerateRequest, Message, Part
 
 TRANSPORTS = ["httpx", "aiohttp"]

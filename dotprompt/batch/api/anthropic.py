@@ -1,0 +1,61 @@
+"""Anthropic Message Batches: the requests go in one POST (`/messages/batches`), the job is polled, and
+its results (JSON lines at `results_url`) downloaded; each line says succeeded, errored, expired or
+canceled for its row."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+from ..._http.client import HttpModel
+from ...providers.anthropic import from_message, to_body
+from ...settings import BATCH_RESULTS_MAX_BYTES
+from ...types import GenerateRequest
+from .base import ENDED, IN_PROGRESS, Fetched, JobStatus
+from .capture import Result
+from .transfer import call_json, download, result_lines
+
+
+class AnthropicBatch:
+    provider = "anthropic"
+    max_requests = 100_000
+    parse = staticmethod(from_message)
+
+    def line(self, model: HttpModel, custom_id: str, request: GenerateRequest) -> dict[str, Any]:
+        return {"custom_id": custom_id, "params": to_body(request, model.model_id)}
+
+    async def submit(self, model: HttpModel, lines: list[dict[str, Any]], label: str) -> str:
+        job = await call_json(model, "POST", "/messages/batches", model.headers(),  # type: ignore[attr-defined]
+                              body={"requests": lines})
+        return str(job["id"])
+
+    async def poll(self, model: HttpModel, job_id: str) -> JobStatus:
+        data = await call_json(model, "GET", f"/messages/batches/{job_id}", model.headers())  # type: ignore[attr-defined]
+        status = str(data.get("processing_status"))
+        counts = data.get("request_counts") or {}
+        detail = status + (" (" + ", ".join(f"{v} {k}" for k, v in counts.items() if v) + ")" if counts else "")
+        # "ended" covers expired and cancelled jobs too: each result line says what happened to its row.
+        return JobStatus(ENDED if status == "ended" else IN_PROGRESS, detail, {"results_url": data.get("results_url")})
+
+    async def fetch(self, model: HttpModel, job_id: str, status: JobStatus, folder: Path) -> AsyncIterator[Fetched]:
+        url = status.info.get("results_url") or f"/messages/batches/{job_id}/results"
+        target = folder / f"{job_id}.results.jsonl"
+        await download(model, str(url), model.headers(), target, BATCH_RESULTS_MAX_BYTES)  # type: ignore[attr-defined]
+        for number, data, problem in result_lines(target, model.http.max_response_bytes):
+            yield _fetched(data, problem, target.name, number)
+
+
+def _fetched(data: Any, problem: str | None, name: str, number: int) -> Fetched:
+    if problem is not None or not isinstance(data, dict) or not isinstance(data.get("result"), dict):
+        return Fetched(None, None, f"{name}: {problem or f'line {number} is not a result object'}")
+    result = data["result"]
+    kind = result.get("type")
+    if kind == "succeeded":
+        return Fetched(data.get("custom_id"), Result(data=result.get("message")))
+    if kind == "errored":
+        error = result.get("error") if isinstance(result.get("error"), dict) else {}
+        inner = error.get("error") if isinstance(error.get("error"), dict) else error
+        return Fetched(data.get("custom_id"), Result(error=str(inner.get("message") or json.dumps(inner)[:1000])))
+    return Fetched(data.get("custom_id"), Result(error=f"the request {kind} before it ran"))

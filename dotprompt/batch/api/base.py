@@ -1,0 +1,46 @@
+"""What every provider's batch API module provides, and the status names jobs are reduced to."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from ..._http.client import HttpModel
+from ...types import GenerateRequest, ModelResponse
+from .capture import Result
+
+# A job is one of these, whatever the provider calls it.
+IN_PROGRESS, ENDED, EXPIRED, FAILED, CANCELLED = "in_progress", "ended", "expired", "failed", "cancelled"
+FINAL = frozenset({ENDED, EXPIRED, FAILED, CANCELLED})
+
+
+@dataclass
+class JobStatus:
+    state: str
+    detail: str = ""  # the provider's own status word and counts, for the person waiting
+    info: dict[str, Any] = field(default_factory=dict)  # what the download needs (file ids, a results URL)
+
+
+@dataclass
+class Fetched:
+    """One line of a downloaded result: a row's result, or a problem with the line itself."""
+
+    custom_id: str | None
+    result: Result | None
+    problem: str | None = None
+
+
+class BatchProvider(Protocol):
+    provider: str
+    max_requests: int  # the provider's limit of requests per job
+    parse: Callable[[Any, str], ModelResponse]  # the live provider's reply mapping
+
+    def line(self, model: HttpModel, custom_id: str, request: GenerateRequest) -> dict[str, Any]: ...
+
+    async def submit(self, model: HttpModel, lines: list[dict[str, Any]], label: str) -> str: ...
+
+    async def poll(self, model: HttpModel, job_id: str) -> JobStatus: ...
+
+    def fetch(self, model: HttpModel, job_id: str, status: JobStatus, folder: Path) -> AsyncIterator[Fetched]: ...

@@ -1,0 +1,76 @@
+"""Gemini batch mode: the requests go inline in one `models/M:batchGenerateContent` call (the inline
+form holds up to 20 MB of requests; larger inputs are split into several jobs by `--batch-size`),
+the batch (`batches/ID`) is polled, and its inlined responses read from the finished batch."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+from ..._http.client import HttpModel
+from ...providers.gemini import GeminiModel, from_response, to_body
+from ...settings import BATCH_RESULTS_MAX_BYTES
+from ...types import GenerateRequest
+from .base import CANCELLED, ENDED, EXPIRED, FAILED, IN_PROGRESS, Fetched, JobStatus
+from .capture import Result
+from .transfer import call_json, download
+
+STATES = {"BATCH_STATE_PENDING": IN_PROGRESS, "BATCH_STATE_RUNNING": IN_PROGRESS, "BATCH_STATE_SUCCEEDED": ENDED,
+          "BATCH_STATE_FAILED": FAILED, "BATCH_STATE_CANCELLED": CANCELLED, "BATCH_STATE_EXPIRED": EXPIRED}
+
+
+class GeminiBatch:
+    provider = "googleai"
+    max_requests = 10_000
+    parse = staticmethod(from_response)
+
+    def line(self, model: HttpModel, custom_id: str, request: GenerateRequest) -> dict[str, Any]:
+        return {"request": to_body(request), "metadata": {"key": custom_id}}
+
+    async def submit(self, model: HttpModel, lines: list[dict[str, Any]], label: str) -> str:
+        assert isinstance(model, GeminiModel)
+        path = model.path(False).replace(":generateContent", ":batchGenerateContent")
+        body = {"batch": {"display_name": label[:128], "input_config": {"requests": {"requests": lines}}}}
+        job = await call_json(model, "POST", path, model.headers(), body=body)
+        return str(job["name"]).removeprefix("batches/")
+
+    async def poll(self, model: HttpModel, job_id: str) -> JobStatus:
+        data = await call_json(model, "GET", f"/batches/{job_id}", model.headers())  # type: ignore[attr-defined]
+        state = str((data.get("metadata") or {}).get("state", "BATCH_STATE_PENDING"))
+        return JobStatus(STATES.get(state, IN_PROGRESS), state)
+
+    async def fetch(self, model: HttpModel, job_id: str, status: JobStatus, folder: Path) -> AsyncIterator[Fetched]:
+        # The results are inside the batch itself: downloaded to a file under the cap, then read.
+        target = folder / f"{job_id}.batch.json"
+        await download(model, f"/batches/{job_id}", model.headers(), target, BATCH_RESULTS_MAX_BYTES)  # type: ignore[attr-defined]
+        try:
+            data = json.loads(target.read_bytes())
+        except ValueError:
+            yield Fetched(None, None, f"{target.name}: the finished batch is not JSON")
+            return
+        for item in _inlined(data):
+            yield _fetched(item)
+
+
+def _inlined(data: Any) -> list[Any]:
+    for holder in ((data.get("response") if isinstance(data, dict) else None),
+                   ((data.get("metadata") or {}).get("output") if isinstance(data, dict) else None)):
+        if isinstance(holder, dict):
+            found = (holder.get("inlinedResponses") or {})
+            found = found.get("inlinedResponses") if isinstance(found, dict) else found
+            if isinstance(found, list):
+                return found
+    return []
+
+
+def _fetched(item: Any) -> Fetched:
+    if not isinstance(item, dict):
+        return Fetched(None, None, "an inlined response is not an object")
+    key = (item.get("metadata") or {}).get("key") if isinstance(item.get("metadata"), dict) else None
+    if isinstance(item.get("response"), dict):
+        return Fetched(key, Result(data=item["response"]))
+    error = item.get("error") if isinstance(item.get("error"), dict) else {"message": "no response"}
+    status = error.get("code") if isinstance(error.get("code"), int) else None
+    return Fetched(key, Result(error=str(error.get("message") or json.dumps(error)[:1000]), status=status))

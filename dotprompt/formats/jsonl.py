@@ -1,0 +1,137 @@
+"""The `jsonl` format: one JSON object per line; streams the objects each chunk completes.
+
+Lines are judged one by one. Blank lines are ignored. A ``` fence line is skipped with one
+`extracted_from_fence` repair. A line that does not start with `{` (prose) is skipped with a
+`skipped_line` repair; so is an object line that cannot be repaired. An object line is parsed like
+`json` output, with the same repairs (a truncated last line is completed). The parse fails only
+when the text is not blank and no object at all could be read: losing good lines to one bad
+line would be worse, and every skipped line is reported.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from ..errors import OutputParseError, SchemaError
+from .base import Format, ParsedOutput, Repair
+from .extract import parse_json_at
+from .incremental import IncrementalJsonParser
+from .schema import has_type, js_json, resolve, with_definitions
+
+_UNDECIDED: Final = 0  # only whitespace on this line so far
+_ITEM: Final = 1  # the line started with `{`
+_SKIP: Final = 2  # prose or a fence line
+
+
+def item_schema(schema: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The object schema of each line; SchemaError unless `schema` is an array of objects."""
+    if schema is None:
+        return None
+    root = resolve(schema, schema)
+    items = resolve(schema, root.get("items")) if isinstance(root, dict) else None
+    if not has_type(root, "array") or not has_type(items, "object"):
+        raise SchemaError(
+            "the 'jsonl' format needs an array-of-objects schema, "
+            "{'type': 'array', 'items': {'type': 'object', ...}}; one object per line is what it parses"
+        )
+    assert isinstance(items, dict)  # has_type() checked it
+    return with_definitions(schema, items)
+
+
+def jsonl_instructions(items: dict[str, Any] | None) -> str | None:
+    """Genkit's text, word for word: "`\\n`" is a backslash and an n, and the four trailing spaces are its own."""
+    if items is None:
+        return None
+    return ("Output should be JSONL format, a sequence of JSON objects (one per line) separated by a newline `\\n` "
+            "character. Each line should be a JSON object conforming to the following schema:\n\n"
+            f"```\n{js_json(items)}\n```\n    ")
+
+
+class JsonlStream:
+    """Each feed returns the objects it completed: a list, often empty. An object is complete at
+    its closing brace; the newline is not needed. A line whose object never closes yields nothing
+    here; the final `parse_text` completes it and reports the repair."""
+
+    def __init__(self) -> None:
+        self._mode = _UNDECIDED
+        self._line = IncrementalJsonParser()
+
+    def feed(self, text: str) -> list[Any]:
+        items: list[Any] = []
+        pos = 0
+        while (newline := text.find("\n", pos)) >= 0:
+            self._feed_line(text, pos, newline, items)
+            self._mode = _UNDECIDED
+            pos = newline + 1
+        self._feed_line(text, pos, len(text), items)
+        return items
+
+    def _feed_line(self, text: str, pos: int, stop: int, items: list[Any]) -> None:
+        if self._mode == _UNDECIDED:
+            while pos < stop and text[pos] in " \t\r":
+                pos += 1
+            if pos == stop:
+                return
+            self._mode = _ITEM if text[pos] == "{" else _SKIP
+            self._line = IncrementalJsonParser()
+        if self._mode == _ITEM and not self._line.done:
+            self._line.advance(text[pos:stop])  # only a closed object is handed out
+            if self._line.done:
+                items.append(self._line.value)
+
+
+def parse_jsonl(text: str) -> ParsedOutput:
+    items: list[Any] = []
+    repairs: list[Repair] = []
+    offset = 0
+    for number, line in enumerate(text.split("\n"), start=1):
+        _parse_line(text, offset, line, number, items, repairs)
+        offset += len(line) + 1
+    if not items and text.strip():
+        raise OutputParseError("no line holds a JSON object", text=text, format_name="jsonl")
+    return ParsedOutput(items, repairs)
+
+
+def _parse_line(text: str, offset: int, line: str, number: int, items: list[Any], repairs: list[Repair]) -> None:
+    body = line.strip()
+    if not body:
+        return
+    if body.startswith("```"):
+        if not any(r.kind == "extracted_from_fence" for r in repairs):
+            repairs.append(Repair("extracted_from_fence", f"ignored the fence line {body!r} at line {number}"))
+        return
+    if not body.startswith("{"):
+        repairs.append(Repair("skipped_line", f"line {number} is not a JSON object: {_short(body)}"))
+        return
+    start = offset + line.index("{")
+    try:
+        value, line_repairs, end = parse_json_at(text, start, offset + len(line), format_name="jsonl")
+    except OutputParseError as exc:
+        repairs.append(Repair("skipped_line", f"line {number} could not be repaired: {exc}"))
+        return
+    items.append(value)
+    repairs.extend(line_repairs)
+    if text[end : offset + len(line)].strip():
+        repairs.append(Repair("extracted_from_prose", f"ignored text after the object on line {number}"))
+
+
+def _short(body: str) -> str:
+    return repr(body if len(body) <= 60 else body[:60] + "...")
+
+
+class JsonlHandler:
+    def __init__(self, schema: dict[str, Any] | None) -> None:
+        items = item_schema(schema)
+        self.schema = schema
+        self.instructions = jsonl_instructions(items)
+
+    def parse_text(self, text: str) -> ParsedOutput:
+        return parse_jsonl(text)
+
+    def new_stream(self) -> JsonlStream:
+        return JsonlStream()
+
+
+JSONL_FORMAT = Format(
+    name="jsonl", content_type="application/jsonl", constrained=False, default_instructions=True, handler=JsonlHandler,
+)

@@ -1,0 +1,279 @@
+"""`dotprompt check`: every problem in a prompt folder, without calling a model."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import multiprocessing
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from ..document.parse import KNOWN_KEYS, PromptSource, did_you_mean
+from ..engines.handlebars import file_engine
+from ..engines.jinja import HANDLEBARS_HINT, looks_like_handlebars
+from ..errors import DotpromptError, PromptFileError, SchemaError
+from ..formats import get_format, list_formats
+from ..prompts.compiler import helper_names
+from ..prompts.library import PromptInfo, PromptLibrary
+from ..schema.compiled import CompiledSchema
+
+Level = Literal["error", "warning"]
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    path: str
+    line: int | None
+    column: int | None
+    level: Level
+    message: str
+
+    def format(self, style: str = "text") -> str:
+        if style == "github":
+            where = f"file={self.path}" + (f",line={self.line}" if self.line else "") + (
+                f",col={self.column}" if self.column else "")
+            return f"::{self.level} {where}::{self.message}"
+        where = self.path + (f":{self.line}" if self.line else "") + (f":{self.column}" if self.column else "")
+        return f"{where}: {self.level}: {self.message}"
+
+
+def _from_error(exc: PromptFileError, fallback: str) -> Diagnostic:
+    message = exc.message + (f" ({exc.hint})" if exc.hint else "")
+    return Diagnostic(exc.path or fallback, exc.line, exc.column, "error", message)
+
+
+TOOLS_HINT = ("list the module that defines it in `[tool.dotprompt] tools` in pyproject.toml, or describe it in "
+              "toolDefs")
+PARALLEL_FROM = 64  # below this many prompts, starting worker processes costs more than it saves
+
+
+def check_library(lib: PromptLibrary, *, jobs: int | None = None) -> list[Diagnostic]:
+    """Every problem in the folder, in file order. Large folders are checked in parallel processes."""
+    infos = lib.list()
+    jobs = jobs if jobs is not None else (os.cpu_count() or 1)
+    if jobs > 1 and len(infos) >= PARALLEL_FROM and _rebuildable(lib):
+        found = _check_in_parallel(lib, infos, jobs)
+    else:
+        found = [d for info in infos for d in check_prompt(lib, info)]
+    for path in _partial_files(lib):
+        found += check_partial(lib, path)
+    for path in _test_files(lib):
+        found += check_test_file(lib, path)
+    return found
+
+
+def _rebuildable(lib: PromptLibrary) -> bool:
+    """A worker can rebuild this library from its folder alone (nothing was defined in code)."""
+    return lib.directory is not None and not lib.defined_in_code()
+
+
+def _check_in_parallel(lib: PromptLibrary, infos: list[PromptInfo], jobs: int) -> list[Diagnostic]:
+    slices = [infos[i::jobs] for i in range(jobs)]
+    # fork, where the platform has it: workers start with everything already imported.
+    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else None
+    with concurrent.futures.ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context(method)) as pool:
+        results = pool.map(_check_slice, [str(lib.directory)] * jobs, [lib.engine] * jobs, slices)
+        by_path = {d_path: ds for chunk in results for d_path, ds in chunk}
+    return [d for info in infos for d in by_path.get(info.path, [])]
+
+
+def _check_slice(directory: str, engine: str, infos: list[PromptInfo]) -> list[tuple[str, list[Diagnostic]]]:
+    lib = PromptLibrary(directory, engine=engine)
+    return [(info.path, check_prompt(lib, info)) for info in infos]
+
+
+def _test_files(lib: PromptLibrary) -> list[Path]:
+    if lib.directory is None:
+        return []
+    return sorted(p for p in lib.directory.rglob("*.test.yaml") if "__recordings__" not in p.parts)
+
+
+def check_test_file(lib: PromptLibrary, path: Path) -> list[Diagnostic]:
+    """A test file parses; each case's input fits the prompt's input schema; each path can exist in its output."""
+    from ..evals.config import load_eval
+    from ..testing.cases import load_test_file
+
+    try:
+        cases = load_test_file(path, lib.directory)
+        load_eval(path, lib.directory)  # the `eval:` section: scorers, paths, thresholds
+    except PromptFileError as exc:  # a TestFileError holds every problem of the file in `errors`
+        return [_from_error(problem, str(path)) for problem in getattr(exc, "errors", [exc])]
+    found: list[Diagnostic] = []
+    for case in cases:
+        found += _check_case(lib, case)
+    return found
+
+
+def _check_case(lib: PromptLibrary, case: Any) -> list[Diagnostic]:
+    from ..testing.paths import parse_path, schema_problem
+
+    def problem(message: str, line: int | None = None) -> Diagnostic:
+        return Diagnostic(case.file, line or case.line, None, "error", f"case {case.name!r}: {message}")
+
+    try:
+        compiled = lib.load(case.prompt, case.variant).compiled
+    except DotpromptError as exc:
+        return [problem(str(exc).splitlines()[0])]
+    out = []
+    if compiled.validator is not None:
+        data = {**(compiled.meta.get("input", {}).get("default") or {}), **(case.input or {})} \
+            if isinstance(case.input, (dict, type(None))) else case.input
+        out += [problem(f"input {p.path}: {p.message}") for p in compiled.validator.problems(data)]
+    schema = (compiled.meta.get("output") or {}).get("schema")
+    if schema is not None:
+        for check in case.expect.paths:
+            reason = schema_problem(schema, parse_path(check.path))
+            if reason:
+                out.append(problem(f"path {check.path} cannot exist in the output schema: {reason}", check.line))
+    return out
+
+
+def _partial_files(lib: PromptLibrary) -> list[str]:
+    if lib.directory is None:
+        return []
+    return sorted(str(p) for p in lib.directory.rglob("_*.prompt"))
+
+
+def check_prompt(lib: PromptLibrary, info: PromptInfo) -> list[Diagnostic]:
+    """Every problem of one prompt file. A file that does not load is compiled again, going on past
+    each problem, so that all of them are reported, in line order, not only the first."""
+    try:
+        prompt = lib.load(info.name, info.variant)
+        compiled = prompt.compiled
+    except PromptFileError:
+        return _check_broken(lib, info)
+    except DotpromptError as exc:
+        return [Diagnostic(info.path, None, None, "error", str(exc))]
+    return _lint(lib, compiled.source, compiled.meta, compiled.validator, compiled.variables)
+
+
+def _check_broken(lib: PromptLibrary, info: PromptInfo) -> list[Diagnostic]:
+    try:
+        found = lib.diagnose(info.name, info.variant)
+    except PromptFileError as exc:
+        return [_from_error(exc, info.path)]
+    except DotpromptError as exc:
+        return [Diagnostic(info.path, None, None, "error", str(exc))]
+    out = [_from_error(exc, info.path) for exc in found.problems]
+    if found.source is not None and found.meta is not None:
+        out += _lint(lib, found.source, found.meta, found.validator, found.variables)
+    return sorted(out, key=lambda d: (d.line or 0, d.column or 0))
+
+
+def _lint(lib: PromptLibrary, src: PromptSource, meta: dict, validator: CompiledSchema | None,
+          variables: frozenset[str] | None) -> list[Diagnostic]:
+    found = _unknown_keys(src) + _format_problems(src) + _output_schema_problems(src, meta)
+    found += _default_problems(src, meta, validator)
+    found += _handlebars_syntax(lib, src)
+    found += _unknown_tools(lib, src, meta)
+    if variables is not None:
+        found += _undeclared_variables(src, meta, variables, helper_names(file_engine(src.ext, lib.engine)))
+    return found
+
+
+def check_partial(lib: PromptLibrary, path: str) -> list[Diagnostic]:
+    try:
+        lib.check_partial_file(path)
+    except PromptFileError as exc:
+        return [_from_error(exc, path)]
+    return []
+
+
+def _unknown_keys(src: PromptSource) -> list[Diagnostic]:
+    out = []
+    for key in src.unknown_keys:
+        line, column = src.locate(key)
+        hint = did_you_mean(key, KNOWN_KEYS) or "extensions use a dotted key such as `myapp.key`"
+        out.append(Diagnostic(src.path or "", line, column, "warning", f"unknown key `{key}` ({hint})"))
+    return out
+
+
+def _format_problems(src: PromptSource) -> list[Diagnostic]:
+    fmt = src.metadata.get("output", {}).get("format")
+    known = list_formats()  # the registry, so a format added with define_format is known too
+    if fmt is None or fmt in known:
+        return []
+    line, column = src.locate("output", "format")
+    hint = did_you_mean(str(fmt), known) or f"known formats: {', '.join(known)}"
+    return [Diagnostic(src.path or "", line, column, "warning", f"unknown output format {fmt!r} ({hint})")]
+
+
+def _output_schema_problems(src: PromptSource, meta: dict) -> list[Diagnostic]:
+    """The output schema against its format, as the run will build it: a schema the format refuses is
+    an error; one that gives the model no instructions (an `enum` listing no values) is accepted at
+    run time, as in Genkit, so only a warning."""
+    output = meta.get("output") or {}
+    schema = output.get("schema")
+    name = output.get("format") or "json"
+    if not isinstance(schema, dict) or name not in list_formats():
+        return []
+    line, column = src.locate("output", "schema")
+    fmt = get_format(name)
+    try:
+        handler = fmt.handler(schema)
+    except SchemaError as exc:
+        return [Diagnostic(src.path or "", line, column, "error", f"output schema for format {name!r}: {exc}")]
+    if handler.instructions is None and fmt.default_instructions and output.get("instructions") is None:
+        return [Diagnostic(src.path or "", line, column, "warning",
+                           f"output format {name!r}: the schema lists no values, so the model is told nothing and "
+                           "any reply is accepted; list them (`enum: [a, b]`)")]
+    return []
+
+
+def _default_problems(src: PromptSource, meta: dict, validator: CompiledSchema | None) -> list[Diagnostic]:
+    default = (meta.get("input") or {}).get("default")
+    if not default or validator is None:
+        return []
+    # Defaults may leave required fields to the caller; every other mismatch is an error.
+    problems = [p for p in validator.problems(default) if "is a required property" not in p.message]
+    if not problems:
+        return []
+    line, column = src.locate("input", "default")
+    return [Diagnostic(src.path or "", line, column, "error", f"input.default {p.path}: {p.message}") for p in problems]
+
+
+def _handlebars_syntax(lib: PromptLibrary, src: PromptSource) -> list[Diagnostic]:
+    if file_engine(src.ext, lib.engine) != "jinja2" or not looks_like_handlebars(src.template):
+        return []
+    return [Diagnostic(src.path or "", src.body_line, 1, "warning", HANDLEBARS_HINT)]
+
+
+def _unknown_tools(lib: PromptLibrary, src: PromptSource, meta: dict) -> list[Diagnostic]:
+    """A tool name nothing defines fails the run; `check` sees the tools of `[tool.dotprompt] tools`
+    (and any defined on the library in code), so it is a warning: tools defined only at call time
+    (`generate(tools=[...])`) are out of its sight."""
+    inline = {d.get("name") for d in meta.get("toolDefs", ()) if isinstance(d, dict)}
+    out = []
+    for index, name in enumerate(meta.get("tools", ())):
+        if name in inline or lib.tool_definition(name) is not None:
+            continue
+        line, column = src.locate("tools", index)
+        hint = did_you_mean(name, lib.tool_names()) or TOOLS_HINT
+        out.append(Diagnostic(src.path or "", line, column, "warning", f"no registered module defines tool `{name}` ({hint})"))
+    return out
+
+
+def _undeclared_variables(src: PromptSource, meta: dict, variables: frozenset[str],
+                          helpers: frozenset[str]) -> list[Diagnostic]:
+    """With an input schema, a variable it does not declare renders as empty text: an error."""
+    schema = (meta.get("input") or {}).get("schema")
+    if not isinstance(schema, dict) or "properties" not in schema:
+        return []
+    declared = set(schema["properties"]) | set(meta["input"].get("default") or {})
+    out = []
+    for name in sorted(variables - declared - helpers):
+        line = _first_use(src, name)
+        hint = did_you_mean(name, declared) or "declare it in input.schema"
+        out.append(Diagnostic(src.path or "", line, None, "error",
+                              f"template variable `{name}` is not declared in input.schema ({hint})"))
+    return out
+
+
+def _first_use(src: PromptSource, name: str) -> int | None:
+    pattern = re.compile(rf"\b{re.escape(name)}\b")
+    for offset, text in enumerate(src.template.splitlines()):
+        if pattern.search(text):
+            return src.body_line + offset
+    return None

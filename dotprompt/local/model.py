@@ -1,0 +1,116 @@
+"""`local/<name>`: a small model (local_catalog.py) on llama.cpp's llama-server, on this machine, offline.
+
+`dotprompt local setup [--model NAME]` (or `setup()`) prepares it once; the first request starts the
+server (local_server.py) and every request goes through the OpenAI-compatible provider, with the
+local defaults of local_tuning.py. When the default one is set up it is the default model:
+`default_local_model()` is what `default_model_name()` falls back to.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import threading
+
+from .. import settings
+from ..errors import LocalSetupError, ModelError, UsageError
+from ..providers.base import ModelInfo, OnChunk
+from ..providers.config import ProviderConfig
+from ..providers.openai import OpenAIModel
+from ..types import GenerateRequest, ModelResponse
+from .catalog import LocalModelSpec, spec_for
+from .console import ConsoleProgress, status_lines
+from .paths import LocalPaths, local_paths
+from .server import LlamaServer, shared_server, stop_all
+from .setup import SetupEvent, setup
+from .tuning import LocalTuning
+
+__all__ = [
+    "DEFAULT_LOCAL_MODEL",
+    "LOCAL_INFO",
+    "PROVIDERS",
+    "ConsoleProgress",
+    "LlamaServer",
+    "LocalModel",
+    "LocalPaths",
+    "LocalSetupError",
+    "LocalTuning",
+    "SetupEvent",
+    "default_local_model",
+    "local_paths",
+    "setup",
+    "status_lines",
+    "stop_all",
+]
+
+DEFAULT_LOCAL_MODEL = settings.LOCAL_MODEL
+
+# With response_format llama-server builds its parser from the schema alone, so a reply can no
+# longer be a tool call: native constrained output only when no tools are offered.
+LOCAL_INFO = ModelInfo(label="SmolLM2-135M-Instruct on llama.cpp (local)", constrained="no-tools", tools=True,
+                       tool_choice=True, media=False)
+
+
+def local_info(spec: LocalModelSpec) -> ModelInfo:
+    return dataclasses.replace(LOCAL_INFO, label=f"{spec.label} on llama.cpp (local)")
+
+
+def default_local_model() -> str | None:
+    """The default local model's name when it has been set up, else None."""
+    return DEFAULT_LOCAL_MODEL if local_paths().ready() else None
+
+
+def not_set_up(paths: LocalPaths) -> UsageError:
+    missing = ", ".join(str(p) for p in paths.missing())
+    command = "dotprompt local setup" + ("" if paths.spec.model_name == DEFAULT_LOCAL_MODEL
+                                         else f" --model {paths.spec.name}")
+    return UsageError(f"the local model {paths.spec.model_name} is not set up (missing: {missing}): run `{command}`")
+
+
+class LocalModel:
+    """The local model. It uses this process's shared server, or the `server` given (tests start their own)."""
+
+    def __init__(self, name: str = DEFAULT_LOCAL_MODEL, *, server: LlamaServer | None = None,
+                 timeout: float = 120.0, tuning: LocalTuning | None = None) -> None:
+        spec = spec_for(name)
+        self.name = spec.model_name
+        self.info = local_info(spec)
+        self.tuning = tuning or LocalTuning()
+        self.paths = server.paths if server is not None else local_paths(model=self.name)
+        if not self.paths.ready():
+            raise not_set_up(self.paths)
+        self.timeout = timeout
+        self._server = server
+        self._client: tuple[LlamaServer, OpenAIModel] | None = None
+        self._lock = threading.Lock()
+
+    async def generate(self, request: GenerateRequest, on_chunk: OnChunk | None = None) -> ModelResponse:
+        server, client = self._connected() or await asyncio.to_thread(self.connect)
+        try:
+            return await client.generate(self.tuning.apply(request), on_chunk)
+        except ModelError as exc:
+            # A broken connection may be the server dying; give it a moment to be reaped, then say so.
+            if exc.status is None and await asyncio.to_thread(server.wait_exit, 1.0):
+                raise server.death_error("during the request", partial=exc.partial) from exc
+            raise
+
+    def connect(self) -> tuple[LlamaServer, OpenAIModel]:
+        """The running server and a client for it, starting the server if need be (blocks until healthy)."""
+        if not self.paths.ready():
+            raise not_set_up(self.paths)
+        server = self._server or shared_server(self.paths)
+        if not server.alive():
+            raise server.death_error("before the request")
+        with self._lock:
+            if self._client is None or self._client[0] is not server:
+                config = ProviderConfig("local", server.base_url, server.api_key, self.timeout)
+                self._client = (server, OpenAIModel(self.name, model_id=self.paths.spec.name, config=config, info=self.info))
+            return self._client
+
+    def _connected(self) -> tuple[LlamaServer, OpenAIModel] | None:
+        found = self._client
+        return found if found is not None and found[0].alive() else None
+
+
+# The provider table the registry reads (registry.BUILT_IN_PROVIDERS names this module for `local/`).
+PROVIDERS = {"local": LocalModel}

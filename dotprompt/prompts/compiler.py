@@ -1,0 +1,287 @@
+"""PromptSource -> CompiledPrompt: schemas converted, template compiled, partials checked."""
+
+from __future__ import annotations
+
+import itertools
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from jinja2 import Template, TemplateSyntaxError, nodes
+from jinja2.sandbox import ImmutableSandboxedEnvironment
+from pydantic import ValidationError
+
+from .._util.cache import LRU
+from .._util.files import Stamp, decode, digest_of, file_stamp, read_snapshot
+from ..document.metadata import LibraryDefaults, convert_schemas, render_fields
+from ..document.parse import Problems, PromptSource, parse_source, report_to
+from ..engines.handlebars import KNOWN_HELPERS, HandlebarsEngine, HandlebarsTemplate, file_engine
+from ..engines.jinja import (
+    HANDLEBARS_HINT,
+    RESERVED_NAMES,
+    BudgetCodeGenerator,
+    included_names,
+    looks_like_handlebars,
+    with_line_offset,
+)
+from ..errors import PromptFileError
+from ..identity import PromptIdentity
+from ..schema.compiled import CompiledSchema, SchemaRegistry, compile_validator
+
+__all__ = ["CompileContext", "CompiledPrompt", "Dependency", "Diagnosis", "Stamp", "check_includes", "compile_prompt",
+           "diagnose_prompt", "file_stamp", "helper_field_problems", "helper_names", "parse_template", "read_text"]
+
+Dependency = tuple[str, Stamp, str]  # a partial file a compiled prompt read: (path, stamp, content hash)
+
+
+@dataclass(frozen=True)
+class CompiledPrompt:
+    source: PromptSource
+    meta: dict[str, Any]  # frontmatter-shaped, schemas as JSON Schema, name/variant filled in
+    template: Template | HandlebarsTemplate
+    validator: CompiledSchema | None
+    fields: dict[str, Any]  # RenderedPrompt keyword arguments for a render without options
+    stamp: Stamp | None
+    revision: int  # the library's revision it was compiled at
+    variables: frozenset[str]  # names the template reads from its data (for the linter)
+    digest: str | None = None  # content hash of the file bytes it was compiled from
+    depends: tuple[Dependency, ...] = ()  # partial files read while compiling
+    checked_at: float = 0.0  # time.monotonic() when its bytes were last hashed against the file
+    identity: PromptIdentity | None = None  # name, variant and the hash of its text and partials
+
+
+@dataclass
+class CompileContext:
+    """What compiling needs from the library."""
+
+    env: ImmutableSandboxedEnvironment
+    registry: SchemaRegistry
+    defaults: LibraryDefaults
+    partial_source: Callable[[str], tuple[str, str | None, Any] | None]
+    revision: int  # the library's revision it was compiled at
+    partial_asts: LRU[nodes.Template]  # one entry per partial (file or name), holding its content hash
+    engine: str = "jinja2"  # the library's engine; a file may choose another with `dotprompt.engine`
+    handlebars: HandlebarsEngine | None = None
+
+
+def read_text(path: str, root: str | os.PathLike[str] | None = None) -> str:
+    """The file's text: a regular file inside `root` (if given), never opened in a way that blocks."""
+    try:
+        return decode(read_snapshot(path, root).data, path)
+    except OSError as exc:
+        raise PromptFileError(f"cannot read this file: {exc.strerror or exc}", path=path) from None
+
+
+def compile_prompt(text: str, path: str | None, name: str | None, variant: str | None,
+                   ctx: CompileContext, stamp: Stamp | None = None) -> CompiledPrompt:
+    """The compiled prompt; its first problem is raised as a PromptFileError."""
+    compiled = _build(text, path, name, variant, ctx, stamp, None).compiled
+    assert compiled is not None  # without a problems list, any problem was raised
+    return compiled
+
+
+@dataclass
+class Diagnosis:
+    """What `dotprompt check` learns from a file that may not compile: every problem found, and
+    whatever did compile (for the checks that need it)."""
+
+    problems: list[PromptFileError]
+    source: PromptSource | None = None
+    meta: dict[str, Any] | None = None  # as in CompiledPrompt; a schema in error is left out
+    variables: frozenset[str] | None = None  # None: the template did not compile
+    validator: CompiledSchema | None = None
+    compiled: CompiledPrompt | None = None  # only when there was no problem at all
+
+
+def diagnose_prompt(text: str, path: str | None, name: str | None, variant: str | None,
+                    ctx: CompileContext) -> Diagnosis:
+    """Compile as `compile_prompt` does, going on past each problem that leaves the rest checkable."""
+    problems: list[PromptFileError] = []
+    try:
+        return _build(text, path, name, variant, ctx, None, problems)
+    except PromptFileError as exc:  # the frontmatter is not YAML: nothing else can be read
+        return Diagnosis([*problems, exc])
+
+
+def _build(text: str, path: str | None, name: str | None, variant: str | None, ctx: CompileContext,
+           stamp: Stamp | None, problems: Problems | None) -> Diagnosis:
+    report = report_to(problems)
+    src = parse_source(text, path, problems)
+    meta = convert_schemas(src.metadata, ctx.registry, src, problems)
+    if src.ext:
+        meta["ext"] = src.ext
+    meta["raw"] = src.raw
+    if name and "name" not in meta:
+        meta["name"] = name
+    if variant and "variant" not in meta:
+        meta["variant"] = variant
+    engine = file_engine(src.ext, ctx.engine)
+    template: Template | HandlebarsTemplate | None = None
+    variables: frozenset[str] | None = None
+    try:
+        if engine == "handlebars" and ctx.handlebars is not None:
+            template = ctx.handlebars.compile(src.template, src.path, src.body_line,
+                                              f"<prompt {name or 'from source'}>")
+            variables = template.variables
+        elif engine == "jinja2":
+            template, variables = _compile_template(src, name, ctx)
+        else:
+            raise src.error(f"unknown template engine {engine!r}; available: jinja2, handlebars", "dotprompt.engine")
+    except PromptFileError as exc:
+        report(exc)
+    schema = (meta.get("input") or {}).get("schema")
+    validator = compile_validator(schema, checked=True) if isinstance(schema, dict) else None
+    for problem in helper_field_problems(src, schema, engine):
+        report(problem)
+    fields = None
+    try:
+        fields = render_fields(meta, ctx.defaults)
+    except ValidationError as exc:
+        report(src.error(f"invalid toolDefs: {_first_error(exc)}", "toolDefs"))
+    found = Diagnosis(problems if problems is not None else [], src, meta, variables, validator)
+    if not found.problems and template is not None and fields is not None and variables is not None:
+        found.compiled = CompiledPrompt(src, meta, template, validator, fields, stamp, ctx.revision, variables)
+    return found
+
+
+def helper_names(engine: str) -> frozenset[str]:
+    """Names a template of this engine reads as a helper, never as an input field of that name."""
+    return KNOWN_HELPERS if engine == "handlebars" else RESERVED_NAMES
+
+
+def helper_field_problems(src: PromptSource, schema: Any, engine: str) -> list[PromptFileError]:
+    """An input field named like a template helper would never reach the prompt: the helper wins.
+
+    In jinja2 `{{ role }}` is the role() helper (printing it fails) and `ctx` is the context; in
+    Handlebars `{{log}}` calls the log helper. The field has to be renamed."""
+    properties = schema.get("properties") if isinstance(schema, dict) else None
+    if not isinstance(properties, dict):
+        return []
+    out = []
+    for field_name in sorted(set(properties) & helper_names(engine)):
+        line, column = src.locate_field("input", field_name)
+        if engine == "handlebars":
+            what = f"`{{{{{field_name}}}}}` calls the {field_name} helper"
+        elif field_name == "ctx":
+            what = "`ctx` is always the context (auth, state...) of the render"
+        else:
+            what = f"`{field_name}` is always the {field_name}() helper"
+        out.append(PromptFileError(
+            f"input field `{field_name}` has the name of a template helper: in a {engine} template "
+            f"{what}, so the field's value would never reach the prompt",
+            path=src.path, line=line, column=column,
+            hint=f"rename the field, e.g. `{field_name}_value`, in the schema, the template and the callers' input"))
+    return out
+
+
+def _first_error(exc: ValidationError) -> str:
+    error = exc.errors()[0]
+    where = ".".join(str(p) for p in error["loc"])
+    return f"{where}: {error['msg']}"
+
+
+class _RecordingCodeGenerator(BudgetCodeGenerator):
+    """jinja's code generator, also noting the names the template reads from its data.
+
+    `jinja2.meta.find_undeclared_variables` finds them by running the code generator a second
+    time; recording them while compiling gives the linter the same set for free.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.variables: set[str] = set()
+
+    def enter_frame(self, frame: Any) -> None:
+        super().enter_frame(frame)
+        for action, param in frame.symbols.loads.values():
+            if action == "resolve" and param not in self.environment.globals:
+                self.variables.add(param)
+
+
+def _compile_template(src: PromptSource, name: str | None, ctx: CompileContext) -> tuple[Template, frozenset[str]]:
+    label = src.path or f"<prompt {name or 'from source'}>"
+    ast = parse_template(ctx.env, with_line_offset(src.template, src.body_line), label, src.path)
+    check_includes(ast, label, src.path, ctx, chain=())
+    generator = _RecordingCodeGenerator(ctx.env, label, src.path or label)
+    try:
+        generator.visit(ast)
+        code = compile(generator.stream.getvalue(), src.path or label, "exec")
+    except (RecursionError, MemoryError, SyntaxError) as exc:  # SyntaxError: too many levels of indentation
+        detail = exc.msg if isinstance(exc, SyntaxError) else type(exc).__name__
+        raise _too_deep(ctx.env, with_line_offset(src.template, src.body_line), path=src.path or label,
+                        detail=detail) from None
+    # A plain dict of globals, not jinja's ChainMap: each render copies it, and copying a dict is cheaper.
+    template = ctx.env.template_class.from_code(ctx.env, code, dict(ctx.env.globals), None)
+    return template, frozenset(generator.variables)
+
+
+def parse_template(env: ImmutableSandboxedEnvironment, source: str, label: str, path: str | None) -> nodes.Template:
+    try:
+        return env.parse(source, label, path)
+    except TemplateSyntaxError as exc:
+        hint = HANDLEBARS_HINT if looks_like_handlebars(source) else None
+        raise PromptFileError(f"template syntax error: {exc.message}", path=path or label, line=exc.lineno,
+                              hint=hint) from None
+    except (RecursionError, MemoryError) as exc:  # jinja's parser recurses once per nested block
+        raise _too_deep(env, source, path=path or label, detail=type(exc).__name__) from None
+
+
+def _too_deep(env: ImmutableSandboxedEnvironment, source: str, *, path: str, detail: str) -> PromptFileError:
+    """A template that nests too deeply to parse or compile: the line where it gets too deep."""
+    depth, line = nesting(env, source)
+    return PromptFileError(f"template blocks nest too deep to compile ({depth} levels deep here; {detail})",
+                           path=path, line=line, hint="nest fewer blocks: move inner parts into macros or partials")
+
+
+def nesting(env: ImmutableSandboxedEnvironment, source: str) -> tuple[int, int | None]:
+    """(deepest block nesting, the line where it is deepest).
+
+    Counted from jinja's lexer (which does not recurse): `{% name %}` opens a block when an
+    `{% endname %}` closes one somewhere in the source."""
+    tags: list[tuple[str, int]] = []
+    try:
+        tokens = [token for token in env.lex(source) if token[1] != "whitespace"]
+    except TemplateSyntaxError:
+        return 0, None
+    for (lineno, kind, _), following in itertools.pairwise(tokens):
+        if kind == "block_begin" and following[1] == "name":
+            tags.append((following[2], lineno))
+    closed = {name[3:] for name, _ in tags if name.startswith("end")}
+    depth = deepest = 0
+    line = None
+    for name, lineno in tags:
+        if name.startswith("end"):
+            depth -= 1
+        elif name in closed and name != "set":
+            depth += 1
+            if depth > deepest:
+                deepest, line = depth, lineno
+    return deepest, line
+
+
+def check_includes(ast: nodes.Template, label: str, path: str | None, ctx: CompileContext,
+                   chain: tuple[str, ...]) -> None:
+    """Every included partial exists, compiles, and no include chain comes back on itself."""
+    for partial, line in included_names(ast):
+        if partial in chain:
+            cycle = " -> ".join((*chain[chain.index(partial):], partial))  # the loop itself, by partial name
+            raise PromptFileError(f"partial cycle: {cycle}", path=path or label, line=line,
+                                  hint="a partial cannot include itself, directly or through others")
+        found = ctx.partial_source(partial)
+        if found is None:
+            raise PromptFileError(f"partial {partial!r} not found", path=path or label, line=line,
+                                  hint=f"create _{os.path.basename(partial)}.prompt or define_partial({partial!r}, ...)")
+        source, filename, _ = found
+        check_includes(_partial_ast(ctx, source, partial, filename), filename or partial, filename, ctx, (*chain, partial))
+
+
+def _partial_ast(ctx: CompileContext, source: str, name: str, filename: str | None) -> nodes.Template:
+    # A shared partial is included by many prompts; parse each version of it once. Keyed by the
+    # partial, holding its content hash: an edit replaces the entry, it does not add one.
+    key, digest = filename or f"<partial {name}>", digest_of(source.encode("utf-8", "surrogatepass"))
+    ast = ctx.partial_asts.get(key, digest)
+    if ast is None:
+        ast = parse_template(ctx.env, source, filename or name, filename)
+        ctx.partial_asts.put(key, digest, ast)
+    return ast

@@ -1,0 +1,267 @@
+"""Prompt: one compiled prompt of a library; `render` gives exactly what would be sent."""
+
+from __future__ import annotations
+
+import functools
+import json
+import threading
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from jinja2.exceptions import SecurityError, TemplateError
+from pydantic import BaseModel
+
+from ..document.rendered import RenderedPrompt
+from ..engines.budget import HINT, BudgetExceededError, metering
+from ..engines.handlebars import HandlebarsTemplate
+from ..engines.jinja import render_metered
+from ..engines.markers import Markers, to_messages
+from ..errors import DotpromptError, InputValidationError, RenderError, UsageError
+from ..identity import PromptIdentity
+from ..schema.compiled import CompiledSchema, compile_validator
+from ..types import Message, construct
+from .compiler import CompiledPrompt
+
+if TYPE_CHECKING:
+    from ..generation.api import GenerateStream
+    from ..generation.options import GenerateActionOptions
+    from ..generation.response import ChunkCallback, GenerateResponse
+    from .library import PromptLibrary
+
+
+class Prompt:
+    """A prompt loaded from a library. Recompiles itself when its file changes on disk."""
+
+    def __init__(self, library: PromptLibrary, name: str | None, variant: str | None,
+                 path: str | None, compiled: CompiledPrompt, source: str | None = None) -> None:
+        self.library = library
+        self.name = name
+        self.variant = variant
+        self.path = path
+        self._compiled = compiled
+        self.source = source  # for prompts made from a string: recompiled when the library changes
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        label = f"{self.name}.{self.variant}" if self.variant else self.name
+        return f"<Prompt {label or '(from source)'} {self.path or ''}>".replace(" >", ">")
+
+    @property
+    def compiled(self) -> CompiledPrompt:
+        """The current compiled form, refreshed first if the file, a partial or the library changed.
+
+        One thread refreshes; a render on another thread meanwhile uses the version it has (a whole
+        one), so a slow save never stalls or tears renders."""
+        current = self._compiled
+        if not self.library.needs_refresh(self, current):
+            return current
+        if not self._lock.acquire(blocking=current.revision != self.library.revision):
+            return current
+        try:
+            current = self._compiled
+            if self.library.needs_refresh(self, current):
+                current = self._compiled = self.library.refresh(self, current)
+        finally:
+            self._lock.release()
+        return current
+
+    @property
+    def identity(self) -> PromptIdentity | None:
+        """Name, variant and content hash of the prompt's current text and partials (see `PromptIdentity`)."""
+        return self.compiled.identity
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        """Frontmatter-shaped metadata with schemas as JSON Schema."""
+        return self.compiled.meta
+
+    def render(self, input: Any = None, *, context: Mapping[str, Any] | None = None,
+               history: Sequence[Message | Mapping[str, Any]] | None = None,
+               options: Mapping[str, Any] | None = None) -> RenderedPrompt:
+        """Messages, model, config, tools and output schema exactly as they would be sent."""
+        return self._render(self.compiled, input, context, history, options)
+
+    def _render(self, compiled: CompiledPrompt, input: Any, context: Mapping[str, Any] | None,
+                history: Sequence[Message | Mapping[str, Any]] | None,
+                options: Mapping[str, Any] | None) -> RenderedPrompt:
+        fields, validator, default = compiled.fields, compiled.validator, _default_of(compiled.meta)
+        if options:
+            meta, fields = self.library.with_options(compiled.meta, options)
+            default = _default_of(meta)
+            validator = _validator_for(meta) if "input" in options else validator
+        data = _with_default(input, default)
+        if validator is not None and not _absent_scalar_input(data, validator):
+            problems = validator.problems(data)
+            if problems:
+                raise InputValidationError(self._label(), problems)
+        messages = self._render_messages(compiled, data, context, _messages(history))
+        fields = {**fields, "config": dict(fields["config"]), "metadata": dict(fields["metadata"])}
+        return construct(RenderedPrompt, messages=messages, identity=compiled.identity, **fields)
+
+    def _render_messages(self, compiled: CompiledPrompt, data: Any, context: Mapping[str, Any] | None,
+                         history: list[Message]) -> list[Message]:
+        markers = Markers()
+        variables = dict(data) if isinstance(data, Mapping) else {"input": data}
+        template = compiled.template
+        try:
+            with metering(self.library.render_budget):
+                if isinstance(template, HandlebarsTemplate):
+                    # Handlebars: the input is the data; context keys are @-variables (@state, @auth, ...).
+                    text = template.render(variables, context, markers)
+                else:
+                    variables["ctx"] = context or {}
+                    variables.update(markers.variables())
+                    text = render_metered(template, variables)
+        except DotpromptError:
+            raise
+        except BudgetExceededError as exc:
+            raise RenderError(f"{exc} ({HINT})", path=self._where(),
+                              line=exc.line or _template_line(exc, compiled)) from None
+        except SecurityError as exc:
+            raise RenderError(f"blocked by the template sandbox: {exc}", path=self._where(),
+                              line=_template_line(exc, compiled)) from None
+        except (TemplateError, RecursionError, TypeError, ValueError, AttributeError, LookupError,
+                ArithmeticError, MemoryError) as exc:
+            raise RenderError(f"{type(exc).__name__}: {exc}", path=self._where(),
+                              line=_template_line(exc, compiled)) from exc
+        return to_messages(text, markers, history)
+
+    # -- running ----------------------------------------------------------------------------
+
+    def to_options(self, input: Any = None, *, context: Mapping[str, Any] | None = None,
+                history: Sequence[Message | Mapping[str, Any]] | None = None,
+                options: Mapping[str, Any] | None = None) -> GenerateActionOptions:
+        """The rendered prompt as plain, serialisable generate options."""
+        from ..generation.options import rendered_options
+
+        return rendered_options(self.render(input, context=context, history=history, options=options))
+
+    async def generate(self, input: Any = None, *, context: Mapping[str, Any] | None = None,
+                       history: Sequence[Message | Mapping[str, Any]] | None = None,
+                       options: Mapping[str, Any] | None = None, model: Any = None, tools: Sequence[Any] = (),
+                       use: Sequence[Any] = (), output_type: Any = None, on_chunk: ChunkCallback | None = None,
+                       **overrides: Any) -> GenerateResponse:
+        """Render, then run the model <-> tool loop to a validated result.
+
+        `overrides` replace fields of the compiled options: max_turns, tool_errors, resume,
+        return_tool_requests, messages (e.g. to resume after an interrupt)."""
+        compiled = self.compiled  # one version for the whole call (and one look at the file)
+        action, identity = self._action(compiled, input, context, history, options, overrides)
+        layers = [*self._use_objects(compiled), *use]
+        return await self._run(action, identity, input, context, model, tools, layers, output_type, on_chunk)
+
+    def __call__(self, input: Any = None, **kwargs: Any) -> GenerateResponse:
+        """Sync form of `generate` (also works inside a running event loop)."""
+        from ..generation.api import run_sync
+
+        return run_sync(self.generate(input, **kwargs))
+
+    def stream(self, input: Any = None, *, context: Mapping[str, Any] | None = None,
+               history: Sequence[Message | Mapping[str, Any]] | None = None, options: Mapping[str, Any] | None = None,
+               model: Any = None, tools: Sequence[Any] = (), use: Sequence[Any] = (), output_type: Any = None,
+               **overrides: Any) -> GenerateStream:
+        """`async for chunk in prompt.stream(...)`: chunks across all turns, then the final response."""
+        from ..generation.api import GenerateStream
+
+        compiled = self.compiled
+        action, identity = self._action(compiled, input, context, history, options, overrides)
+        layers = [*self._use_objects(compiled), *use]
+        return GenerateStream(lambda push: self._run(action, identity, input, context, model, tools, layers,
+                                                          output_type, push))
+
+    async def _run(self, action: GenerateActionOptions, identity: PromptIdentity | None, input: Any, context: Any,
+                   model: Any, tools: Sequence[Any], use: list[Any], output_type: Any,
+                   on_chunk: ChunkCallback | None) -> GenerateResponse:
+        from ..generation.api import generate
+        from ..observe.runrecord import logged_run
+
+        with logged_run(self.library.run_log, identity, input, action, model) as logged:
+            return logged.ended(await generate(action, library=self.library, model=model, tools=tools, use=use,
+                                               output_type=output_type, on_chunk=on_chunk, context=context,
+                                               identity=identity))
+
+    def _action(self, compiled: CompiledPrompt, input: Any, context: Any, history: Any, options: Any,
+                overrides: dict[str, Any]) -> tuple[GenerateActionOptions, PromptIdentity | None]:
+        """The rendered prompt as generate options (with the overrides), and the identity of the text rendered."""
+        from ..generation.options import GenerateActionOptions, Resume, rendered_options
+
+        rendered = self._render(compiled, input, context, history, options)
+        unknown = set(overrides) - set(GenerateActionOptions.model_fields)
+        if unknown:
+            raise UsageError(f"unknown generate option(s): {', '.join(sorted(unknown))}")
+        if "resume" in overrides and isinstance(overrides["resume"], Mapping):
+            overrides["resume"] = Resume.model_validate(overrides["resume"])
+        return rendered_options(rendered).model_copy(update=overrides), rendered.identity
+
+    def _use_objects(self, compiled: CompiledPrompt) -> list[Any]:
+        """`use:` entries written as {name: {arguments}} become configured middleware objects."""
+        out = []
+        for entry in compiled.fields.get("use", []):
+            if isinstance(entry, Mapping):
+                for name, arguments in entry.items():
+                    out.append(self.library.middleware(name, **(arguments or {})) or _built_in(name, arguments))
+        return out
+
+    def _label(self) -> str:
+        if self.name is None:
+            return "(from source)"
+        return f"{self.name}.{self.variant}" if self.variant else self.name
+
+    def _where(self) -> str:
+        return self.path or f"<prompt {self._label()}>"
+
+
+def _built_in(name: str, arguments: Any) -> Any:
+    from ..generation.policies import BUILT_IN
+
+    if name not in BUILT_IN:
+        raise UsageError(f"unknown middleware {name!r} in `use:`; known: {', '.join(sorted(BUILT_IN))}")
+    return BUILT_IN[name](**(arguments or {}))
+
+
+def _default_of(meta: Mapping[str, Any]) -> dict[str, Any] | None:
+    block = meta.get("input")
+    return block.get("default") if isinstance(block, Mapping) else None
+
+
+def _with_default(input: Any, default: Mapping[str, Any] | None) -> Any:
+    if isinstance(input, BaseModel):
+        input = input.model_dump(mode="json")
+    if input is None:
+        input = {}
+    if default and isinstance(input, Mapping):
+        return {**default, **input}
+    return input
+
+
+def _absent_scalar_input(data: Any, validator: CompiledSchema) -> bool:
+    # No input at all (None or {}) is only checked against an object schema: a prompt whose
+    # input schema is a scalar, rendered without input, has nothing to validate.
+    return data == {} and validator.schema.get("type", "object") != "object"
+
+
+def _validator_for(meta: Mapping[str, Any]) -> CompiledSchema | None:
+    schema = (meta.get("input") or {}).get("schema")
+    return _cached_validator(json.dumps(schema, sort_keys=True)) if isinstance(schema, dict) else None
+
+
+@functools.lru_cache(maxsize=256)
+def _cached_validator(schema_json: str) -> CompiledSchema:
+    # Render options may carry their own input schema; compile each distinct one once.
+    return compile_validator(json.loads(schema_json))
+
+
+def _messages(history: Sequence[Message | Mapping[str, Any]] | None) -> list[Message]:
+    return [m if isinstance(m, Message) else Message.model_validate(m) for m in history or ()]
+
+
+def _template_line(exc: BaseException, compiled: CompiledPrompt) -> int | None:
+    """The template line jinja reports in the traceback (the file's own numbering)."""
+    line = None
+    tb = exc.__traceback__
+    while tb is not None:
+        filename = tb.tb_frame.f_code.co_filename
+        if filename == compiled.template.filename or filename.endswith(".prompt"):
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    return line

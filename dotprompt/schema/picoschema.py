@@ -1,0 +1,147 @@
+"""Picoschema -> JSON Schema, exactly as the Dotprompt format defines it.
+
+Errors are raised as `PicoschemaError` carrying the key path inside the schema, so the
+caller can turn the path into a file line.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from ..document.parse import did_you_mean
+from ..errors import PicoschemaError
+
+SCALARS = ("string", "number", "integer", "boolean", "null", "any")
+_JSON_SCHEMA_TYPES = (*SCALARS, "object", "array")
+_FIELD = re.compile(r"^(?P<name>[^?(]+)(?P<optional>\?)?(?:\((?P<kind>[^,)]*)(?:,\s*(?P<desc>.*))?\))?$")
+_KINDS = ("array", "object", "enum")
+
+SchemaResolver = Callable[[str], "dict[str, Any] | None"]
+
+
+def to_json_schema(schema: Any, resolve: SchemaResolver, known: Callable[[], list[str]] = list) -> Any:
+    """Convert a Picoschema value (or pass a JSON Schema through)."""
+    return convert(schema, resolve, known)[0]
+
+
+def convert(schema: Any, resolve: SchemaResolver, known: Callable[[], list[str]] = list) -> tuple[Any, list[Any]]:
+    """The JSON Schema, and the JSON Schema fragments that were written by hand (passed through).
+
+    Everything else is built here from checked pieces and is valid by construction, so a caller
+    only needs to validate the hand-written fragments against the meta-schema (the slow part).
+    """
+    converter = _Converter(resolve, known)
+    return converter.value(schema, ()), converter.passthrough
+
+
+class _Converter:
+    def __init__(self, resolve: SchemaResolver, known: Callable[[], list[str]]) -> None:
+        self.resolve = resolve
+        self.known = known
+        self.passthrough: list[Any] = []
+
+    def value(self, schema: Any, path: tuple[str, ...]) -> Any:
+        if schema is None:
+            return None
+        if isinstance(schema, str):
+            return self.type_name(schema, path)
+        if not isinstance(schema, Mapping):
+            raise PicoschemaError(f"a schema must be a type name or a mapping, got {_describe(schema)}", path)
+        if schema.get("type") in _JSON_SCHEMA_TYPES:
+            self.passthrough.append(schema)
+            return dict(schema)
+        if isinstance(schema.get("properties"), Mapping):
+            out = {**schema, "type": "object"}
+            self.passthrough.append(out)
+            return out
+        return self.object(schema, path)
+
+    def type_name(self, text: str, path: tuple[str, ...]) -> dict[str, Any]:
+        name, _, description = text.partition(",")
+        name, description = name.strip(), description.strip()
+        if name in SCALARS:
+            out: dict[str, Any] = {} if name == "any" else {"type": name}
+        else:
+            named = self.resolve(name)
+            if named is None:
+                known = [*SCALARS, *self.known()]
+                raise PicoschemaError(f"unknown type {name!r}", path,
+                                      did_you_mean(name, known) or f"known types: {', '.join(known)}")
+            out = dict(named)
+        if description:
+            out["description"] = description
+        return out
+
+    def object(self, schema: Mapping[str, Any], path: tuple[str, ...]) -> dict[str, Any]:
+        out: dict[str, Any] = {"type": "object", "properties": {}}
+        required: list[str] = []
+        additional: Any = False
+        for key, value in schema.items():
+            key = str(key)
+            here = (*path, key)
+            if key == "(*)":
+                additional = self.value(value, here)
+                continue
+            name, optional, prop = self.field(key, value, here)
+            out["properties"][name] = prop
+            if not optional:
+                required.append(name)
+        if required:
+            out["required"] = required
+        out["additionalProperties"] = additional
+        return out
+
+    def field(self, key: str, value: Any, path: tuple[str, ...]) -> tuple[str, bool, dict[str, Any]]:
+        match = _FIELD.match(key)
+        if match is None:
+            raise PicoschemaError(f"cannot read field {key!r}", path, "write `name`, `name?` or `name(array, description)`")
+        name, optional = match["name"].strip(), bool(match["optional"])
+        kind, description = (match["kind"] or "").strip(), match["desc"]
+        if match["kind"] is None:
+            if not isinstance(value, (str, Mapping)):
+                raise PicoschemaError(f"field {name!r}: expected a type name or a mapping, got {_describe(value)}", path)
+            prop = self.value(value, path)
+            return name, optional, _nullable(prop) if optional else prop
+        if kind not in _KINDS:
+            raise PicoschemaError(f"unknown field kind {kind!r} in {key!r}", path,
+                                  did_you_mean(kind, _KINDS) or "use (array), (object) or (enum)")
+        build = {"array": self.array, "enum": self.enum, "object": self.object_}[kind]
+        prop = build(value, path)
+        if optional:
+            prop = _nullable(prop)
+        if description:
+            prop["description"] = description.strip()
+        return name, optional, prop
+
+    def array(self, value: Any, path: tuple[str, ...]) -> dict[str, Any]:
+        return {"type": "array", "items": self.value(value, path)}
+
+    def enum(self, value: Any, path: tuple[str, ...]) -> dict[str, Any]:
+        if not isinstance(value, list):
+            raise PicoschemaError(f"an (enum) field takes a list of values, got {_describe(value)}", path)
+        return {"enum": list(value)}
+
+    def object_(self, value: Any, path: tuple[str, ...]) -> dict[str, Any]:
+        if not isinstance(value, Mapping):
+            raise PicoschemaError(f"an (object) field takes a mapping of fields, got {_describe(value)}", path)
+        return self.object(value, path)
+
+
+def _nullable(prop: dict[str, Any]) -> dict[str, Any]:
+    prop = dict(prop)
+    if "enum" in prop:
+        if None not in prop["enum"]:
+            prop["enum"] = [*prop["enum"], None]
+        return prop
+    kind = prop.get("type")
+    if isinstance(kind, str):
+        prop["type"] = [kind, "null"]
+    elif isinstance(kind, list) and "null" not in kind:
+        prop["type"] = [*kind, "null"]
+    return prop
+
+
+def _describe(value: Any) -> str:
+    return {bool: "true/false", int: "a number", float: "a number", list: "a list"}.get(type(value), type(value).__name__)

@@ -1,0 +1,250 @@
+"""Tools: definitions from type hints, execution with input validation, the tool context, interrupts.
+
+A tool function may take a `ToolContext` (a parameter annotated with it; for `define_tool`, a second
+positional parameter): the three things Genkit hands its tools, the caller's `context`, a way to
+`interrupt` with metadata, and the `resumed` data of a restart. A tool without a function (a
+definition only) interrupts, as in Genkit. A multipart tool returns `{"output", "content", "metadata"}`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, NoReturn, get_type_hints
+
+from pydantic import BaseModel, TypeAdapter, ValidationError, create_model
+
+from ..errors import Interrupt, ToolInputError, UsageError
+from ..schema.compiled import CompiledSchema, compile_validator, json_path
+from ..types import Part, ToolDefinition, ToolRequest, ToolResponse
+
+__all__ = [
+    "Tool",
+    "ToolContext",
+    "define_interrupt",
+    "define_tool",
+    "respond",
+    "restart",
+    "to_jsonable",
+    "tool",
+    "tool_from_definition",
+    "tool_from_function",
+]
+
+
+@dataclasses.dataclass(frozen=True)
+class ToolContext:
+    """What a running tool may know besides its input."""
+
+    context: Mapping[str, Any] = dataclasses.field(default_factory=dict)  # the caller's context (auth, ...)
+    resumed: Any = None  # on a restart: what the caller passed (True when nothing); None otherwise
+    metadata: dict[str, Any] | None = None  # the metadata of the tool request part
+
+    def interrupt(self, metadata: Any = None) -> NoReturn:
+        """Stop the run for a human (exit C); `metadata` is recorded as the part's `interrupt` (True if None)."""
+        raise Interrupt(metadata)
+
+
+class Tool:
+    """A callable the model may request, with its JSON Schema signature."""
+
+    def __init__(self, name: str, description: str, input_schema: dict[str, Any], fn: Callable[..., Any] | None,
+                 *, output_schema: dict[str, Any] | None = None, input_model: type[BaseModel] | None = None,
+                 spread: bool = False, context_param: str | None = None, multipart: bool = False) -> None:
+        self.name = name
+        self.description = description
+        self.input_schema = input_schema
+        self.output_schema = output_schema
+        self.fn = fn
+        self.input_model = input_model
+        self.spread = spread  # call fn(**fields) rather than fn(model_instance_or_dict)
+        self.context_param = context_param  # the keyword the ToolContext goes to ("" = second positional)
+        self.multipart = multipart
+        self._validator: CompiledSchema | None = compile_validator(input_schema) if input_model is None else None
+        self.definition = ToolDefinition(name=name, description=description, input_schema=input_schema,
+                                         output_schema=output_schema)
+
+    def __repr__(self) -> str:
+        return f"<Tool {self.name}>"
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """Calling the tool object calls the function, so decorated functions stay usable."""
+        if self.fn is None:
+            raise UsageError(f"tool {self.name!r} has no function")
+        return self.fn(*args, **kwargs)
+
+    async def run(self, input: Any, context: ToolContext | None = None) -> Any:
+        """Validate `input`, call the function (awaiting it if async) and return its result.
+        Without a function the tool interrupts (a definition only: a human or the caller answers)."""
+        arguments = self._arguments(input)
+        if self.fn is None:
+            raise Interrupt()
+        context = context if context is not None else ToolContext()
+        if self.spread:
+            extra = {self.context_param: context} if self.context_param else {}
+            result = self.fn(**arguments, **extra)
+        elif self.context_param == "":
+            result = self.fn(arguments, context)
+        elif self.context_param:
+            result = self.fn(arguments, **{self.context_param: context})
+        else:
+            result = self.fn(arguments)
+        if inspect.isawaitable(result):
+            result = await result
+        return result
+
+    def respond(self, interrupt: Part, output: Any, metadata: Any = None) -> Part:
+        """The answer to one of this tool's interrupts, for `Resume(respond=[...])`."""
+        return respond(interrupt, output, metadata)
+
+    def restart(self, interrupt: Part, resumed: Any = None, replace_input: Any = None) -> Part:
+        """Run one of this tool's interrupted requests again, for `Resume(restart=[...])`."""
+        return restart(interrupt, resumed, replace_input)
+
+    def _arguments(self, input: Any) -> Any:
+        if self.input_model is not None:
+            try:
+                model = self.input_model.model_validate(input if input is not None else {})
+            except ValidationError as exc:
+                raise ToolInputError(_pydantic_problems(exc)) from None
+            return {name: getattr(model, name) for name in type(model).model_fields} if self.spread else model
+        assert self._validator is not None
+        problems = self._validator.problems(input)
+        if problems:
+            raise ToolInputError("; ".join(f"{p.path}: {p.message}" for p in problems))
+        return input if not self.spread else dict(input or {})
+
+
+def respond(interrupt: Part, output: Any, metadata: Any = None) -> Part:
+    """A tool-response part answering `interrupt`, marked `interruptResponse` (the metadata, else True) as Genkit marks it."""
+    request = _request_of(interrupt)
+    return Part(tool_response=ToolResponse(name=request.name, ref=request.ref, output=to_jsonable(output)),
+                metadata={"interruptResponse": metadata if metadata is not None else True})
+
+
+def restart(interrupt: Part, resumed: Any = None, replace_input: Any = None) -> Part:
+    """A tool-request part that runs `interrupt` again; the tool gets `resumed` (True if None) in its context."""
+    request = _request_of(interrupt)
+    metadata = {**(interrupt.metadata or {}), "resumed": resumed if resumed is not None else True}
+    if replace_input is not None:
+        metadata["replacedInput"] = request.input
+        request = request.model_copy(update={"input": replace_input})
+    return Part(tool_request=request, metadata=metadata)
+
+
+def _request_of(interrupt: Part) -> ToolRequest:
+    if interrupt.tool_request is None:
+        raise UsageError("respond/restart take the interrupted tool-request part (an entry of response.interrupts)")
+    return interrupt.tool_request
+
+
+def _pydantic_problems(exc: ValidationError) -> str:
+    return "; ".join(f"{json_path(e['loc'])}: {e['msg']}" for e in exc.errors())
+
+
+def tool(fn: Callable[..., Any] | None = None, *, name: str | None = None, description: str | None = None,
+         multipart: bool = False) -> Any:
+    """`@tool` on a sync or async function: the name, docstring and type hints make the definition."""
+
+    def wrap(func: Callable[..., Any]) -> Tool:
+        return tool_from_function(func, name=name, description=description, multipart=multipart)
+
+    return wrap(fn) if fn is not None else wrap
+
+
+def tool_from_function(func: Callable[..., Any], *, name: str | None = None, description: str | None = None,
+                       multipart: bool = False) -> Tool:
+    hints = get_type_hints(func)
+    params = [p for p in inspect.signature(func).parameters.values() if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    context_param = next((p.name for p in params if hints.get(p.name) is ToolContext), None)
+    params = [p for p in params if p.name != context_param]
+    doc = inspect.getdoc(func) or ""
+    output_schema = None if multipart else _output_schema(hints.get("return", inspect.Signature.empty))
+    single = params[0] if len(params) == 1 else None
+    if single is not None and _is_model(hints.get(single.name)):
+        model: type[BaseModel] = hints[single.name]
+        return Tool(name or func.__name__, description or doc, model.model_json_schema(), func,
+                    output_schema=output_schema, input_model=model, spread=False, context_param=context_param,
+                    multipart=multipart)
+    fields = {p.name: (hints.get(p.name, Any), ... if p.default is p.empty else p.default) for p in params}
+    model = create_model(f"{func.__name__}_input", **fields)  # type: ignore[call-overload]
+    schema = model.model_json_schema()
+    schema.pop("title", None)
+    return Tool(name or func.__name__, description or doc, schema, func, output_schema=output_schema,
+                input_model=model, spread=True, context_param=context_param, multipart=multipart)
+
+
+def _is_model(value: Any) -> bool:
+    return isinstance(value, type) and issubclass(value, BaseModel)
+
+
+def _output_schema(annotation: Any) -> dict[str, Any] | None:
+    if annotation in (inspect.Signature.empty, None, type(None), Any):
+        return None
+    try:
+        return TypeAdapter(annotation).json_schema()
+    except Exception:  # an annotation pydantic cannot describe: the tool still works, without an output schema
+        return None
+
+
+def define_tool(name: str, description: str, input_schema: Any, fn: Callable[..., Any | Awaitable[Any]] | None,
+                *, output_schema: Any = None, multipart: bool = False) -> Tool:
+    """The explicit form: `fn(input)` or `fn(input, ctx)` receives the validated input (a dict, or the model
+    instance for a pydantic schema) and, with a second parameter, the ToolContext. `fn=None`: a definition
+    only, which interrupts when the model calls it."""
+    output = output_schema.model_json_schema() if _is_model(output_schema) else output_schema
+    context_param = _second_parameter(fn)
+    if _is_model(input_schema):
+        return Tool(name, description, input_schema.model_json_schema(), fn, input_model=input_schema,
+                    output_schema=output, context_param=context_param, multipart=multipart)
+    schema = dict(input_schema) if input_schema is not None else {"type": "object"}
+    return Tool(name, description, schema, fn, output_schema=output, context_param=context_param, multipart=multipart)
+
+
+def _second_parameter(fn: Callable[..., Any] | None) -> str | None:
+    """"" when `fn` takes a second positional parameter (the ToolContext), else None."""
+    if fn is None:
+        return None
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):  # a builtin without a signature: called with the input only
+        return None
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)]
+    return "" if len(positional) >= 2 or any(p.kind is p.VAR_POSITIONAL for p in positional) else None
+
+
+def define_interrupt(name: str, description: str, input_schema: Any = None, *,
+                     request_metadata: Any = None) -> Tool:
+    """A tool that always interrupts, for a human to answer (`Resume(respond=[...])`).
+
+    Its part records `interrupt: true`, or `request_metadata`: a mapping, or a function of the
+    validated input returning one (as Genkit's `requestMetadata`)."""
+
+    async def ask(arguments: Any) -> NoReturn:
+        metadata = request_metadata(arguments) if callable(request_metadata) else request_metadata
+        if inspect.isawaitable(metadata):
+            metadata = await metadata
+        raise Interrupt(metadata)
+
+    return define_tool(name, description, input_schema, ask)
+
+
+def tool_from_definition(definition: ToolDefinition) -> Tool:
+    """A tool that is a definition only (registered without a function): it interrupts when called."""
+    return Tool(definition.name, definition.description, definition.input_schema or {}, None,
+                output_schema=definition.output_schema)
+
+
+def to_jsonable(value: Any) -> Any:
+    """Tool output as plain JSON data (never a Python repr)."""
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json", by_alias=True)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return TypeAdapter(type(value)).dump_python(value, mode="json")
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    try:
+        return TypeAdapter(Any).dump_python(value, mode="json")
+    except Exception:
+        return str(value)

@@ -242,16 +242,6 @@ class PromptLibrary:
         compiled = self._compile(source, path, name, None, None)
         return Prompt(self, name, None, None, compiled, source=source)
 
-    def recompile(self, prompt: Prompt) -> CompiledPrompt:
-        """The prompt compiled afresh: from its file as it is now, or from its source string."""
-        if prompt.path is None:
-            return self._compile(prompt.source or "", None, prompt.name, prompt.variant, None)
-        try:
-            snapshot = self._read_prompt_file(prompt)
-        except FileChangingError:
-            raise _still_changing(prompt.path) from None
-        return self._compile_snapshot(snapshot, prompt.path, prompt.name, prompt.variant)
-
     def _read_prompt_file(self, prompt: Prompt) -> Snapshot:
         """The prompt's file, read once as it settles; gone for good is PromptNotFoundError."""
         assert prompt.path is not None

@@ -23,9 +23,6 @@ class ModelInfo:
     tool_choice: bool = True
     constrained: Constrained = "none"
     media: bool = False
-    system_role: bool = True
-    multiturn: bool = True
-    streaming: bool = True
 
 
 @runtime_checkable

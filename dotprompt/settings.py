@@ -35,6 +35,7 @@ from pathlib import Path
 from stat import S_ISREG
 from typing import Any, Final
 
+from ._util.cache import LRU
 from .errors import UsageError
 
 if sys.version_info >= (3, 11):
@@ -255,16 +256,16 @@ def project_settings(start: Path | None = None) -> tuple[dict[str, Any], Path | 
             continue
         if not S_ISREG(stat.st_mode):
             continue
-        version = (stat.st_mtime_ns, stat.st_size)
-        cached = _PARSED.get(candidate)
-        if cached is not None and cached[0] == version:
-            return cached[1], Path(candidate).parent
+        version = f"{stat.st_mtime_ns}:{stat.st_size}"
+        cached = _PARSED.get(candidate, version)
+        if cached is not None:
+            return cached, Path(candidate).parent
         try:
             data = tomllib.loads(Path(candidate).read_text(encoding="utf-8"))
             table = data.get("tool", {}).get("dotprompt", {})
         except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError):
             table = {}
-        _PARSED[candidate] = (version, table)
+        _PARSED.put(candidate, version, table)
         return table, Path(candidate).parent
     return {}, None
 
@@ -275,7 +276,7 @@ def _candidates(start: str) -> tuple[str, ...]:
     return tuple(str(folder / "pyproject.toml") for folder in (here, *here.parents))
 
 
-_PARSED: dict[str, tuple[tuple[int, int], dict[str, Any]]] = {}
+_PARSED: LRU[dict[str, Any]] = LRU(64)  # by path, for the file's version
 
 
 def provider_section(provider: str) -> Mapping[str, Any]:

@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..._util.cache import LRU
 from ...types import GenerateRequest
 
 log = logging.getLogger("dotprompt.models")
@@ -143,15 +144,14 @@ def strict_schema(schema: Mapping[str, Any], profile: Profile = OPENAI_STRICT) -
         key = (profile, json.dumps(schema, ensure_ascii=False))
     except (TypeError, ValueError, RecursionError):
         return _strict_schema(schema, profile)
-    found = _MADE.get(key)
+    found = _MADE.get(key, "")
     if found is None:
-        if len(_MADE) >= 256:
-            _MADE.clear()
-        found = _MADE[key] = _strict_schema(schema, profile)
+        found = _strict_schema(schema, profile)
+        _MADE.put(key, "", found)
     return found
 
 
-_MADE: dict[tuple[Profile, str], StrictSchema] = {}
+_MADE: LRU[StrictSchema] = LRU(256)  # by (profile, the schema's JSON)
 
 
 def _strict_schema(schema: Mapping[str, Any], profile: Profile) -> StrictSchema:

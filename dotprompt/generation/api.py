@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 from ..errors import UsageError
 from ..identity import PromptIdentity
 from ..observe.spans import tracing
+from ..providers.base import Model
 from ..providers.registry import resolve_model
 from ..settings import check_max_turns
 from ..tools.define import Tool, tool_from_definition
@@ -144,10 +145,11 @@ def preview_request(options: GenerateActionOptions | GenerateOptions | None = No
     request = loop.request(action, runtime.plan.inject(action.messages))
     if not wire:
         return request
-    build = getattr(runtime.model, "wire_request", None)
-    if build is None:
+    # A model written before Model had wire_request (or not following Model at all) has no wire format either.
+    body = runtime.model.wire_request(request) if isinstance(runtime.model, Model) else None
+    if body is None:
         raise UsageError(f"model {action.model!r} has no wire format to preview (only HTTP provider models have one)")
-    return copy.deepcopy(build(request))  # the caller's to change: it shares parts (the strict schema) with later calls
+    return copy.deepcopy(body)  # the caller's to change: it shares parts (the strict schema) with later calls
 
 
 class GenerateStream:

@@ -49,15 +49,16 @@ from ..errors import ModelError, UsageError
 from ..providers.base import Model, ModelInfo, OnChunk
 from ..providers.config import ProviderConfig, ProviderSpec, provider_config
 from ..providers.dialects.strict import Structured, log_fallback
-from ..settings import DEFAULT_DEADLINE, DEFAULT_MAX_RESPONSE_BYTES, RETRYABLE_STATUSES, env_http_transport
+from ..settings import (
+    DEFAULT_DEADLINE,
+    DEFAULT_MAX_RESPONSE_BYTES,
+    ERROR_BODY_BYTES,
+    RETRYABLE_STATUSES,
+    RETRYABLE_STREAM_ERRORS,
+    env_http_transport,
+)
 from ..types import GenerateRequest, ModelResponse
 
-# Error types/statuses inside an HTTP 200 stream (no status code) that are worth retrying, all providers.
-RETRYABLE_STREAM_ERRORS = frozenset({"overloaded_error", "api_error", "rate_limit_error", "timeout_error", "server_error",
-                                     "rate_limit_exceeded", "UNAVAILABLE", "RESOURCE_EXHAUSTED", "INTERNAL",
-                                     "DEADLINE_EXCEEDED"})
-# Of an error reply only this much is read: enough for any explanation, and a huge one cannot exhaust memory.
-ERROR_BODY_BYTES = 256 * 1024
 SECRET_HEADERS = frozenset({"authorization", "x-api-key", "api-key", "x-goog-api-key", "proxy-authorization"})
 
 

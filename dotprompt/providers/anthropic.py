@@ -23,8 +23,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._http.client import RETRYABLE_STREAM_ERRORS, HttpModel, sse_json, stream_error
+from .._http.client import HttpModel, sse_json, stream_error
 from ..errors import ModelError, UsageError
+from ..settings import ANTHROPIC_DEFAULT_MAX_TOKENS, ANTHROPIC_VERSION, RETRYABLE_STREAM_ERRORS
 from ..types import GenerateRequest, Media, Message, ModelChunk, ModelResponse, Part, ToolRequest, Usage
 from .base import ModelInfo, OnChunk
 from .config import ProviderSpec
@@ -39,8 +40,6 @@ from .dialects.strict import (
 )
 from .media import IMAGE, PDF, TEXT, MediaInput, media_input, unsupported
 
-ANTHROPIC_VERSION = "2023-06-01"
-DEFAULT_MAX_TOKENS = 4096  # the API refuses a request without max_tokens
 # Our config names (Genkit's spelling) -> Messages API fields; anything else passes through as is.
 CONFIG_KEYS = {"maxOutputTokens": "max_tokens", "topP": "top_p", "topK": "top_k", "stopSequences": "stop_sequences"}
 FINISH = {"end_turn": "stop", "stop_sequence": "stop", "tool_use": "stop", "max_tokens": "length",
@@ -102,7 +101,7 @@ class AnthropicModel(HttpModel):
 def to_body(request: GenerateRequest, model_id: str, *, stream: bool = False,
             structured: Structured | None = None) -> dict[str, Any]:
     """The Messages API body; `structured` is `anthropic_structured(request)`, computed here when not given."""
-    body: dict[str, Any] = {"model": model_id, "max_tokens": DEFAULT_MAX_TOKENS}
+    body: dict[str, Any] = {"model": model_id, "max_tokens": ANTHROPIC_DEFAULT_MAX_TOKENS}
     system = _system(request.messages)
     if system:
         body["system"] = system

@@ -20,8 +20,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._http.client import RETRYABLE_STREAM_ERRORS, HttpModel, SSEEvent, sse_json, stream_error
+from .._http.client import HttpModel, SSEEvent, sse_json, stream_error
 from ..errors import ModelError, UsageError
+from ..settings import RETRYABLE_STREAM_ERRORS
 from ..types import GenerateRequest, Media, Message, ModelChunk, ModelResponse, Part, ToolRequest, Usage
 from .base import ModelInfo, OnChunk
 from .config import ProviderSpec

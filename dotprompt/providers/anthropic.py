@@ -58,7 +58,7 @@ MEDIA_ACCEPTED = "JPEG/PNG/GIF/WebP images, PDF and text/plain documents (data: 
 ANTHROPIC = ProviderSpec("anthropic", "https://api.anthropic.com/v1", key_vars=("ANTHROPIC_API_KEY",),
                          base_url_var="ANTHROPIC_BASE_URL")
 
-# The fields the mapping below reads, and their types (models/shape.py). Unknown block types pass whole.
+# The fields the mapping below reads, and their types (dialects/shape.py). Unknown block types pass whole.
 USAGE = {k: COUNT for k in ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")}
 BLOCK = By("type", {"text": {"text": STR}, "thinking": {"thinking": STR, "signature": STR},
                     "tool_use": {"id": STR, "name": STR, "input": AnyOf(OBJECT, STR)}})

@@ -41,7 +41,7 @@ MEDIA_ACCEPTED = "images, audio, video, PDF and text/* (data: URLs inline, other
 GOOGLEAI = ProviderSpec("googleai", "https://generativelanguage.googleapis.com/v1beta",
                         key_vars=("GEMINI_API_KEY", "GOOGLE_API_KEY"), base_url_var="GEMINI_BASE_URL")
 
-# The fields the mapping below reads, and their types (models/shape.py).
+# The fields the mapping below reads, and their types (dialects/shape.py).
 PART = {"text": STR, "thoughtSignature": STR, "functionCall": {"name": STR, "id": STR, "args": OBJECT},
         "inlineData": {"mimeType": STR, "data": STR}, "fileData": {"fileUri": STR, "mimeType": STR}}
 CANDIDATE = {"content": {"parts": [PART]}, "finishReason": STR, "finishMessage": STR, "index": COUNT}

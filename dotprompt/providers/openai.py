@@ -40,7 +40,7 @@ def ollama_host(env: Mapping[str, str]) -> str | None:
 OPENAI = ProviderSpec("openai", "https://api.openai.com/v1", key_vars=("OPENAI_API_KEY",), base_url_var="OPENAI_BASE_URL")
 OLLAMA = ProviderSpec("ollama", "http://127.0.0.1:11434/v1", key_required=False, base_url_from_env=ollama_host)
 
-# The fields the mapping below reads, and their types (models/shape.py).
+# The fields the mapping below reads, and their types (dialects/shape.py).
 USAGE = {"prompt_tokens": COUNT, "completion_tokens": COUNT, "total_tokens": COUNT,
          "prompt_tokens_details": {"cached_tokens": COUNT, "cache_write_tokens": COUNT},
          "completion_tokens_details": {"reasoning_tokens": COUNT}}

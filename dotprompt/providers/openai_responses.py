@@ -41,7 +41,7 @@ RESPONSES_INFO = ModelInfo(label="OpenAI Responses", constrained="all", media=Tr
 OPENAI_RESPONSES = ProviderSpec("openai-responses", "https://api.openai.com/v1", key_vars=("OPENAI_API_KEY",),
                                 base_url_var="OPENAI_BASE_URL")
 
-# The fields the mapping below reads, and their types (models/shape.py).
+# The fields the mapping below reads, and their types (dialects/shape.py).
 USAGE = {"input_tokens": COUNT, "output_tokens": COUNT, "total_tokens": COUNT,
          "input_tokens_details": {"cached_tokens": COUNT, "cache_write_tokens": COUNT},
          "output_tokens_details": {"reasoning_tokens": COUNT}}

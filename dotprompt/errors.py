@@ -38,7 +38,6 @@ raise and catch them, and never escape.
 
 from __future__ import annotations
 
-import difflib
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -46,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from ._util.redact import redact, redact_data
+from ._util.suggest import close_matches
 
 __all__ = [
     "MAX_RETRY_AFTER",
@@ -77,11 +77,11 @@ __all__ = [
     "ToolInputError",
     "UnknownFormatError",
     "UsageError",
-    "closest",
 ]
 
 
 # The longest wait a provider's Retry-After may ask for; more (or infinity) is clamped to it, NaN is ignored.
+# The one setting defined here, not in settings.py (which names it too): settings imports errors.
 MAX_RETRY_AFTER = 600.0
 
 
@@ -303,19 +303,12 @@ class UnknownFormatError(UsageError, KeyError):
     def __init__(self, name: str, known: Sequence[str]) -> None:
         self.name = name
         self.known = sorted(known)
-        hint = f"did you mean {close!r}? " if (close := closest(name, self.known)) else ""
+        hint = f"did you mean {close[0]!r}? " if (close := close_matches(name, self.known)) else ""
         self.message = f"unknown output format {name!r}: {hint}known formats: {', '.join(self.known)}"
         super().__init__(self.message)
 
     def __str__(self) -> str:  # KeyError would print the message inside quotes
         return self.message
-
-
-def closest(name: str, known: Sequence[str]) -> str | None:
-    """The known name nearest to `name`, ignoring case (`JSONL` -> `jsonl`), or None."""
-    by_lower = {k.lower(): k for k in known}
-    match = difflib.get_close_matches(name.lower(), list(by_lower), n=1, cutoff=0.5)
-    return by_lower[match[0]] if match else None
 
 
 class BatchInputError(DotpromptError, ValueError):

@@ -1,6 +1,6 @@
 """Every setting in one place: the defaults, the `DOTPROMPT_*` variables and `[tool.dotprompt]`.
 
-The ground floor: this module imports nothing of the package but `errors`, and every other module
+The ground floor: this module imports nothing of the package but `errors` and `_util.cache`, and every other module
 reads a default, an environment variable or the project's table from here, never on its own.
 
     [tool.dotprompt]            in the nearest pyproject.toml (read by `project_settings`)
@@ -35,7 +35,11 @@ from pathlib import Path
 from stat import S_ISREG
 from typing import Any, Final
 
-from .errors import UsageError
+from ._util.cache import LRU
+
+# MAX_RETRY_AFTER (the longest Retry-After wait kept) is defined in errors, where ModelError clamps with it: this
+# module imports errors, so errors cannot import it from here. It is named here with the other settings.
+from .errors import MAX_RETRY_AFTER, UsageError
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -43,10 +47,13 @@ else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib
 
 __all__ = [
+    "ANTHROPIC_DEFAULT_MAX_TOKENS",
+    "ANTHROPIC_VERSION",
     "DEFAULT_DEADLINE",
     "DEFAULT_MAX_RESPONSE_BYTES",
     "DEFAULT_MAX_TURNS",
     "DEFAULT_TIMEOUT",
+    "ERROR_BODY_BYTES",
     "EVAL_MAX_ALIGN_ITEMS",
     "EVAL_MAX_DEPTH",
     "EVAL_MAX_ROW_BYTES",
@@ -60,6 +67,9 @@ __all__ = [
     "LOCAL_TEXT_TOKENS",
     "MAX_NAME_LENGTH",
     "MAX_NAME_PART_BYTES",
+    "MAX_NESTING_DEPTH",
+    "MAX_REPORTED_REPAIRS",
+    "MAX_RETRY_AFTER",
     "PARTIAL_CACHE_SIZE",
     "RELOAD_ATTEMPTS",
     "RELOAD_GRACE_SECONDS",
@@ -70,6 +80,7 @@ __all__ = [
     "RENDER_MAX_JSON_INDENT",
     "RENDER_MAX_SECONDS",
     "RETRYABLE_STATUSES",
+    "RETRYABLE_STREAM_ERRORS",
     "RUNLOG_BUSY_SECONDS",
     "RUNLOG_KEEP_DAYS",
     "RUNLOG_KEEP_RUNS",
@@ -108,6 +119,31 @@ DEFAULT_MAX_RESPONSE_BYTES: Final = 64 * 1024 * 1024
 
 RETRYABLE_STATUSES: Final = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 529})
 """HTTP statuses worth another attempt: timeouts, conflicts, rate limits, server errors, overload (529)."""
+
+RETRYABLE_STREAM_ERRORS: Final = frozenset({"overloaded_error", "api_error", "rate_limit_error", "timeout_error",
+                                            "server_error", "rate_limit_exceeded", "UNAVAILABLE", "RESOURCE_EXHAUSTED",
+                                            "INTERNAL", "DEADLINE_EXCEEDED"})
+"""Error types/statuses inside an HTTP 200 stream (no status code) that are worth retrying, all providers."""
+
+ERROR_BODY_BYTES: Final = 256 * 1024
+"""Of an error reply only this much is read: enough for any explanation, and a huge one cannot exhaust memory."""
+
+ANTHROPIC_VERSION: Final = "2023-06-01"
+"""The `anthropic-version` header every Messages API request carries."""
+
+ANTHROPIC_DEFAULT_MAX_TOKENS: Final = 4096
+"""`max_tokens` of an Anthropic request whose config names none (the API refuses a request without it)."""
+
+MAX_NESTING_DEPTH: Final = 512
+"""Arrays and objects nested deeper than this in a model's reply are refused: an OutputParseError for a
+whole reply (an OutputValidationError from `generate()`), and the stream parser stops reading there. Far
+above anything a schema asks for, and well below the interpreter's recursion limit (about 1000 frames),
+which json.loads, partial-json-parser and schema validation all recurse against."""
+
+MAX_REPORTED_REPAIRS: Final = 100
+"""Repairs reported one by one on a parse result (`ParsedOutput.repairs`), in the order they were made.
+Past this many, each further kind of repair is one summary Repair carrying its count and where the first
+of them was: a hostile reply with 250,000 trailing commas costs a counter, not 250,000 messages."""
 
 LOCAL_MODEL: Final = "local/smollm2"
 """The small model `dotprompt local setup` prepares; the default model once it is set up."""
@@ -255,16 +291,16 @@ def project_settings(start: Path | None = None) -> tuple[dict[str, Any], Path | 
             continue
         if not S_ISREG(stat.st_mode):
             continue
-        version = (stat.st_mtime_ns, stat.st_size)
-        cached = _PARSED.get(candidate)
-        if cached is not None and cached[0] == version:
-            return cached[1], Path(candidate).parent
+        version = f"{stat.st_mtime_ns}:{stat.st_size}"
+        cached = _PARSED.get(candidate, version)
+        if cached is not None:
+            return cached, Path(candidate).parent
         try:
             data = tomllib.loads(Path(candidate).read_text(encoding="utf-8"))
             table = data.get("tool", {}).get("dotprompt", {})
         except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError):
             table = {}
-        _PARSED[candidate] = (version, table)
+        _PARSED.put(candidate, version, table)
         return table, Path(candidate).parent
     return {}, None
 
@@ -275,7 +311,7 @@ def _candidates(start: str) -> tuple[str, ...]:
     return tuple(str(folder / "pyproject.toml") for folder in (here, *here.parents))
 
 
-_PARSED: dict[str, tuple[tuple[int, int], dict[str, Any]]] = {}
+_PARSED: LRU[dict[str, Any]] = LRU(64)  # by path, for the file's version
 
 
 def provider_section(provider: str) -> Mapping[str, Any]:

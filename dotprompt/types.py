@@ -41,6 +41,8 @@ def _defaults_table(cls: type[BaseModel]) -> tuple[dict[str, Any], tuple[tuple[s
     return defaults, factories
 
 
+# A plain dict, not an LRU: one entry per model class, a set fixed by the code (never by input), and
+# read on every construct() where a lock would cost more than the table saves.
 _TABLES: dict[type, tuple[dict[str, Any], tuple[tuple[str, Any], ...]]] = {}
 _set = object.__setattr__
 _new = object.__new__

@@ -234,3 +234,15 @@ def test_hand_written_fixtures_are_named_as_such_in_the_report(project):
     table = dict((row[0], row[5]) for row in rows(list(results.values()), repeated=False))
     assert table["invoices.test.yaml::simple"].endswith("(replayed) (1 hand-written fixture)")
     assert table["invoices.test.yaml::second"].endswith("(replayed)")
+
+
+def test_recordings_made_before_modelinfo_lost_its_unread_fields_still_load(tmp_path):
+    from dotprompt.testing.recording import RecordingStore
+
+    info = {"label": "old", "tools": False, "system_role": True, "multiturn": True, "streaming": True}
+    line = {"key": "k", "case": "c", "call": 1, "model": "m", "info": info, "request": {}, "response": {},
+            "latency_ms": 1.0}
+    path = tmp_path / "x.recordings.jsonl"
+    path.write_text(json.dumps(line) + "\n")
+    found = RecordingStore.load(path).info_for("m")
+    assert (found.label, found.tools) == ("old", False)

@@ -40,22 +40,25 @@ import weakref
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import httpx
 
 from .._util.redact import remember_secret, url_credentials
 from ..errors import ModelError, UsageError
-from ..providers.base import ModelInfo
+from ..providers.base import Model, ModelInfo, OnChunk
 from ..providers.config import ProviderConfig, ProviderSpec, provider_config
-from ..settings import DEFAULT_DEADLINE, DEFAULT_MAX_RESPONSE_BYTES, RETRYABLE_STATUSES, env_http_transport
+from ..providers.dialects.strict import Structured, log_fallback
+from ..settings import (
+    DEFAULT_DEADLINE,
+    DEFAULT_MAX_RESPONSE_BYTES,
+    ERROR_BODY_BYTES,
+    RETRYABLE_STATUSES,
+    RETRYABLE_STREAM_ERRORS,
+    env_http_transport,
+)
+from ..types import GenerateRequest, ModelResponse
 
-# Error types/statuses inside an HTTP 200 stream (no status code) that are worth retrying, all providers.
-RETRYABLE_STREAM_ERRORS = frozenset({"overloaded_error", "api_error", "rate_limit_error", "timeout_error", "server_error",
-                                     "rate_limit_exceeded", "UNAVAILABLE", "RESOURCE_EXHAUSTED", "INTERNAL",
-                                     "DEADLINE_EXCEEDED"})
-# Of an error reply only this much is read: enough for any explanation, and a huge one cannot exhaust memory.
-ERROR_BODY_BYTES = 256 * 1024
 SECRET_HEADERS = frozenset({"authorization", "x-api-key", "api-key", "x-goog-api-key", "proxy-authorization"})
 
 
@@ -434,12 +437,40 @@ def _ssl_context() -> ssl.SSLContext:
     return httpx.create_ssl_context()
 
 
-class HttpModel:
-    """What every HTTP provider's model shares: its name, the provider's model id, settings and client.
+class StreamState(Protocol):
+    """A provider's reply being built from its stream events (the hooks `HttpModel._stream` calls)."""
+
+    request_id: str | None
+    chars: int  # text and arguments received so far (for the error messages)
+
+    def parse(self, event: SSEEvent) -> Any:
+        """The event's data, checked: an error event or a wrongly shaped one is a ModelError keeping the partial."""
+
+    def add(self, data: Any, on_chunk: OnChunk) -> None: ...
+
+    @property
+    def finished(self) -> bool:
+        """The last event has come: stop reading (a provider whose stream just ends says False)."""
+
+    def incomplete(self) -> str | None:
+        """Why the stream as read so far is no whole reply, or None when it is."""
+
+    def reply(self) -> Any:
+        """The reply as the provider's non-streamed JSON, for `HttpModel.reply`."""
+
+    def snapshot(self) -> Any: ...
+
+    def fail(self, message: str, *, retryable: bool = False) -> ModelError: ...
+
+
+class HttpModel(Model):
+    """What every HTTP provider's model shares: its name, the provider's model id, settings and client,
+    and the call itself (build the body, POST it or read the stream, map the reply, errors).
 
     `specs` are the providers this class serves (the one whose prefix the name carries supplies the
     settings when none are given; a class serving one provider uses it for any name);
-    `default_info` is the capabilities unless `info=` says otherwise.
+    `default_info` is the capabilities unless `info=` says otherwise. A provider fills in the hooks:
+    `headers`, `path`, `structured`, `body`, `reply` and `stream_state`.
     """
 
     specs: tuple[ProviderSpec, ...] = ()
@@ -463,6 +494,58 @@ class HttpModel:
         if found is None and len(cls.specs) == 1:
             return cls.specs[0]
         return found or ProviderSpec(prefix)
+
+    async def generate(self, request: GenerateRequest, on_chunk: OnChunk | None = None) -> ModelResponse:
+        structured = self.structured(request)
+        log_fallback(structured, self.name)
+        body = self.body(request, stream=on_chunk is not None, structured=structured)
+        if on_chunk is None:
+            data, response = await self.http.post_json(self.path(False), body, self.headers())
+            return self.reply(data, request_id(response), structured)
+        return await self._stream(body, on_chunk, structured)
+
+    def wire_request(self, request: GenerateRequest, *, stream: bool = False) -> dict[str, Any]:
+        """The body this model would POST for `request` (what `preview_request(..., wire=True)` shows)."""
+        return self.body(request, stream=stream, structured=self.structured(request))
+
+    async def _stream(self, body: dict[str, Any], on_chunk: OnChunk, structured: Structured | None) -> ModelResponse:
+        state = self.stream_state(structured)
+        async with self.http.stream(self.path(True), body, self.headers()) as stream:
+            state.request_id = stream.request_id
+            try:
+                async for event in stream.events(partial=state.snapshot):
+                    state.add(state.parse(event), on_chunk)
+                    if state.finished:
+                        break
+            except httpx.HTTPError as exc:
+                raise state.fail(f"the stream broke after {state.chars} characters: {type(exc).__name__}: {exc}",
+                                 retryable=True) from exc
+        if (why := state.incomplete()) is not None:  # never hand on a reply that was silently cut short
+            raise state.fail(why, retryable=True)
+        return self.reply(state.reply(), state.request_id, structured)
+
+    # -- the provider's hooks ----------------------------------------------------------------------
+
+    def headers(self) -> dict[str, str]:
+        return {}
+
+    def path(self, stream: bool) -> str:
+        """The endpoint below the base URL, for a streamed call or not."""
+        raise NotImplementedError
+
+    def structured(self, request: GenerateRequest) -> Structured | None:
+        """How this request's output schema is enforced (None without one)."""
+        raise NotImplementedError
+
+    def body(self, request: GenerateRequest, *, stream: bool, structured: Structured | None) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def reply(self, data: Any, request: str | None, structured: Structured | None) -> ModelResponse:
+        """The provider's JSON reply as our response (`request`: the provider's request id, if it sent one)."""
+        raise NotImplementedError
+
+    def stream_state(self, structured: Structured | None) -> StreamState:
+        raise NotImplementedError
 
 
 async def sse_events(source: httpx.Response | AsyncIterable[bytes]) -> AsyncIterator[SSEEvent]:

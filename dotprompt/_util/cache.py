@@ -1,4 +1,5 @@
-"""A small thread-safe LRU map: the bounded home of parsed partials and templates.
+"""A small thread-safe LRU map: the bounded home of every memo (parsed partials and templates, output
+plans, strict schemas, prices, the parsed pyproject.toml).
 
 Entries are keyed by what they are (a partial's file or name), and each holds the content hash it
 was made from, so an edit replaces an entry instead of adding one, and the size never passes `size`.

@@ -6,13 +6,13 @@ always count from the first line of the file, frontmatter included.
 
 from __future__ import annotations
 
-import difflib
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
 
+from .._util.suggest import close_matches
 from ..errors import PromptFileError
 from ..settings import valid_max_turns
 
@@ -414,11 +414,7 @@ def use_arguments(src: PromptSource) -> list[tuple[int, str, dict[str, Any]]]:
 
 
 def did_you_mean(word: str, choices: Any) -> str | None:
-    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
-    if not close:
-        lowered = {c.lower().replace("_", ""): c for c in choices}
-        hit = lowered.get(word.lower().replace("_", ""))
-        close = [hit] if hit else []
+    close = close_matches(word, choices)
     return f"did you mean `{close[0]}`?" if close else None
 
 

@@ -8,7 +8,7 @@ by side in one run.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -155,7 +155,3 @@ def arms_of(variants: Sequence[str], models: Sequence[str]) -> list[Arm]:
     chosen_variants: list[str | None] = list(dict.fromkeys("" if v == "-" else v for v in variants)) or [None]
     chosen_models: list[str | None] = list(dict.fromkeys(models)) or [None]
     return [Arm(v, m) for v in chosen_variants for m in chosen_models]
-
-
-def by_name(results: Sequence[ArmResult]) -> Mapping[str, Scores]:
-    return {r.spec.name: r.scores for r in results}

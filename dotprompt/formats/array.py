@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import OutputParseError, SchemaError
+from ..schema.refs import resolve
 from .base import Format, ParsedOutput
 from .extract import extract_json
 from .incremental import IncrementalJsonParser
-from .schema import has_type, js_json, resolve
+from .schema import has_type, js_json
 
 
 def check_array_schema(schema: dict[str, Any] | None) -> None:

@@ -6,8 +6,9 @@ import json
 from typing import Any, Final
 
 from ..errors import OutputParseError, SchemaError
+from ..schema.refs import resolve
 from .base import Format, ParsedOutput, Repair
-from .schema import has_type, js_string, resolve
+from .schema import has_type, js_string
 
 _QUOTES: Final = "\"'`"
 

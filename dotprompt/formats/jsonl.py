@@ -13,10 +13,11 @@ from __future__ import annotations
 from typing import Any, Final
 
 from ..errors import OutputParseError, SchemaError
+from ..schema.refs import resolve
 from .base import Format, ParsedOutput, Repair
 from .extract import parse_json_at
 from .incremental import IncrementalJsonParser
-from .schema import has_type, js_json, resolve, with_definitions
+from .schema import has_type, js_json, with_definitions
 
 _UNDECIDED: Final = 0  # only whitespace on this line so far
 _ITEM: Final = 1  # the line started with `{`

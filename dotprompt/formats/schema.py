@@ -1,4 +1,7 @@
-"""The little JSON Schema handling formats need: local `$ref`s, type tests, JSON written as Genkit writes it."""
+"""The little JSON Schema handling formats need: type tests, JSON written as Genkit writes it.
+
+(Local `$ref`s are followed by `schema.refs.resolve`.)
+"""
 
 from __future__ import annotations
 
@@ -6,21 +9,6 @@ import json
 import math
 from decimal import Decimal
 from typing import Any
-
-
-def resolve(root: dict[str, Any], node: Any) -> Any:
-    """Follow local `$ref`s (`#/$defs/Item`) from `node`; anything unresolvable is returned as is."""
-    seen: set[str] = set()
-    while isinstance(node, dict) and isinstance(ref := node.get("$ref"), str) and ref.startswith("#") and ref not in seen:
-        seen.add(ref)
-        target: Any = root
-        for part in ref[1:].split("/")[1:]:
-            key = part.replace("~1", "/").replace("~0", "~")
-            if not isinstance(target, dict) or key not in target:
-                return node
-            target = target[key]
-        node = target
-    return node
 
 
 def has_type(node: Any, name: str) -> bool:

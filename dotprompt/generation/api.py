@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 from ..errors import UsageError
 from ..identity import PromptIdentity
 from ..observe.spans import tracing
+from ..providers.base import Model
 from ..providers.registry import resolve_model
 from ..settings import check_max_turns
 from ..tools.define import Tool, tool_from_definition
@@ -100,6 +101,17 @@ def _named_middleware(entry: str, library: ToolLookup | None) -> Any:
                      f"{', '.join(sorted(BUILT_IN))}")
 
 
+def _options_and_model(options: GenerateActionOptions | GenerateOptions | None,
+                       kwargs: dict[str, Any]) -> tuple[GenerateActionOptions | GenerateOptions, Any]:
+    """The options (built from the keywords when none are given) and the `model=` given beside an options object."""
+    if options is None:
+        return GenerateOptions(**kwargs), None
+    model = kwargs.pop("model", None)
+    if kwargs:
+        raise UsageError(f"pass either an options object or keywords, not both ({', '.join(kwargs)})")
+    return options, model
+
+
 async def generate(options: GenerateActionOptions | GenerateOptions | None = None, /, *,
                    library: ToolLookup | None = None, tools: Sequence[Any] = (), use: Sequence[Any] = (),
                    output_type: Any = None, on_chunk: ChunkCallback | None = None,
@@ -110,13 +122,7 @@ async def generate(options: GenerateActionOptions | GenerateOptions | None = Non
     With an options object, `model=` may still name or give the model to use instead of the options' one.
     `context` (auth and the like) reaches every tool through its ToolContext; it is never sent to the model.
     `identity` names the prompt being run, for its spans (`Prompt.generate` passes it)."""
-    model = None
-    if options is None:
-        options = GenerateOptions(**kwargs)
-    else:
-        model = kwargs.pop("model", None)
-        if kwargs:
-            raise UsageError(f"pass either an options object or keywords, not both ({', '.join(kwargs)})")
+    options, model = _options_and_model(options, kwargs)
     action, runtime = prepare(options, library=library, tools=tools, use=use, output_type=output_type, model=model,
                               on_chunk=on_chunk, context=context, identity=identity)
     response = await Loop(runtime).run(action)
@@ -132,22 +138,17 @@ def preview_request(options: GenerateActionOptions | GenerateOptions | None = No
     With `wire=True`, the JSON body the model's provider would POST instead (strict schema,
     media parts, cache markers and all); only HTTP provider models have one. With an options object,
     `model=` may still name or give the model, as for `generate`."""
-    model = None
-    if options is None:
-        options = GenerateOptions(**kwargs)
-    else:
-        model = kwargs.pop("model", None)
-        if kwargs:
-            raise UsageError(f"pass either an options object or keywords, not both ({', '.join(kwargs)})")
+    options, model = _options_and_model(options, kwargs)
     action, runtime = prepare(options, library=library, tools=tools, model=model)
     loop = Loop(runtime)
     request = loop.request(action, runtime.plan.inject(action.messages))
     if not wire:
         return request
-    build = getattr(runtime.model, "wire_request", None)
-    if build is None:
+    # A model written before Model had wire_request (or not following Model at all) has no wire format either.
+    body = runtime.model.wire_request(request) if isinstance(runtime.model, Model) else None
+    if body is None:
         raise UsageError(f"model {action.model!r} has no wire format to preview (only HTTP provider models have one)")
-    return copy.deepcopy(build(request))  # the caller's to change: it shares parts (the strict schema) with later calls
+    return copy.deepcopy(body)  # the caller's to change: it shares parts (the strict schema) with later calls
 
 
 class GenerateStream:

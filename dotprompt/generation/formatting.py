@@ -9,6 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from .._util.cache import LRU
 from ..errors import InputProblem, OutputValidationError, UsageError
 from ..formats import FormatHandler, OutputParseError, ParsedOutput, UnknownFormatError, get_format
 from ..formats.base import LazyValue
@@ -111,20 +112,18 @@ def _plan(output: OutputOptions, info: ModelInfo, has_tools: bool) -> OutputPlan
     if name is None:
         return OutputPlan(None, None, None, None, False, None, None)
     key = _plan_key(output, name, info, has_tools)
-    found = _PLANS.get(key) if key is not None else None
+    found = _PLANS.get(key, "") if key is not None else None
     if found is not None:
         return found
     plan = _new_plan(output, name, info, has_tools)
     if key is not None:
-        if len(_PLANS) >= 256:
-            _PLANS.clear()
-        _PLANS[key] = plan
+        _PLANS.put(key, "", plan)
     return plan
 
 
 # Plans of the built-in formats by what they depend on: every row of a batch renders the same output
 # options, and checking the schema and writing its instructions again was ~7 % of a batch row (py-spy).
-_PLANS: dict[tuple[Any, ...], OutputPlan] = {}
+_PLANS: LRU[OutputPlan] = LRU(256)
 
 
 def _plan_key(output: OutputOptions, name: str, info: ModelInfo, has_tools: bool) -> tuple[Any, ...] | None:

@@ -70,7 +70,6 @@ class LlamaServer:
         self.port: int | None = None
         self.log_path: Path | None = None
         self.process: subprocess.Popen[bytes] | None = None
-        self.startup_seconds: float | None = None
         self._log: IO[bytes] | None = None
         self._stopped = False
         self._owner = os.getpid()
@@ -91,12 +90,10 @@ class LlamaServer:
 
     def start(self) -> LlamaServer:
         """Start the process and wait until /health answers; a failure is a ModelError naming the log."""
-        started = time.monotonic()
         for attempt in range(1, PORT_ATTEMPTS + 1):
             self._spawn(free_port())
             outcome = self._wait_healthy()
             if outcome == "healthy":
-                self.startup_seconds = time.monotonic() - started
                 _running.add(self)
                 return self
             # The port we picked can be taken between our check and the server's bind: try another.

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
+from .._util.cache import LRU
 from ..errors import UsageError
 from ..providers.config import endpoint_url
 from ..providers.registry import provider_spec
@@ -92,15 +93,14 @@ def price_call(model: str, usage: Usage | None) -> Cost:
         return Cost(None, INSTALL_HINT, 1)
     model_ref, place = where
     known = (model, model_ref, *place.items())
-    reason = _unpriced.get(known)
+    reason = _unpriced.get(known, "")
     if reason is not None:
         return Cost(None, reason, 1)
     try:
         found = prices.calc_price(_their_usage(prices, usage), model_ref, **place)
     except LookupError as exc:  # no such provider or model: so for any usage, and not worth asking again
-        if len(_unpriced) >= 256:
-            _unpriced.clear()
-        reason = _unpriced[known] = _no_price(model, place, exc)
+        reason = _no_price(model, place, exc)
+        _unpriced.put(known, "", reason)
         return Cost(None, reason, 1)
     except (ValueError, ArithmeticError) as exc:
         return Cost(None, _no_price(model, place, exc), 1)
@@ -109,7 +109,7 @@ def price_call(model: str, usage: Usage | None) -> Cost:
 
 # (model, where) that no price list knows, with the reason. Every call of a self-hosted model asked again,
 # and the price data's search through every provider for the unknown endpoint was 3-4 % of a batch row.
-_unpriced: dict[tuple[Any, ...], str] = {}
+_unpriced: LRU[str] = LRU(256)
 
 
 def price_run(model: str, usages: Sequence[Usage | None]) -> Cost:
@@ -127,18 +127,16 @@ def price_response(model: str, response: Any) -> Cost:
     """The cost of a generate run: each call's usage when the response keeps them (`usage_per_call`),
     else its one `usage`. A response is priced once: the run log and the batch row that both ask get
     the same answer without looking it up twice."""
-    found = _priced.get(id(response))
-    if found is not None and found[0] is response and found[1] == model:
-        return found[2]
+    found = _priced.get(id(response), model)
+    if found is not None and found[0] is response:
+        return found[1]
     per_call = getattr(response, "usage_per_call", None)
     cost = price_run(model, list(per_call) if per_call else [getattr(response, "usage", None)])
-    if len(_priced) >= 64:
-        _priced.clear()
-    _priced[id(response)] = (response, model, cost)  # the response is held, so its id cannot be reused meanwhile
+    _priced.put(id(response), model, (response, cost))  # the response is held, so its id cannot be reused meanwhile
     return cost
 
 
-_priced: dict[int, tuple[Any, str, Cost]] = {}
+_priced: LRU[tuple[Any, Cost]] = LRU(64)  # by id(response), for the model name
 
 
 @contextlib.contextmanager

@@ -12,7 +12,6 @@ the file, old or new (see `needs_refresh` / `refresh`).
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import inspect
 import os
 import threading
@@ -27,6 +26,7 @@ from jinja2 import FunctionLoader
 from .. import settings
 from .._util.cache import LRU
 from .._util.files import FileChangingError, Snapshot, decode, file_stamp, read_settled, read_snapshot
+from .._util.suggest import close_matches
 from ..document.metadata import LibraryDefaults, merge, options_metadata, render_fields
 from ..document.parse import USE_HINT, PromptSource, parse_source, use_arguments
 from ..engines.handlebars import HandlebarsEngine, file_engine
@@ -221,7 +221,7 @@ class PromptLibrary:
             labels = [info.label for info in self.list()]
             wanted = f"{name}.{variant}" if variant else name
             where = str(self.directory) if self.directory else "a library with no directory"
-            raise PromptNotFoundError(name, variant, difflib.get_close_matches(wanted, labels, n=3, cutoff=0.5), where)
+            raise PromptNotFoundError(name, variant, close_matches(wanted, labels, n=3), where)
         try:
             snapshot = read_settled(path, self.directory)
         except FileNotFoundError:
@@ -241,16 +241,6 @@ class PromptLibrary:
         """A prompt compiled from a string (not cached by name)."""
         compiled = self._compile(source, path, name, None, None)
         return Prompt(self, name, None, None, compiled, source=source)
-
-    def recompile(self, prompt: Prompt) -> CompiledPrompt:
-        """The prompt compiled afresh: from its file as it is now, or from its source string."""
-        if prompt.path is None:
-            return self._compile(prompt.source or "", None, prompt.name, prompt.variant, None)
-        try:
-            snapshot = self._read_prompt_file(prompt)
-        except FileChangingError:
-            raise _still_changing(prompt.path) from None
-        return self._compile_snapshot(snapshot, prompt.path, prompt.name, prompt.variant)
 
     def _read_prompt_file(self, prompt: Prompt) -> Snapshot:
         """The prompt's file, read once as it settles; gone for good is PromptNotFoundError."""

@@ -23,10 +23,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import httpx
-
-from .._http.client import RETRYABLE_STREAM_ERRORS, HttpModel, sse_json, stream_error
+from .._http.client import HttpModel, sse_json, stream_error
 from ..errors import ModelError, UsageError
+from ..settings import ANTHROPIC_DEFAULT_MAX_TOKENS, ANTHROPIC_VERSION, RETRYABLE_STREAM_ERRORS
 from ..types import GenerateRequest, Media, Message, ModelChunk, ModelResponse, Part, ToolRequest, Usage
 from .base import ModelInfo, OnChunk
 from .config import ProviderSpec
@@ -37,13 +36,10 @@ from .dialects.strict import (
     OWN_CONFIG_KEYS,
     TOOL,
     Structured,
-    log_fallback,
     structured_output,
 )
 from .media import IMAGE, PDF, TEXT, MediaInput, media_input, unsupported
 
-ANTHROPIC_VERSION = "2023-06-01"
-DEFAULT_MAX_TOKENS = 4096  # the API refuses a request without max_tokens
 # Our config names (Genkit's spelling) -> Messages API fields; anything else passes through as is.
 CONFIG_KEYS = {"maxOutputTokens": "max_tokens", "topP": "top_p", "topK": "top_k", "stopSequences": "stop_sequences"}
 FINISH = {"end_turn": "stop", "stop_sequence": "stop", "tool_use": "stop", "max_tokens": "length",
@@ -62,7 +58,7 @@ MEDIA_ACCEPTED = "JPEG/PNG/GIF/WebP images, PDF and text/plain documents (data: 
 ANTHROPIC = ProviderSpec("anthropic", "https://api.anthropic.com/v1", key_vars=("ANTHROPIC_API_KEY",),
                          base_url_var="ANTHROPIC_BASE_URL")
 
-# The fields the mapping below reads, and their types (models/shape.py). Unknown block types pass whole.
+# The fields the mapping below reads, and their types (dialects/shape.py). Unknown block types pass whole.
 USAGE = {k: COUNT for k in ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")}
 BLOCK = By("type", {"text": {"text": STR}, "thinking": {"thinking": STR, "signature": STR},
                     "tool_use": {"id": STR, "name": STR, "input": AnyOf(OBJECT, STR)}})
@@ -84,34 +80,20 @@ class AnthropicModel(HttpModel):
             headers["x-api-key"] = self.config.api_key
         return headers
 
-    def wire_request(self, request: GenerateRequest, *, stream: bool = False) -> dict[str, Any]:
-        """The body this model would POST for `request` (what `preview_request(..., wire=True)` shows)."""
-        return to_body(request, self.model_id, stream=stream)
+    def path(self, stream: bool) -> str:
+        return "/messages"
 
-    async def generate(self, request: GenerateRequest, on_chunk: OnChunk | None = None) -> ModelResponse:
-        structured = anthropic_structured(request)
-        log_fallback(structured, self.name)
-        body = to_body(request, self.model_id, stream=on_chunk is not None, structured=structured)
-        if on_chunk is None:
-            data, _ = await self.http.post_json("/messages", body, self.headers())
-            return from_message(data, self.config.provider, structured=structured)
-        return await self._stream(body, on_chunk, structured)
+    def structured(self, request: GenerateRequest) -> Structured | None:
+        return anthropic_structured(request)
 
-    async def _stream(self, body: dict[str, Any], on_chunk: OnChunk, structured: Structured | None = None) -> ModelResponse:
-        state = _StreamState(self.config.provider, structured=structured)
-        async with self.http.stream("/messages", body, self.headers()) as stream:
-            state.request_id = stream.request_id
-            try:
-                async for event in stream.events(partial=state.snapshot):
-                    state.add(state.parse(event), on_chunk)
-                    if state.done:
-                        break
-            except httpx.HTTPError as exc:
-                raise state.fail(f"the stream broke after {state.chars} characters: {type(exc).__name__}: {exc}",
-                                 retryable=True) from exc
-        if not state.done:
-            raise state.fail("the stream ended before message_stop (the reply is incomplete)", retryable=True)
-        return from_message(state.snapshot(), self.config.provider, structured=structured)
+    def body(self, request: GenerateRequest, *, stream: bool, structured: Structured | None) -> dict[str, Any]:
+        return to_body(request, self.model_id, stream=stream, structured=structured)
+
+    def reply(self, data: Any, request: str | None, structured: Structured | None) -> ModelResponse:
+        return from_message(data, self.config.provider, structured=structured)
+
+    def stream_state(self, structured: Structured | None) -> _StreamState:
+        return _StreamState(self.config.provider, structured=structured)
 
 
 # -- request ---------------------------------------------------------------------------------------
@@ -119,7 +101,7 @@ class AnthropicModel(HttpModel):
 def to_body(request: GenerateRequest, model_id: str, *, stream: bool = False,
             structured: Structured | None = None) -> dict[str, Any]:
     """The Messages API body; `structured` is `anthropic_structured(request)`, computed here when not given."""
-    body: dict[str, Any] = {"model": model_id, "max_tokens": DEFAULT_MAX_TOKENS}
+    body: dict[str, Any] = {"model": model_id, "max_tokens": ANTHROPIC_DEFAULT_MAX_TOKENS}
     system = _system(request.messages)
     if system:
         body["system"] = system
@@ -466,6 +448,16 @@ class _StreamState:
     def fail(self, message: str, *, retryable: bool = False) -> ModelError:
         return ModelError(message, provider=self.provider, request_id=self.request_id, retryable=retryable,
                           partial=self.snapshot())
+
+    @property
+    def finished(self) -> bool:
+        return self.done
+
+    def incomplete(self) -> str | None:
+        return None if self.done else "the stream ended before message_stop (the reply is incomplete)"
+
+    def reply(self) -> dict[str, Any]:
+        return self.snapshot()
 
     def snapshot(self) -> dict[str, Any]:
         content = [_settled(block) for _, block in sorted(self.blocks.items())]

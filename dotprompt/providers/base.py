@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from ..types import GenerateRequest, ModelChunk, ModelResponse
 
@@ -23,9 +23,6 @@ class ModelInfo:
     tool_choice: bool = True
     constrained: Constrained = "none"
     media: bool = False
-    system_role: bool = True
-    multiturn: bool = True
-    streaming: bool = True
 
 
 @runtime_checkable
@@ -34,6 +31,11 @@ class Model(Protocol):
     info: ModelInfo
 
     async def generate(self, request: GenerateRequest, on_chunk: OnChunk | None = None) -> ModelResponse: ...
+
+    def wire_request(self, request: GenerateRequest, *, stream: bool = False) -> dict[str, Any] | None:
+        """The JSON body this model's provider would be sent for `request` (`preview_request(..., wire=True)`),
+        or None for a model with no wire format. A class that inherits Model gets this None."""
+        return None
 
 
 ModelFactory = Callable[[str], Model]

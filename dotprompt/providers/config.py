@@ -10,7 +10,6 @@ is a UsageError naming the table and the key (a typo in `base_url` must not send
 
 from __future__ import annotations
 
-import difflib
 import math
 import os
 from collections.abc import Callable, Mapping
@@ -18,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import settings as project
+from .._util.suggest import close_matches
 from ..errors import UsageError
 
 __all__ = ["SETTINGS_KEYS", "ProviderConfig", "ProviderSpec", "check_section", "endpoint_url", "provider_config"]
@@ -86,7 +86,7 @@ def check_section(spec: ProviderSpec, section: Mapping[str, Any]) -> None:
     known = (*SETTINGS_KEYS, *spec.settings_keys)
     for key, value in section.items():
         if key not in known:
-            close = difflib.get_close_matches(str(key), known, n=1, cutoff=0.6)
+            close = close_matches(str(key), known)
             hint = f"did you mean `{close[0]}`?" if close else f"known keys: {', '.join(known)}"
             raise UsageError(f"{table} in pyproject.toml: unknown key {key!r} ({hint})")
         problem = _value_problem(key, value)

@@ -18,8 +18,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import httpx
-
 from .._http.client import HttpModel, sse_json, stream_error
 from ..errors import ModelError
 from ..types import GenerateRequest, Media, Message, ModelChunk, ModelResponse, Part, ToolRequest, Usage
@@ -43,7 +41,7 @@ MEDIA_ACCEPTED = "images, audio, video, PDF and text/* (data: URLs inline, other
 GOOGLEAI = ProviderSpec("googleai", "https://generativelanguage.googleapis.com/v1beta",
                         key_vars=("GEMINI_API_KEY", "GOOGLE_API_KEY"), base_url_var="GEMINI_BASE_URL")
 
-# The fields the mapping below reads, and their types (models/shape.py).
+# The fields the mapping below reads, and their types (dialects/shape.py).
 PART = {"text": STR, "thoughtSignature": STR, "functionCall": {"name": STR, "id": STR, "args": OBJECT},
         "inlineData": {"mimeType": STR, "data": STR}, "fileData": {"fileUri": STR, "mimeType": STR}}
 CANDIDATE = {"content": {"parts": [PART]}, "finishReason": STR, "finishMessage": STR, "index": COUNT}
@@ -64,10 +62,6 @@ class GeminiModel(HttpModel):
         if options.get("info") is None and gemini_info(self.model_id) is not None:
             self.info = GEMINI3_INFO
 
-    def wire_request(self, request: GenerateRequest, *, stream: bool = False) -> dict[str, Any]:
-        """The body this model would POST for `request` (what `preview_request(..., wire=True)` shows)."""
-        return to_body(request)
-
     def headers(self) -> dict[str, str]:
         # The key goes in a header, never in `?key=`: URLs end up in error messages and logs.
         return {"x-goog-api-key": self.config.api_key} if self.config.api_key else {}
@@ -76,27 +70,17 @@ class GeminiModel(HttpModel):
         model = self.model_id if self.model_id.startswith(("models/", "tunedModels/")) else f"models/{self.model_id}"
         return f"/{model}:streamGenerateContent?alt=sse" if stream else f"/{model}:generateContent"
 
-    async def generate(self, request: GenerateRequest, on_chunk: OnChunk | None = None) -> ModelResponse:
-        body = to_body(request)
-        structured = gemini_structured(request)
-        if on_chunk is None:
-            data, _ = await self.http.post_json(self.path(False), body, self.headers())
-            return from_response(data, self.config.provider, structured=structured)
-        return await self._stream(body, on_chunk, structured)
+    def structured(self, request: GenerateRequest) -> Structured | None:
+        return gemini_structured(request)  # never strict, so log_fallback has nothing to say
 
-    async def _stream(self, body: dict[str, Any], on_chunk: OnChunk, structured: Structured | None = None) -> ModelResponse:
-        state = _StreamState(self.config.provider)
-        async with self.http.stream(self.path(True), body, self.headers()) as stream:
-            state.request_id = stream.request_id
-            try:
-                async for event in stream.events(partial=state.snapshot):
-                    state.add(state.parse(event), on_chunk)
-            except httpx.HTTPError as exc:
-                raise state.fail(f"the stream broke after {state.chars} characters: {type(exc).__name__}: {exc}",
-                                 retryable=True) from exc
-        if state.finish is None and not state.feedback.get("blockReason"):
-            raise state.fail("the stream ended without a finishReason (the reply is incomplete)", retryable=True)
-        return from_response(state.snapshot(), self.config.provider, structured=structured)
+    def body(self, request: GenerateRequest, *, stream: bool, structured: Structured | None) -> dict[str, Any]:
+        return to_body(request)  # the same body either way: streaming is in the path
+
+    def reply(self, data: Any, request: str | None, structured: Structured | None) -> ModelResponse:
+        return from_response(data, self.config.provider, structured=structured)
+
+    def stream_state(self, structured: Structured | None) -> _StreamState:
+        return _StreamState(self.config.provider)
 
 
 def gemini_info(model_id: str) -> ModelInfo | None:
@@ -344,6 +328,16 @@ class _StreamState:
     def fail(self, message: str, *, retryable: bool = False) -> ModelError:
         return ModelError(message, provider=self.provider, request_id=self.request_id, retryable=retryable,
                           partial=self.snapshot())
+
+    finished = False  # the stream just ends: read it to the end
+
+    def incomplete(self) -> str | None:
+        if self.finish is None and not self.feedback.get("blockReason"):
+            return "the stream ended without a finishReason (the reply is incomplete)"
+        return None
+
+    def reply(self) -> dict[str, Any]:
+        return self.snapshot()
 
     def snapshot(self) -> dict[str, Any]:
         candidate: dict[str, Any] = {"content": {"role": "model", "parts": [dict(p) for p in self.parts]}, "index": 0}

@@ -12,15 +12,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import httpx
-
-from .._http.client import HttpModel, sse_json, stream_error
+from .._http.client import HttpModel, SSEEvent, sse_json, stream_error
 from ..errors import ModelError
 from ..types import GenerateRequest, Media, Message, ModelChunk, ModelResponse, Part, ToolRequest, Usage
 from .base import ModelInfo, OnChunk
 from .config import ProviderSpec
 from .dialects.shape import COUNT, STR, check, shape_guard
-from .dialects.strict import OWN_CONFIG_KEYS, Structured, log_fallback, structured_output
+from .dialects.strict import OWN_CONFIG_KEYS, Structured, structured_output
 from .media import AUDIO, IMAGE, PDF, media_input, unsupported
 
 # Our config names (Genkit's spelling) -> Chat Completions fields; anything else passes through as is.
@@ -42,7 +40,7 @@ def ollama_host(env: Mapping[str, str]) -> str | None:
 OPENAI = ProviderSpec("openai", "https://api.openai.com/v1", key_vars=("OPENAI_API_KEY",), base_url_var="OPENAI_BASE_URL")
 OLLAMA = ProviderSpec("ollama", "http://127.0.0.1:11434/v1", key_required=False, base_url_from_env=ollama_host)
 
-# The fields the mapping below reads, and their types (models/shape.py).
+# The fields the mapping below reads, and their types (dialects/shape.py).
 USAGE = {"prompt_tokens": COUNT, "completion_tokens": COUNT, "total_tokens": COUNT,
          "prompt_tokens_details": {"cached_tokens": COUNT, "cache_write_tokens": COUNT},
          "completion_tokens_details": {"reasoning_tokens": COUNT}}
@@ -61,40 +59,20 @@ class OpenAIModel(HttpModel):
     def headers(self) -> dict[str, str]:
         return {"Authorization": f"Bearer {self.config.api_key}"} if self.config.api_key else {}
 
-    def wire_request(self, request: GenerateRequest, *, stream: bool = False) -> dict[str, Any]:
-        """The body this model would POST for `request` (what `preview_request(..., wire=True)` shows)."""
-        return to_body(request, self.model_id, stream=stream)
+    def path(self, stream: bool) -> str:
+        return "/chat/completions"
 
-    async def generate(self, request: GenerateRequest, on_chunk: OnChunk | None = None) -> ModelResponse:
-        structured = structured_output(request)
-        log_fallback(structured, self.name)
-        body = to_body(request, self.model_id, stream=on_chunk is not None, structured=structured)
-        if on_chunk is None:
-            data, _ = await self.http.post_json("/chat/completions", body, self.headers())
-            return from_completion(data, self.config.provider, structured=structured)
-        return await self._stream(body, on_chunk, structured)
+    def structured(self, request: GenerateRequest) -> Structured | None:
+        return structured_output(request)
 
-    async def _stream(self, body: dict[str, Any], on_chunk: OnChunk, structured: Structured | None = None) -> ModelResponse:
-        state = _StreamState()
-        provider = self.config.provider
-        async with self.http.stream("/chat/completions", body, self.headers()) as stream:
-            try:
-                async for event in stream.events(partial=state.snapshot):
-                    if event.data.strip() == "[DONE]":
-                        break
-                    data = sse_json(event, provider, partial=state.snapshot, request=stream.request_id)
-                    if (error := stream_error(event, data, provider, stream.request_id, state.snapshot)) is not None:
-                        raise error
-                    check(data, CHUNK, provider, what="a stream event", request_id=stream.request_id,
-                          partial=state.snapshot)
-                    state.add(data, on_chunk)
-            except httpx.HTTPError as exc:
-                raise ModelError(f"the stream broke after {state.chars} characters: {type(exc).__name__}: {exc}",
-                                 provider=provider, retryable=True, partial=state.snapshot()) from exc
-        if state.finish is None:  # never hand on a reply that was silently cut short
-            raise ModelError(f"the stream ended without a finish reason after {state.chars} characters",
-                             provider=provider, retryable=True, partial=state.snapshot())
-        return from_completion(state.snapshot(), provider, structured=structured)
+    def body(self, request: GenerateRequest, *, stream: bool, structured: Structured | None) -> dict[str, Any]:
+        return to_body(request, self.model_id, stream=stream, structured=structured)
+
+    def reply(self, data: Any, request: str | None, structured: Structured | None) -> ModelResponse:
+        return from_completion(data, self.config.provider, structured=structured)
+
+    def stream_state(self, structured: Structured | None) -> _StreamState:
+        return _StreamState(self.config.provider)
 
 
 # -- request ---------------------------------------------------------------------------------------
@@ -259,11 +237,34 @@ def _usage(usage: Mapping[str, Any] | None) -> Usage | None:
 class _StreamState:
     """Deltas accumulated into one completion-shaped dict; tool-call fragments kept per index."""
 
+    provider: str
+    request_id: str | None = None
     text: list[str] = field(default_factory=list)
     calls: dict[int, dict[str, Any]] = field(default_factory=dict)
     finish: str | None = None
     usage: Mapping[str, Any] | None = None
     chars: int = 0
+    finished: bool = False  # `data: [DONE]` came
+
+    def parse(self, event: SSEEvent) -> Mapping[str, Any]:
+        if event.data.strip() == "[DONE]":
+            self.finished = True
+            return {}
+        data = sse_json(event, self.provider, partial=self.snapshot, request=self.request_id)
+        if (error := stream_error(event, data, self.provider, self.request_id, self.snapshot)) is not None:
+            raise error
+        check(data, CHUNK, self.provider, what="a stream event", request_id=self.request_id, partial=self.snapshot)
+        return data
+
+    def incomplete(self) -> str | None:
+        return None if self.finish is not None else f"the stream ended without a finish reason after {self.chars} characters"
+
+    def reply(self) -> dict[str, Any]:
+        return self.snapshot()
+
+    def fail(self, message: str, *, retryable: bool = False) -> ModelError:
+        # No request id, as before the call skeleton was shared: the id is on the stream errors `parse` raises.
+        return ModelError(message, provider=self.provider, retryable=retryable, partial=self.snapshot())
 
     def add(self, data: Mapping[str, Any], on_chunk: OnChunk) -> None:
         if data.get("usage"):

@@ -20,15 +20,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import httpx
-
-from .._http.client import RETRYABLE_STREAM_ERRORS, HttpModel, SSEEvent, request_id, sse_json, stream_error
+from .._http.client import HttpModel, SSEEvent, sse_json, stream_error
 from ..errors import ModelError, UsageError
+from ..settings import RETRYABLE_STREAM_ERRORS
 from ..types import GenerateRequest, Media, Message, ModelChunk, ModelResponse, Part, ToolRequest, Usage
 from .base import ModelInfo, OnChunk
 from .config import ProviderSpec
 from .dialects.shape import COUNT, STR, By, check, shape_guard
-from .dialects.strict import OWN_CONFIG_KEYS, Structured, log_fallback, structured_output
+from .dialects.strict import OWN_CONFIG_KEYS, Structured, structured_output
 from .media import parse_data_url
 
 # Our config names (Genkit's spelling) -> Responses fields; anything else passes through as is.
@@ -42,7 +41,7 @@ RESPONSES_INFO = ModelInfo(label="OpenAI Responses", constrained="all", media=Tr
 OPENAI_RESPONSES = ProviderSpec("openai-responses", "https://api.openai.com/v1", key_vars=("OPENAI_API_KEY",),
                                 base_url_var="OPENAI_BASE_URL")
 
-# The fields the mapping below reads, and their types (models/shape.py).
+# The fields the mapping below reads, and their types (dialects/shape.py).
 USAGE = {"input_tokens": COUNT, "output_tokens": COUNT, "total_tokens": COUNT,
          "input_tokens_details": {"cached_tokens": COUNT, "cache_write_tokens": COUNT},
          "output_tokens_details": {"reasoning_tokens": COUNT}}
@@ -64,35 +63,20 @@ class OpenAIResponsesModel(HttpModel):
     def headers(self) -> dict[str, str]:
         return {"Authorization": f"Bearer {self.config.api_key}"} if self.config.api_key else {}
 
-    def wire_request(self, request: GenerateRequest, *, stream: bool = False) -> dict[str, Any]:
-        """The body this model would POST for `request` (what `preview_request(..., wire=True)` shows)."""
-        return to_body(request, self.model_id, stream=stream)
+    def path(self, stream: bool) -> str:
+        return "/responses"
 
-    async def generate(self, request: GenerateRequest, on_chunk: OnChunk | None = None) -> ModelResponse:
-        structured = structured_output(request)
-        log_fallback(structured, self.name)
-        body = to_body(request, self.model_id, stream=on_chunk is not None, structured=structured)
-        if on_chunk is None:
-            data, response = await self.http.post_json("/responses", body, self.headers())
-            return from_response(data, self.config.provider, request_id(response), structured=structured)
-        return await self._stream(body, on_chunk, structured)
+    def structured(self, request: GenerateRequest) -> Structured | None:
+        return structured_output(request)
 
-    async def _stream(self, body: dict[str, Any], on_chunk: OnChunk, structured: Structured | None) -> ModelResponse:
-        state = StreamState(self.config.provider)
-        async with self.http.stream("/responses", body, self.headers()) as stream:
-            state.request_id = stream.request_id
-            try:
-                async for event in stream.events(partial=state.snapshot):
-                    state.add(state.parse(event), on_chunk)
-                    if state.final is not None:
-                        break
-            except httpx.HTTPError as exc:
-                raise state.fail(f"the stream broke after {state.chars} characters: {type(exc).__name__}: {exc}",
-                                 retryable=True) from exc
-        if state.final is None:  # never hand on a reply that was silently cut short
-            raise state.fail(f"the stream ended without response.completed after {state.chars} characters",
-                             retryable=True)
-        return from_response(state.final_response(), self.config.provider, state.request_id, structured=structured)
+    def body(self, request: GenerateRequest, *, stream: bool, structured: Structured | None) -> dict[str, Any]:
+        return to_body(request, self.model_id, stream=stream, structured=structured)
+
+    def reply(self, data: Any, request: str | None, structured: Structured | None) -> ModelResponse:
+        return from_response(data, self.config.provider, request, structured=structured)
+
+    def stream_state(self, structured: Structured | None) -> StreamState:
+        return StreamState(self.config.provider)
 
 
 # -- request ---------------------------------------------------------------------------------------
@@ -361,6 +345,16 @@ class StreamState:
         else:
             item["content"] = [*(item.get("content") or []), {"type": "output_text", "text": streamed}]
         return item
+
+    @property
+    def finished(self) -> bool:
+        return self.final is not None
+
+    def incomplete(self) -> str | None:
+        return None if self.final is not None else f"the stream ended without response.completed after {self.chars} characters"
+
+    def reply(self) -> dict[str, Any]:
+        return self.final_response()
 
     def final_response(self) -> dict[str, Any]:
         """The Response the last event carried; servers that leave its output empty get the items streamed."""

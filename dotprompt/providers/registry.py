@@ -9,13 +9,13 @@ Any other prefix with a `[tool.dotprompt.providers.NAME]` table is an OpenAI-com
 
 from __future__ import annotations
 
-import difflib
 import functools
 import importlib
 import threading
 from typing import Any
 
 from .. import settings
+from .._util.suggest import close_matches
 from ..errors import UsageError
 from ..local.paths import local_paths
 from .base import Model, ModelFactory
@@ -145,7 +145,7 @@ def resolve_model(model: str | Model | None) -> Model:
         with _lock:
             return _models.setdefault(model, made)
     known = list_models()
-    close = difflib.get_close_matches(model, known, n=3, cutoff=0.5)
+    close = close_matches(model, known, n=3)
     hint = f" (did you mean {', '.join(repr(c) for c in close)}?)" if close else ""
     raise UsageError(f"unknown model {model!r}{hint}; known: {', '.join(known) or 'none'}; "
                      "register one with dotprompt.providers.define_model, or describe an OpenAI-compatible server "

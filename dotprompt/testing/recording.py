@@ -42,6 +42,14 @@ def request_key(model: str, request: GenerateRequest) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()[:24]
 
 
+# ModelInfo fields that were never read and have been removed; recordings made before still carry them.
+_RETIRED_INFO_FIELDS = ("system_role", "multiturn", "streaming")
+
+
+def _model_info(recorded: dict[str, Any]) -> ModelInfo:
+    return ModelInfo(**{k: v for k, v in recorded.items() if k not in _RETIRED_INFO_FIELDS})
+
+
 @dataclass
 class Entry:
     key: str
@@ -138,7 +146,7 @@ class RecordingStore:
     def info_for(self, model: str) -> ModelInfo | None:
         for entry in self.entries.values():
             if entry.model == model:
-                return ModelInfo(**entry.info)
+                return _model_info(entry.info)
         return None
 
     def add(self, entry: Entry) -> None:

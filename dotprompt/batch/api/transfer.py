@@ -10,8 +10,9 @@ from typing import Any
 
 import httpx
 
-from ..._http.client import ERROR_BODY_BYTES, HttpModel, read_capped, request_id
+from ..._http.client import HttpModel, read_capped, request_id
 from ...errors import ModelError
+from ...settings import ERROR_BODY_BYTES
 
 # A batch job's status reply is small; its results may be large, and are written to a file as they arrive.
 STATUS_BYTES = 16 * 1024 * 1024

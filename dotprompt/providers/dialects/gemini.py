@@ -14,63 +14,64 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from ...schema.refs import ref_target
+
 SCHEMA_KEYS = frozenset({"description", "format", "default", "example", "minItems", "maxItems", "minimum", "maximum",
                          "minLength", "maxLength", "pattern", "minProperties", "maxProperties"})
 
 
 def gemini_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
-    defs = {**schema.get("definitions", {}), **schema.get("$defs", {})}
-    return _schema(schema, defs, ())
+    return _schema(schema, schema, ())
 
 
-def _schema(node: Any, defs: Mapping[str, Any], seen: tuple[str, ...]) -> dict[str, Any]:
+def _schema(node: Any, root: Mapping[str, Any], seen: tuple[str, ...]) -> dict[str, Any]:
     if not isinstance(node, Mapping):
         return {}
-    node, seen = _resolved(node, defs, seen)
+    node, seen = _resolved(node, root, seen)
     if node.get("$ref"):
         return {"type": "OBJECT"}  # a recursive (or dangling) reference: the subset cannot say more
     variants = node.get("anyOf") or node.get("oneOf")
     if isinstance(variants, list):
-        return _any_of(node, variants, defs, seen)
+        return _any_of(node, variants, root, seen)
     out = {k: v for k, v in node.items() if k in SCHEMA_KEYS}
     _set_type(out, node)
     _set_enum(out, node)
     if isinstance(node.get("properties"), Mapping):
-        out["properties"] = {k: _schema(v, defs, seen) for k, v in node["properties"].items()}
+        out["properties"] = {k: _schema(v, root, seen) for k, v in node["properties"].items()}
         out["propertyOrdering"] = list(node["properties"])  # else Gemini 2.0 emits keys in alphabetical order
         out.setdefault("type", "OBJECT")
         if node.get("required"):
             out["required"] = [r for r in node["required"] if r in node["properties"]]
     if isinstance(node.get("items"), Mapping):
-        out["items"] = _schema(node["items"], defs, seen)
+        out["items"] = _schema(node["items"], root, seen)
         out.setdefault("type", "ARRAY")
     return out
 
 
-def _resolved(node: Mapping[str, Any], defs: Mapping[str, Any],
+def _resolved(node: Mapping[str, Any], root: Mapping[str, Any],
               seen: tuple[str, ...]) -> tuple[Mapping[str, Any], tuple[str, ...]]:
-    """The node with its `$ref` and a one-element `allOf` merged in, and the definitions followed so far."""
+    """The node with its `$ref` and a one-element `allOf` merged in, and the references followed so far."""
     while True:
         all_of = node.get("allOf")
         if isinstance(all_of, list) and len(all_of) == 1 and isinstance(all_of[0], Mapping):
             node = {**{k: v for k, v in node.items() if k != "allOf"}, **all_of[0]}
             continue
         ref = node.get("$ref")
-        name = ref.rsplit("/", 1)[-1] if isinstance(ref, str) else None
-        if name is None or name in seen or not isinstance(defs.get(name), Mapping):
+        target = ref_target(root, ref)
+        if ref in seen or not isinstance(target, Mapping):
             return node, seen
-        seen = (*seen, name)
-        node = {**defs[name], **{k: v for k, v in node.items() if k != "$ref"}}
+        seen = (*seen, ref)
+        node = {**target, **{k: v for k, v in node.items() if k != "$ref"}}
 
 
-def _any_of(node: Mapping[str, Any], variants: list[Any], defs: Mapping[str, Any], seen: tuple[str, ...]) -> dict[str, Any]:
+def _any_of(node: Mapping[str, Any], variants: list[Any], root: Mapping[str, Any], seen: tuple[str, ...]) -> dict[str, Any]:
     kept = [v for v in variants if not (isinstance(v, Mapping) and v.get("type") == "null")]
     base = {k: v for k, v in node.items() if k not in ("anyOf", "oneOf")}
     if len(kept) == 1:
-        out = _schema({**base, **kept[0]}, defs, seen)
+        out = _schema({**base, **kept[0]}, root, seen)
     else:
         out = {k: v for k, v in base.items() if k in SCHEMA_KEYS}
-        out["anyOf"] = [_schema(v, defs, seen) for v in kept]
+        out["anyOf"] = [_schema(v, root, seen) for v in kept]
     if len(kept) < len(variants):
         out["nullable"] = True
     return out

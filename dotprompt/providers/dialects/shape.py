@@ -49,7 +49,6 @@ STR = Kind("a string", lambda v: isinstance(v, str))
 # Token counts: an integer, or a float without a fraction (what pydantic accepts as an int).
 COUNT = Kind("a whole number", lambda v: isinstance(v, int) or (isinstance(v, float) and v.is_integer()))
 OBJECT = Kind("an object", lambda v: isinstance(v, Mapping))
-LIST = Kind("a list", lambda v: isinstance(v, list))
 
 
 def check(value: Any, spec: Any, provider: str, *, what: str = "the reply", request_id: str | None = None,

@@ -21,6 +21,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..._util.cache import LRU
+from ...schema.refs import definition_name, ref_target
 from ...types import GenerateRequest
 
 log = logging.getLogger("dotprompt.models")
@@ -81,8 +83,7 @@ class StrictSchema:
         """The model's value with the nulls removed that strict mode allowed only in place of an absent property."""
         if not self._made_nullable:
             return value
-        defs = _defs(self.original)
-        return _restore(value, self.original, defs, 0)
+        return _restore(value, self.original, self.original, 0)
 
     def restore_text(self, text: str) -> str:
         """`restore` on JSON text; text that is not JSON is returned unchanged (the loop reports it)."""
@@ -143,20 +144,19 @@ def strict_schema(schema: Mapping[str, Any], profile: Profile = OPENAI_STRICT) -
         key = (profile, json.dumps(schema, ensure_ascii=False))
     except (TypeError, ValueError, RecursionError):
         return _strict_schema(schema, profile)
-    found = _MADE.get(key)
+    found = _MADE.get(key, "")
     if found is None:
-        if len(_MADE) >= 256:
-            _MADE.clear()
-        found = _MADE[key] = _strict_schema(schema, profile)
+        found = _strict_schema(schema, profile)
+        _MADE.put(key, "", found)
     return found
 
 
-_MADE: dict[tuple[Profile, str], StrictSchema] = {}
+_MADE: LRU[StrictSchema] = LRU(256)  # by (profile, the schema's JSON)
 
 
 def _strict_schema(schema: Mapping[str, Any], profile: Profile) -> StrictSchema:
     original = dict(schema)  # never changed: the builder makes new nodes
-    builder = _Builder(profile, _defs(original))
+    builder = _Builder(profile, original)
     try:
         node = builder.node(original, "$", 0, ())
         if node.get("type") != "object" or "properties" not in node:
@@ -182,10 +182,11 @@ def response_note(mechanism: str, reason: str | None = None) -> dict[str, Any]:
 
 
 class _Builder:
-    def __init__(self, profile: Profile, defs: Mapping[str, Any]) -> None:
+    def __init__(self, profile: Profile, root: Mapping[str, Any]) -> None:
         self.profile = profile
-        self.defs = defs
+        self.root = root
         self.done: dict[str, dict[str, Any]] = {}
+        self.sources: dict[str, str] = {}  # definition name -> the reference it was made from
         self.made_nullable = False
         self.properties = 0
 
@@ -241,16 +242,18 @@ class _Builder:
 
     def _ref(self, node: Mapping[str, Any], path: str, depth: int, refs: tuple[str, ...]) -> dict[str, Any]:
         ref = node["$ref"]
-        name = ref.rsplit("/", 1)[-1] if isinstance(ref, str) and ref.startswith("#/") else None
         if ref == "#":
             raise _NotStrict(f"{path} refers to the root schema")
-        if name is None or not isinstance(self.defs.get(name), Mapping):
+        name, target = definition_name(ref), ref_target(self.root, ref)
+        if name is None or not isinstance(target, Mapping):
             raise _NotStrict(f"{path}.$ref {ref!r} does not name a local definition")
+        if self.sources.setdefault(name, ref) != ref:  # `#/definitions/X` and `#/$defs/X` both: one name out
+            raise _NotStrict(f"{path}.$ref {ref!r}: two definitions are named {name!r}")
         if name in refs and not self.profile.recursion:
             raise _NotStrict(f"{path} is recursive ({name})")
         if name not in self.done and name not in refs:
             self.done[name] = {}  # reserved first: a recursive reference finds it
-            self.done[name] = self.node(self.defs[name], f"$defs.{name}", depth + 1, (*refs, name))
+            self.done[name] = self.node(target, f"$defs.{name}", depth + 1, (*refs, name))
         out: dict[str, Any] = {"$ref": f"#/$defs/{name}"}
         if isinstance(node.get("description"), str):
             out["description"] = node["description"]
@@ -319,52 +322,43 @@ def _nullable(node: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _defs(schema: Mapping[str, Any]) -> dict[str, Any]:
-    found: dict[str, Any] = {}
-    for key in ("definitions", "$defs"):
-        if isinstance(schema.get(key), Mapping):
-            found.update(schema[key])
-    return found
-
-
-def _allows_null(node: Mapping[str, Any], defs: Mapping[str, Any], depth: int) -> bool:
+def _allows_null(node: Mapping[str, Any], root: Mapping[str, Any], depth: int) -> bool:
     if depth > 50 or not isinstance(node, Mapping):
         return True
     if isinstance(node.get("$ref"), str):
-        target = defs.get(node["$ref"].rsplit("/", 1)[-1])
-        return _allows_null(target, defs, depth + 1) if isinstance(target, Mapping) else True
+        target = ref_target(root, node["$ref"])
+        return _allows_null(target, root, depth + 1) if isinstance(target, Mapping) else True
     if "null" in _types(node) or node.get("nullable") is True or None in (node.get("enum") or [1]):
         return True
     variants = node.get("anyOf") or node.get("oneOf")
     if isinstance(variants, list):
-        return any(_allows_null(v, defs, depth + 1) for v in variants)
+        return any(_allows_null(v, root, depth + 1) for v in variants)
     return "type" not in node and "enum" not in node and "const" not in node
 
 
-def _restore(value: Any, node: Any, defs: Mapping[str, Any], depth: int) -> Any:
+def _restore(value: Any, node: Any, root: Mapping[str, Any], depth: int) -> Any:
     if depth > 200 or not isinstance(node, Mapping):
         return value
     if isinstance(node.get("$ref"), str):
-        target = defs.get(node["$ref"].rsplit("/", 1)[-1])
-        return _restore(value, target, defs, depth + 1)
+        return _restore(value, ref_target(root, node["$ref"]), root, depth + 1)
     all_of = node.get("allOf")
     if isinstance(all_of, list) and len(all_of) == 1:
-        return _restore(value, all_of[0], defs, depth + 1)
+        return _restore(value, all_of[0], root, depth + 1)
     if isinstance(value, dict) and isinstance(node.get("properties"), Mapping):
         required = set(node.get("required") or [])
         out = {}
         for key, item in value.items():
             child = node["properties"].get(key)
-            if item is None and key not in required and child is not None and not _allows_null(child, defs, 0):
+            if item is None and key not in required and child is not None and not _allows_null(child, root, 0):
                 continue
-            out[key] = _restore(item, child, defs, depth + 1) if child is not None else item
+            out[key] = _restore(item, child, root, depth + 1) if child is not None else item
         return out
     if isinstance(value, list) and isinstance(node.get("items"), Mapping):
-        return [_restore(item, node["items"], defs, depth + 1) for item in value]
+        return [_restore(item, node["items"], root, depth + 1) for item in value]
     variants = node.get("anyOf") or node.get("oneOf")
     if isinstance(variants, list) and isinstance(value, dict):
         for variant in variants:
-            restored = _restore(value, variant, defs, depth + 1)
+            restored = _restore(value, variant, root, depth + 1)
             if restored != value:
                 return restored
     return value

@@ -31,7 +31,7 @@ def test_discovers_prompts_variants_namespaces_and_partials(folder):
     folder.write("billing/refund.prompt", "c")
     folder.write("billing/_footer.prompt", "f")
     lib = folder.library()
-    assert [(i.name, i.variant) for i in lib.list()] == [
+    assert [(i.name, i.variant) for i in lib.prompts()] == [
         ("billing/refund", None), ("extract", None), ("extract", "fast")]
     assert lib.partials() == ["billing/footer", "header"]
     assert text_of(lib.load("extract", variant="fast").render()) == "b"

@@ -26,7 +26,7 @@ def test_prompt_library_fixture_in_a_users_test(tmp_path, cli_env):
     project(tmp_path)
     (tmp_path / "test_mine.py").write_text(
         "def test_uses_fixture(prompt_library):\n"
-        "    assert [i.name for i in prompt_library.list()] == ['yesno']\n"
+        "    assert [i.name for i in prompt_library.prompts()] == ['yesno']\n"
         "    assert prompt_library.load('yesno').render({'answer': 'y'}).messages[0].text.startswith('{')\n")
     done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_mine.py"], cwd=tmp_path,
                           capture_output=True, text=True, env=cli_env, timeout=120)

@@ -30,7 +30,7 @@ def run(args: argparse.Namespace) -> int:
         print(diagnostic.format(args.format))
     errors = sum(d.level == "error" for d in diagnostics)
     warnings = len(diagnostics) - errors
-    count = len(lib.list())
+    count = len(lib.prompts())
     if args.format == "text":
         print(f"checked {count} prompt{'s' if count != 1 else ''}: {errors} error(s), {warnings} warning(s)",
               file=sys.stderr)

@@ -18,6 +18,6 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    for info in library(args.dir).list():
+    for info in library(args.dir).prompts():
         print(f"{info.label}\t{info.path}")
     return EXIT_OK

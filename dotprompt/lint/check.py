@@ -51,7 +51,7 @@ PARALLEL_FROM = 64  # below this many prompts, starting worker processes costs m
 
 def check_library(lib: PromptLibrary, *, jobs: int | None = None) -> list[Diagnostic]:
     """Every problem in the folder, in file order. Large folders are checked in parallel processes."""
-    infos = lib.list()
+    infos = lib.prompts()
     jobs = jobs if jobs is not None else (os.cpu_count() or 1)
     if jobs > 1 and len(infos) >= PARALLEL_FROM and _rebuildable(lib):
         found = _check_in_parallel(lib, infos, jobs)

@@ -174,7 +174,7 @@ class PromptLibrary:
 
     # -- prompts ----------------------------------------------------------------------------
 
-    def list(self) -> list[PromptInfo]:
+    def prompts(self) -> list[PromptInfo]:
         """Every prompt file in the folder, sorted by name then variant (partials excluded)."""
         found = [info for info in self._scan() if not os.path.basename(info.path).startswith("_")]
         return sorted(found, key=lambda i: (i.name, i.variant or ""))
@@ -218,7 +218,7 @@ class PromptLibrary:
     def _load_file(self, name: str, variant: str | None) -> Prompt:
         path = self._prompt_path(name, variant)
         if path is None:
-            labels = [info.label for info in self.list()]
+            labels = [info.label for info in self.prompts()]
             wanted = f"{name}.{variant}" if variant else name
             where = str(self.directory) if self.directory else "a library with no directory"
             raise PromptNotFoundError(name, variant, difflib.get_close_matches(wanted, labels, n=3, cutoff=0.5), where)

@@ -26,8 +26,8 @@ def test_exported_names_are_pinned():
         "ToolRequest", "ToolResponse", "TurnEnvelope", "UnknownFormatError", "Usage", "UsageError",
         "__version__",
         "default_library", "define_format", "define_interrupt", "define_model", "define_tool", "fallback", "generate",
-        "generate_middleware", "generate_stream", "generate_sync", "load_prompt", "preview_request", "providers", "retry",
-        "tool", "validate_and_retry",
+        "generate_middleware", "generate_stream", "generate_sync", "load_prompt", "make_interrupt", "make_tool",
+        "preview_request", "providers", "retry", "tool", "validate_and_retry",
     ]
     for name in dotprompt.__all__:
         assert hasattr(dotprompt, name)

@@ -1,6 +1,9 @@
 """pytest plugin: `*.test.yaml` prompt test files become test items, replayed from recordings by default.
 
-Registered through the `pytest11` entry point, so a project's plain `pytest` also gates its prompts.
+Opt-in, so that installing the package changes no other project's test run: a project turns it on with
+`[tool.dotprompt] pytest = true` in pyproject.toml (the `pytest11` entry point, testing/_pytest_entry.py,
+then loads this module), or for one run with `pytest -p dotprompt.testing.pytest_plugin`. Its plain
+`pytest` then also gates its prompts.
 `--dotprompt-mode record|replay|auto|live` (or $DOTPROMPT_TEST_MODE) changes the mode.
 """
 

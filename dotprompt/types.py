@@ -7,6 +7,9 @@ from typing import Any, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
+__all__ = ["FinishReason", "GenerateRequest", "Media", "Message", "ModelChunk", "ModelResponse", "OutputConfig", "Part", "Role",
+           "ToolDefinition", "ToolRequest", "ToolResponse", "Usage", "WireModel", "construct"]
+
 Role = Literal["system", "user", "model", "tool"]
 _M = TypeVar("_M", bound=BaseModel)
 

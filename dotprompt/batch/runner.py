@@ -45,6 +45,9 @@ from ..prompts.prompt import Prompt
 from ..providers.registry import default_model_name
 from ..settings import BATCH_LOG_ROWS
 
+__all__ = ["BatchReport", "Hashes", "InputFile", "Row", "Rows", "model_name", "output_lock", "priced_row", "read_output",
+           "read_rows", "record_key", "row_of", "run_batch", "run_row", "unfinished"]
+
 
 @dataclass(frozen=True)
 class Row:

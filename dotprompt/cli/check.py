@@ -10,6 +10,8 @@ from typing import Any
 from ..lint.check import Diagnostic, check_library
 from .common import DIR_HELP, EXIT_FAILED, EXIT_OK, library, package_version
 
+__all__ = ["add_parser", "print_sarif", "run"]
+
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser = subparsers.add_parser("check", help="lint every prompt file without calling a model")

@@ -15,6 +15,8 @@ from ..observe.runlog import LogQuery, get_run, list_runs, search_runs
 from ..settings import project_settings, run_log_settings
 from .common import EXIT_FAILED, EXIT_OK, CommandLineError
 
+__all__ = ["add_parser", "describe", "log_path", "print_table", "run", "when"]
+
 _RELATIVE = re.compile(r"^(\d+)\s*([mhdw])$")
 _UNITS = {"m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 DATE_HELP = "YYYY-MM-DD, YYYY-MM-DDTHH:MM (local time), or an age: 30m, 2h, 7d, 1w"

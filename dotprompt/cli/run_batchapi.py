@@ -8,6 +8,8 @@ from typing import Any
 
 from .common import EXIT_FAILED, EXIT_OK, CommandLineError
 
+__all__ = ["run_batch_api"]
+
 
 def run_batch_api(prompt: Any, args: argparse.Namespace) -> int:
     from ..batch.api.jobs import resume, state_path, submit

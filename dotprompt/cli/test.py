@@ -20,6 +20,8 @@ from ..testing.runner import CaseResult, TestRun
 from .common import DIR_HELP, EXIT_FAILED, EXIT_OK, EXIT_USAGE, CommandLineError
 from .progress import case_progress
 
+__all__ = ["TestOptions", "add_parser", "collect", "default_mode", "find_test_files", "run", "run_tests"]
+
 
 @dataclass
 class TestOptions:

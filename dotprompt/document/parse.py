@@ -16,6 +16,10 @@ import yaml
 from ..errors import PromptFileError
 from ..settings import valid_max_turns
 
+__all__ = ["FRONTMATTER_PATTERN", "INPUT_KEYS", "KNOWN_KEYS", "OUTPUT_KEYS", "TOOL_CHOICES", "USE_HINT", "Problems",
+           "PromptSource", "compose_yaml", "did_you_mean", "load_yaml_safely", "parse_source", "read_keys", "report_to",
+           "use_arguments", "yaml_child", "yaml_entry", "yaml_key_node", "yaml_problem"]
+
 # Known frontmatter keys and the Python types their values must have.
 KNOWN_KEYS: dict[str, tuple[type, ...]] = {
     "name": (str,),

@@ -10,6 +10,8 @@ from pydantic.alias_generators import to_camel
 from ..identity import PromptIdentity
 from ..types import Message, ToolDefinition, construct
 
+__all__ = ["InputSpec", "OutputSpec", "RenderedPrompt", "ToolChoice"]
+
 ToolChoice = Literal["auto", "required", "none"]
 
 

@@ -26,6 +26,10 @@ from ..settings import RENDER_MAX_JSON_INDENT
 from .budget import BudgetExceededError, Meter, check_int_bits, check_size, current
 from .markers import Helper
 
+__all__ = ["HANDLEBARS_HINT", "LOOP_FILTER", "RESERVED_NAMES", "BudgetCodeGenerator", "BudgetEnvironment", "MeteredNamespace",
+           "SandboxUndefined", "check_indent", "included_names", "looks_like_handlebars", "make_environment", "metered_loop",
+           "render_metered", "to_json", "with_line_offset"]
+
 # Names a template sees besides the caller's input; they win over input keys of the same name.
 RESERVED_NAMES = frozenset({"role", "history", "media", "section", "ctx"})
 _HANDLEBARS = re.compile(r"{{~?\s*(?:[#/>^!@]|(?:role|history|media|section|json|ifEquals|unlessEquals)\s+[\"'\w@])")

@@ -32,6 +32,8 @@ from ..testing.functions import is_function_spec
 from ..testing.paths import PathError, parse_path
 from .scorers import SCORERS, scorer_names
 
+__all__ = ["EvalSpec", "FieldRule", "field_name", "line_of", "load_eval", "render_steps"]
+
 EVAL_KEYS = ("dataset", "fields", "min", "max_regression", "model", "variant", "config")
 RULE_KEYS = ("scorer", "threshold", "match", "min_similarity")
 METRICS = ("f1", "precision", "recall")

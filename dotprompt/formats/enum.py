@@ -9,6 +9,8 @@ from ..errors import OutputParseError, SchemaError
 from .base import Format, ParsedOutput, Repair
 from .schema import has_type, js_string, resolve
 
+__all__ = ["ENUM_FORMAT", "EnumHandler", "EnumStream", "enum_instructions", "enum_member", "enum_values", "strip_quotes"]
+
 _QUOTES: Final = "\"'`"
 
 

@@ -44,6 +44,8 @@ from typing import Any, Final
 from .base import LazyValue
 from .limits import MAX_NESTING_DEPTH
 
+__all__ = ["IncrementalJsonParser", "LazySnapshot"]
+
 # Parser states. Plain ints: they index the handler table in the hot loop.
 _SEEK: Final = 0  # before the top-level value
 _VALUE: Final = 1  # a value may start here (also `]` right after `[` or `,`)

@@ -24,6 +24,8 @@ from .base import Repair
 from .limits import MAX_NESTING_DEPTH, MAX_REPORTED_REPAIRS, TooDeepError
 from .textpos import LineCursor
 
+__all__ = ["RepairLog", "Rewrite", "rewrite_json"]
+
 # A strict string with no raw control character, and a strict number or word: what a container
 # may hold for the reader to take it whole.
 _STRICT_STRING: Final = r'"[^"\\\x00-\x1f]*+(?:\\[^\x00-\x1f][^"\\\x00-\x1f]*+)*+"'

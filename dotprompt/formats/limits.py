@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+__all__ = ["MAX_NESTING_DEPTH", "MAX_REPORTED_REPAIRS", "TooDeepError", "deeper_than_limit"]
+
 # Arrays and objects nested deeper than this are refused: an OutputParseError for a whole reply
 # (an OutputValidationError from `generate()`), and the stream parser stops reading there. Far
 # above anything a schema asks for, and well below the interpreter's recursion limit (about 1000

@@ -14,6 +14,8 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+__all__ = ["Location", "locate_json"]
+
 _LINE_FENCE = re.compile(r"^[ \t]*```", re.MULTILINE)
 _TAG = re.compile(r"[ \t]*([\w+.-]*)")
 # An untagged fence counts: models often omit the language.

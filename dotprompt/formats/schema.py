@@ -7,6 +7,8 @@ import math
 from decimal import Decimal
 from typing import Any
 
+__all__ = ["has_type", "js_json", "js_number", "js_string", "resolve", "with_definitions"]
+
 
 def resolve(root: dict[str, Any], node: Any) -> Any:
     """Follow local `$ref`s (`#/$defs/Item`) from `node`; anything unresolvable is returned as is."""

@@ -23,6 +23,8 @@ from .options import GenerateActionOptions, GenerateOptions, output_type_of, to_
 from .policies import BUILT_IN
 from .response import Chunk, ChunkCallback, GenerateResponse
 
+__all__ = ["GenerateStream", "generate", "generate_stream", "generate_sync", "prepare", "preview_request", "run_sync"]
+
 T = TypeVar("T")
 
 

@@ -19,6 +19,8 @@ from ..prompts.compiler import helper_names
 from ..prompts.library import PromptInfo, PromptLibrary
 from ..schema.compiled import CompiledSchema
 
+__all__ = ["PARALLEL_FROM", "Diagnostic", "check_library", "check_partial", "check_prompt", "check_test_file"]
+
 Level = Literal["error", "warning"]
 
 

@@ -38,6 +38,9 @@ from ..errors import ModelError
 from .paths import LocalPaths
 from .setup import cpu_count, log_tail
 
+__all__ = ["LlamaServer", "death_signal_hook", "default_threads", "free_port", "in_spawner_thread", "prune_logs", "shared_server",
+           "stop_all"]
+
 CONTEXT = 4096
 PORT_ATTEMPTS = 3
 PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>

@@ -51,6 +51,8 @@ from .compiler import (
 )
 from .prompt import Prompt
 
+__all__ = ["PromptInfo", "PromptLibrary", "check_name"]
+
 PartialResolver = Callable[[str], "str | None"]
 ENGINES = ("jinja2", "handlebars")
 

@@ -42,6 +42,9 @@ from .dialects.strict import (
 )
 from .media import IMAGE, PDF, TEXT, MediaInput, media_input, unsupported
 
+__all__ = ["PROVIDERS", "AnthropicModel", "anthropic_structured", "cache_markers", "from_message", "to_body", "to_messages",
+           "tool_input"]
+
 ANTHROPIC_VERSION = "2023-06-01"
 DEFAULT_MAX_TOKENS = 4096  # the API refuses a request without max_tokens
 # Our config names (Genkit's spelling) -> Messages API fields; anything else passes through as is.

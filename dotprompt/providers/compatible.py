@@ -21,6 +21,8 @@ from .config import ProviderSpec, check_section, provider_config
 from .openai import OpenAIModel
 from .openai_responses import OpenAIResponsesModel
 
+__all__ = ["configured_model"]
+
 APIS = {"chat": OpenAIModel, "responses": OpenAIResponsesModel}
 CONSTRAINED = ("all", "no-tools", "none")
 

@@ -23,6 +23,9 @@ from .dialects.shape import COUNT, STR, check, shape_guard
 from .dialects.strict import OWN_CONFIG_KEYS, Structured, log_fallback, structured_output
 from .media import AUDIO, IMAGE, PDF, media_input, unsupported
 
+__all__ = ["OLLAMA", "OPENAI", "PROVIDERS", "OpenAIModel", "from_completion", "media_part", "ollama_host", "response_format",
+           "to_body", "to_messages"]
+
 # Our config names (Genkit's spelling) -> Chat Completions fields; anything else passes through as is.
 CONFIG_KEYS = {"maxOutputTokens": "max_tokens", "topP": "top_p", "stopSequences": "stop",
                "frequencyPenalty": "frequency_penalty", "presencePenalty": "presence_penalty", "topK": "top_k"}

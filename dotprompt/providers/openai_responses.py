@@ -31,6 +31,9 @@ from .dialects.shape import COUNT, STR, By, check, shape_guard
 from .dialects.strict import OWN_CONFIG_KEYS, Structured, log_fallback, structured_output
 from .media import parse_data_url
 
+__all__ = ["PROVIDERS", "OpenAIResponsesModel", "StreamState", "failed", "from_response", "media_part", "to_body", "to_input",
+           "usage"]
+
 # Our config names (Genkit's spelling) -> Responses fields; anything else passes through as is.
 CONFIG_KEYS = {"maxOutputTokens": "max_output_tokens", "topP": "top_p"}
 # Config the Responses API has no field for: refused here, not sent to fail as a 400.

@@ -23,6 +23,8 @@ from ..settings import env_test_mode
 from .cases import TestCase, load_test_file
 from .runner import TestRun
 
+__all__ = ["PromptTestFile", "PromptTestItem", "prompt_library", "pytest_addoption", "pytest_collect_file"]
+
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("dotprompt")

@@ -12,6 +12,8 @@ from .._util.redact import redact
 from ..errors import PromptFileError
 from .runner import CaseSummary
 
+__all__ = ["nothing_collected", "print_summary", "rows", "write_json", "write_junit"]
+
 COLUMNS = ("case", "result", "turns", "repairs", "tokens", "latency", "cost")
 
 

@@ -17,6 +17,8 @@ from .base import ENDED, IN_PROGRESS, Fetched, JobStatus
 from .capture import Result
 from .transfer import call_json, download, result_lines
 
+__all__ = ["AnthropicBatch"]
+
 
 class AnthropicBatch:
     provider = "anthropic"

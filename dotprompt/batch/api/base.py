@@ -11,6 +11,8 @@ from ..._http.client import HttpModel
 from ...types import GenerateRequest, ModelResponse
 from .capture import Result
 
+__all__ = ["CANCELLED", "ENDED", "EXPIRED", "FAILED", "FINAL", "IN_PROGRESS", "BatchProvider", "Fetched", "JobStatus"]
+
 # A job is one of these, whatever the provider calls it.
 IN_PROGRESS, ENDED, EXPIRED, FAILED, CANCELLED = "in_progress", "ended", "expired", "failed", "cancelled"
 FINAL = frozenset({ENDED, EXPIRED, FAILED, CANCELLED})

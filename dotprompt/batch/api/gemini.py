@@ -17,6 +17,8 @@ from .base import CANCELLED, ENDED, EXPIRED, FAILED, IN_PROGRESS, Fetched, JobSt
 from .capture import Result
 from .transfer import call_json, download
 
+__all__ = ["GeminiBatch"]
+
 STATES = {"BATCH_STATE_PENDING": IN_PROGRESS, "BATCH_STATE_RUNNING": IN_PROGRESS, "BATCH_STATE_SUCCEEDED": ENDED,
           "BATCH_STATE_FAILED": FAILED, "BATCH_STATE_CANCELLED": CANCELLED, "BATCH_STATE_EXPIRED": EXPIRED}
 

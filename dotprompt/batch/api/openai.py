@@ -16,6 +16,8 @@ from .base import CANCELLED, ENDED, EXPIRED, FAILED, IN_PROGRESS, Fetched, JobSt
 from .capture import Result
 from .transfer import call_json, download, result_lines
 
+__all__ = ["OpenAIBatch"]
+
 ENDPOINT = "/v1/chat/completions"
 STATES = {"validating": IN_PROGRESS, "in_progress": IN_PROGRESS, "finalizing": IN_PROGRESS, "completed": ENDED,
           "expired": EXPIRED, "failed": FAILED, "cancelling": IN_PROGRESS, "cancelled": CANCELLED}

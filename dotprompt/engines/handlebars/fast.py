@@ -30,6 +30,8 @@ from .upstream import Block, HelperOptions, InlinePartial, Mustache, Node, Parti
 # only. Whatever the fast render cannot vouch for at run time (an object in `#each`, a function in the
 # input, an error of any kind) raises, and the reference renderer renders instead.
 
+__all__ = ["FallbackError", "FastTemplate", "fast_helpers", "fast_inputs_ok", "fast_template"]
+
 _FAST_BLOCKS = frozenset({"if", "unless", "each", "ifEquals", "unlessEquals"})
 _HELPER_NAMES = DOTPROMPT_HELPERS | frozenset(BASE_HELPERS)  # {{name}} with no arguments calls these
 _JINJA_SPECIAL = frozenset({"self", "varargs", "kwargs", "caller", "super", "loop"})

@@ -23,6 +23,8 @@ from typing import Any
 from ..budget import current
 from .upstream import Block, Node, Partial, PartialBlock, Text
 
+__all__ = ["MeteredDict", "MeteredList", "MeteredText", "innermost_line", "metered_data", "metered_program"]
+
 
 class MeteredText(Text):
     """A text node charging its length to the current render's meter each time it is output."""

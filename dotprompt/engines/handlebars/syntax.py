@@ -13,6 +13,8 @@ from collections.abc import Iterator
 from .helpers import KNOWN_HELPERS
 from .upstream import Block, Node, Partial, PartialBlock, compile_template
 
+__all__ = ["PATH_HEAD", "line_of", "syntax_error_line", "template_variables", "walk"]
+
 PATH_HEAD = re.compile(r"^([A-Za-z_][\w-]*)")  # the first name of a path: `user` in `user.name`
 _LITERALS = frozenset({"this", "true", "false", "null", "undefined"})
 

@@ -43,6 +43,8 @@ from ..jinja import RESERVED_NAMES
 from .syntax import syntax_error_line, template_variables
 from .upstream import Block, InlinePartial, Mustache, Partial, PartialBlock, Text, compile_template
 
+__all__ = ["Conversion", "FastConverter", "Problem", "convert_file", "convert_source"]
+
 TODO = "TODO(convert)"
 
 

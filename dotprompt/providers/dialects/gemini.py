@@ -14,6 +14,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+__all__ = ["gemini_schema"]
+
 SCHEMA_KEYS = frozenset({"description", "format", "default", "example", "minItems", "maxItems", "minimum", "maximum",
                          "minLength", "maxLength", "pattern", "minProperties", "maxProperties"})
 

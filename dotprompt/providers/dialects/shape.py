@@ -23,6 +23,8 @@ from typing import Any
 
 from ...errors import ModelError
 
+__all__ = ["COUNT", "OBJECT", "STR", "AnyOf", "By", "Kind", "check", "shape_guard"]
+
 
 @dataclass(frozen=True)
 class Kind:

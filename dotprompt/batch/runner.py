@@ -57,7 +57,7 @@ class Row:
     key: str = ""  # the row's identity across runs: `id:...` or `sha256:...`
 
 
-class Rows(list):  # type: ignore[type-arg]
+class Rows(list[Row]):
     """The rows of one input file; remembers the file so the output can never overwrite it."""
 
     path: Path | None = None

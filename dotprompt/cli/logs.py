@@ -169,9 +169,10 @@ def describe(found: dict[str, Any]) -> list[str]:
              f"usage    {_count(found.get('input_tokens'))} in / {_count(found.get('output_tokens'))} out  "
              f"latency: {_columns(found)[7]} ms  cost: {_columns(found)[8]}"]
     lines += _section("input", found.get("input"))
-    request = found.get("request") if isinstance(found.get("request"), dict) else {}
+    sent, received = found.get("request"), found.get("response")
+    request = sent if isinstance(sent, dict) else {}
     lines += _section("sent", _conversation(request.get("messages") or []))
-    response = found.get("response") if isinstance(found.get("response"), dict) else {}
+    response = received if isinstance(received, dict) else {}
     lines += _section("received", _conversation(response.get("messages") or []) or response.get("text"))
     if found["status"] == "ok":
         lines += _section("output", found.get("output"))

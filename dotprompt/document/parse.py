@@ -56,12 +56,17 @@ _MERGE_TAG = "tag:yaml.org,2002:merge"
 class _DuplicateKeyError(yaml.constructor.ConstructorError):
     """A mapping names the same key twice: both marks are kept so the message can give both lines."""
 
+    context_mark: yaml.Mark  # always given where it is raised (the base class allows None)
+    problem_mark: yaml.Mark
+
 
 class _NotJsonError(yaml.constructor.ConstructorError):
     """A value JSON cannot hold (NaN, a set, binary data...)."""
 
+    problem_mark: yaml.Mark  # always given where it is raised (the base class allows None)
 
-class _FrontmatterLoader(_LOADER):  # type: ignore[misc, valid-type]
+
+class _FrontmatterLoader(_LOADER):
     """The safe loader, refusing what JSON cannot hold and keys written twice.
 
     Every value a prompt file yields must survive `render --json` and reach a provider unchanged, so

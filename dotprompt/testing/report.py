@@ -18,7 +18,7 @@ COLUMNS = ("case", "result", "turns", "repairs", "tokens", "latency", "cost")
 
 
 def rows(summaries: Sequence[CaseSummary], repeated: bool) -> list[tuple[str, ...]]:
-    out = []
+    out: list[tuple[str, ...]] = []
     for s in summaries:
         r = s.last
         verdict = "pass" if s.passed else "FAIL"

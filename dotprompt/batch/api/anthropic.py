@@ -57,7 +57,9 @@ def _fetched(data: Any, problem: str | None, name: str, number: int) -> Fetched:
     if kind == "succeeded":
         return Fetched(data.get("custom_id"), Result(data=result.get("message")))
     if kind == "errored":
-        error = result.get("error") if isinstance(result.get("error"), dict) else {}
-        inner = error.get("error") if isinstance(error.get("error"), dict) else error
+        found = result.get("error")
+        error = found if isinstance(found, dict) else {}
+        nested = error.get("error")
+        inner = nested if isinstance(nested, dict) else error
         return Fetched(data.get("custom_id"), Result(error=str(inner.get("message") or json.dumps(inner)[:1000])))
     return Fetched(data.get("custom_id"), Result(error=f"the request {kind} before it ran"))

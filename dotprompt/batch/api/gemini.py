@@ -73,6 +73,8 @@ def _fetched(item: Any) -> Fetched:
     key = (item.get("metadata") or {}).get("key") if isinstance(item.get("metadata"), dict) else None
     if isinstance(item.get("response"), dict):
         return Fetched(key, Result(data=item["response"]))
-    error = item.get("error") if isinstance(item.get("error"), dict) else {"message": "no response"}
-    status = error.get("code") if isinstance(error.get("code"), int) else None
+    found = item.get("error")
+    error = found if isinstance(found, dict) else {"message": "no response"}
+    code = error.get("code")
+    status = code if isinstance(code, int) else None
     return Fetched(key, Result(error=str(error.get("message") or json.dumps(error)[:1000]), status=status))

@@ -70,7 +70,8 @@ def _fetched(data: Any, problem: str | None, name: str, number: int) -> Fetched:
     if response is not None:
         body = response.get("body")
         return Fetched(custom_id, Result(error=_message(body), status=response.get("status_code")))
-    error = data.get("error") if isinstance(data.get("error"), dict) else {}
+    found = data.get("error")
+    error = found if isinstance(found, dict) else {}
     return Fetched(custom_id, Result(error=f"{error.get('code', 'error')}: {error.get('message', 'no response')}"))
 
 

@@ -19,7 +19,19 @@ from ..markers import Markers
 from .helpers import BASE_HELPERS, DOTPROMPT_HELPERS, KNOWN_HELPERS, json_helper, strict_equal
 from .syntax import PATH_HEAD, walk
 from .to_jinja import FastConverter
-from .upstream import Block, HelperOptions, InlinePartial, Mustache, Node, Partial, PartialBlock, Text, if_shows, show
+from .upstream import (
+    Block,
+    HelperOptions,
+    InlinePartial,
+    Mustache,
+    Node,
+    Partial,
+    PartialBlock,
+    SafeString,
+    Text,
+    if_shows,
+    show,
+)
 
 #
 # `dotprompt convert` already turns a Handlebars AST into jinja2 source. For templates made only of
@@ -92,9 +104,14 @@ def _fast_iter(value: Any) -> Any:
     return ()
 
 
+def _no_block(context: Any = None) -> SafeString:
+    """The `fn` / `inverse` of a helper called without a block, as the upstream renderer passes them."""
+    return SafeString("")
+
+
 def _fast_json(value: Any, indent: Any = None) -> str:
-    return json_helper([_none(value)], HelperOptions(hash={"indent": _none(indent)}, fn=None, inverse=None, data={},
-                                                     context=None, is_block=False))
+    return json_helper([_none(value)], HelperOptions(hash={"indent": _none(indent)}, fn=_no_block, inverse=_no_block,
+                                                     data={}, context=None, is_block=False))
 
 
 def fast_helpers(markers: Markers) -> dict[str, Callable[..., str]]:

@@ -121,7 +121,8 @@ def _assemble(items: list[str | _Tag]) -> str:
         if isinstance(item, str):
             buf += item
             continue
-        nxt = items[index + 1] if index + 1 < len(items) and isinstance(items[index + 1], str) else ""
+        following = items[index + 1] if index + 1 < len(items) else ""
+        nxt = following if isinstance(following, str) else ""
         tail = buf[buf.rfind("\n") + 1:]
         at_line_start = tail == ""
         ws_tail = bool(tail) and not tail.strip(" \t")

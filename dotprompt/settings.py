@@ -395,7 +395,7 @@ def run_log_settings(log: bool | str | os.PathLike[str] | None = None, *, defaul
     to `root`, the folder of its pyproject.toml) over `default` (on for the CLI)."""
     project = project or {}
     enabled = _flag("DOTPROMPT_LOG", project.get("log"), default)
-    path = os.environ.get("DOTPROMPT_LOG_PATH") or None
+    path: str | os.PathLike[str] | None = os.environ.get("DOTPROMPT_LOG_PATH") or None
     if path is None and project.get("log_path"):
         path = (root or Path.cwd()) / Path(str(project["log_path"])).expanduser()
     if isinstance(log, (str, os.PathLike)):

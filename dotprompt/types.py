@@ -136,7 +136,7 @@ class Usage(WireModel):
         reported = [u for u in usages if u is not None]
         if not reported:
             return None
-        sums: dict[str, int] = {}
+        sums: dict[str, Any] = {}  # counts by field name (Any: Usage has fields of other types too)
         for usage in reported:
             for name in _COUNTED:
                 value = getattr(usage, name)

@@ -162,7 +162,8 @@ def rewrite_json(text: str, start: int, stop: int) -> Rewrite:
     value_end = -1  # offset just past the last value read
     open_string = False
     finished = False  # the top-level value closed
-    next_token = _TOKEN.scanner(text, start, stop).match  # tokens are contiguous: each starts where the last ended
+    # tokens are contiguous: each starts where the last ended (Pattern.scanner: undocumented, so typeshed omits it)
+    next_token = _TOKEN.scanner(text, start, stop).match  # type: ignore[attr-defined]
     control = _CONTROL.search
     pos = start
     while pos < stop:

@@ -61,8 +61,8 @@ def check_library(lib: PromptLibrary, *, jobs: int | None = None) -> list[Diagno
         found = [d for info in infos for d in check_prompt(lib, info)]
     for path in _partial_files(lib):
         found += check_partial(lib, path)
-    for path in _test_files(lib):
-        found += check_test_file(lib, path)
+    for test_file in _test_files(lib):
+        found += check_test_file(lib, test_file)
     return found
 
 

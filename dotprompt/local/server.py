@@ -29,7 +29,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import IO, Literal, TypeVar
+from typing import IO, Any, Literal, TypeVar
 
 import httpx
 
@@ -292,7 +292,7 @@ def _running_pid(pid: int) -> bool:
 
 
 _spawn_lock = threading.Lock()
-_spawn_jobs: queue.SimpleQueue[tuple[Callable[[], object], concurrent.futures.Future[object]]] | None = None
+_spawn_jobs: queue.SimpleQueue[tuple[Callable[[], Any], concurrent.futures.Future[Any]]] | None = None
 
 
 # -- the shared server -------------------------------------------------------------------------------

@@ -313,7 +313,8 @@ class PromptLibrary:
                 return compiled
 
     def _compile_snapshot(self, snapshot: Snapshot, path: str, name: str | None, variant: str | None) -> CompiledPrompt:
-        self._reading.depends = depends = []
+        depends: list[Dependency] = []
+        self._reading.depends = depends
         try:
             compiled = self._compile(decode(snapshot.data, path), path, name, variant, snapshot.stamp)
         finally:
@@ -325,7 +326,8 @@ class PromptLibrary:
                  stamp: Any) -> CompiledPrompt:
         ctx = CompileContext(self._env, self._schemas, self._defaults, self._partial_source, self._revision,
                              self._partial_asts, self.engine, self._handlebars)
-        self._reading.partials = used = {}
+        used: dict[str, str] = {}  # partial name -> content hash
+        self._reading.partials = used
         try:
             compiled = compile_prompt(text, path, name, variant, ctx, stamp)
         finally:

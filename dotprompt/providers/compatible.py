@@ -23,7 +23,7 @@ from .openai_responses import OpenAIResponsesModel
 
 __all__ = ["configured_model"]
 
-APIS = {"chat": OpenAIModel, "responses": OpenAIResponsesModel}
+APIS: dict[str, type[OpenAIModel] | type[OpenAIResponsesModel]] = {"chat": OpenAIModel, "responses": OpenAIResponsesModel}
 CONSTRAINED = ("all", "no-tools", "none")
 
 

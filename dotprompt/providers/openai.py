@@ -58,7 +58,7 @@ CHUNK = {"choices": [{"delta": {"content": STR, "tool_calls": [{**TOOL_CALL, "in
 class OpenAIModel(HttpModel):
     """A Chat Completions model: `openai/gpt-4o-mini`, `ollama/llama3.2`, or any compatible server."""
 
-    specs = (OPENAI, OLLAMA)
+    specs: tuple[ProviderSpec, ...] = (OPENAI, OLLAMA)
     default_info = OPENAI_INFO
 
     def headers(self) -> dict[str, str]:

@@ -222,7 +222,7 @@ def from_response(data: Any, provider: str, request: str | None = None, *,
         if structured is not None:
             parts = [Part(text=structured.restore_text(p.text)) if p.text and not p.metadata else p for p in parts]
         reason = (data.get("incomplete_details") or {}).get("reason")
-        finish = INCOMPLETE.get(reason, "other") if data.get("status") == "incomplete" else "stop"
+        finish = INCOMPLETE.get(reason or "", "other") if data.get("status") == "incomplete" else "stop"
         if any((p.metadata or {}).get("refusal") for p in parts):
             finish = "blocked"
         return ModelResponse(message=Message(role="model", content=parts), finish_reason=finish,  # type: ignore[arg-type]

@@ -64,7 +64,9 @@ def test_readme_opens_with_the_two_setup_commands_and_ci_runs_the_test_one():
     assert "dotprompt check" in run_examples and "dotprompt run extract" in run_examples
     assert "pytest" in run_tests
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
-    assert run_tests in ci.splitlines()
+    install = ".venv/bin/pip install -q -e '.[test]'"
+    checks = " && .venv/bin/mypy dotprompt && .venv/bin/ruff check dotprompt tests bench examples"
+    assert run_tests.replace(install, install + checks, 1) in ci.splitlines()  # CI also runs the static checks
 
 
 @pytest.mark.live

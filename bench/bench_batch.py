@@ -228,7 +228,7 @@ def package_of(filename: str, function: str) -> str:
 def profile_batch(prompts: Path, rows_file: Path, concurrency: int, env: dict[str, str], top: int) -> None:
     """The same batch in this process under cProfile: own time by package, then the top functions."""
     os.environ.update({k: env[k] for k in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "NO_PROXY")})
-    from dotprompt.batch.runner import read_rows, run_batch
+    from dotprompt.batch import read_rows, run_batch
     from dotprompt.prompts.library import PromptLibrary
 
     prompt = PromptLibrary(prompts).load("review")

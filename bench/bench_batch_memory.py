@@ -25,7 +25,7 @@ CHILD = r'''
 import asyncio, json, resource, sys, time
 from pathlib import Path
 from dotprompt import PromptLibrary
-from dotprompt.batch.runner import InputFile, run_batch
+from dotprompt.batch import InputFile, run_batch
 from dotprompt.providers import define_model
 from dotprompt.providers.base import ModelInfo
 from dotprompt.types import Message, ModelResponse, Part
@@ -41,7 +41,7 @@ root = Path(sys.argv[1])
 prompt = PromptLibrary(root / "prompts").load("review")
 started = time.perf_counter()
 if sys.argv[2] == "resume":  # the output of a finished run, written directly (as the runner writes it)
-    from dotprompt.batch.runner import BatchReport
+    from dotprompt.batch import BatchReport
     with open(root / "out.jsonl", "w") as handle:
         for row in InputFile(root / "rows.jsonl"):
             handle.write(json.dumps({"key": row.key, "row": row.number, "digest": row.digest, "input": row.input,

@@ -37,8 +37,7 @@ import httpx
 from _common import Result, arg_parser, report_all
 from _server import CHUNK_TEXT, DEFAULT_REPLY, spawn
 
-from dotprompt.providers import anthropic, gemini, openai
-from dotprompt.providers.config import ProviderConfig
+from dotprompt.providers import ProviderConfig, anthropic, gemini, openai
 from dotprompt.types import GenerateRequest, Message, OutputConfig, Part, ToolDefinition
 
 TARGET_OVERHEAD_US = 1000.0

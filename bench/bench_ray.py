@@ -48,7 +48,7 @@ def ray_run(ray, dray, prompts: Path, rows_file: Path, workers: int, port: int) 
 
 
 def local_run(prompts: Path, rows_file: Path) -> float:
-    from dotprompt.batch.runner import InputFile, run_batch
+    from dotprompt.batch import InputFile, run_batch
     from dotprompt.prompts.library import PromptLibrary
 
     prompt = PromptLibrary(prompts).load("review")

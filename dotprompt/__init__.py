@@ -4,6 +4,8 @@ The public API is the table below: each public name and the module that defines 
 eager load with the package (rendering and `dotprompt check` need only them); the running side (the
 loop, tools, models, formats) loads on first use of one of its names. Type checkers read the same
 names from the `TYPE_CHECKING` block, so `dotprompt.generate` is typed in an IDE although it loads late.
+Every `define_*` registers (`define_tool`, `define_interrupt`: into `default_library()`; `define_model`,
+`define_format`: into their registries); `make_tool`, `make_interrupt` and `@tool` only build a Tool.
 Subpackages with a public face of their own: `dotprompt.providers` (provider classes, the model
 registry), `dotprompt.doubles` (test doubles at the model seam), `dotprompt.batch`, `dotprompt.testing`,
 `dotprompt.evals`.
@@ -28,7 +30,7 @@ _API: dict[str, tuple[str, ...]] = {
                 "TestFileError", "ToolExecutionError", "ToolInputError", "UnknownFormatError", "UsageError"),
     ".identity": ("PromptIdentity",),
     ".prompts.library": ("PromptInfo", "PromptLibrary"),
-    ".prompts.loader": ("default_library", "load_prompt"),
+    ".prompts.loader": ("default_library", "define_interrupt", "define_tool", "load_prompt"),
     ".prompts.prompt": ("Prompt",),
     ".document.rendered": ("InputSpec", "OutputSpec", "RenderedPrompt"),
     ".types": ("GenerateRequest", "Media", "Message", "ModelResponse", "Part", "ToolDefinition", "ToolRequest",
@@ -41,7 +43,7 @@ _API: dict[str, tuple[str, ...]] = {
     ".generation.response": ("Attempt", "Chunk", "GenerateResponse"),
     ".providers.base": ("Model", "ModelInfo"),
     ".providers.registry": ("define_model",),
-    ".tools.define": ("Tool", "ToolContext", "define_interrupt", "define_tool", "tool"),
+    ".tools.define": ("Tool", "ToolContext", "make_interrupt", "make_tool", "tool"),
     ".providers": ("providers",),  # the subpackage itself: dotprompt.providers.define_provider, ...
 }
 
@@ -117,6 +119,8 @@ __all__ = [
     "generate_stream",
     "generate_sync",
     "load_prompt",
+    "make_interrupt",
+    "make_tool",
     "preview_request",
     "providers",
     "retry",
@@ -165,11 +169,11 @@ if TYPE_CHECKING:
     from .generation.response import Attempt, Chunk, GenerateResponse
     from .identity import PromptIdentity
     from .prompts.library import PromptInfo, PromptLibrary
-    from .prompts.loader import default_library, load_prompt
+    from .prompts.loader import default_library, define_interrupt, define_tool, load_prompt
     from .prompts.prompt import Prompt
     from .providers.base import Model, ModelInfo
     from .providers.registry import define_model
-    from .tools.define import Tool, ToolContext, define_interrupt, define_tool, tool
+    from .tools.define import Tool, ToolContext, make_interrupt, make_tool, tool
     from .types import GenerateRequest, Media, Message, ModelResponse, Part, ToolDefinition, ToolRequest, ToolResponse, Usage
 
 

@@ -16,6 +16,8 @@ from .errors import UsageError
 from .providers.base import ModelInfo, OnChunk
 from .types import GenerateRequest, Message, ModelChunk, ModelResponse, Part, ToolRequest, Usage
 
+__all__ = ["MODELS", "EchoModel", "Reply", "ScriptedModel", "as_response", "response_chunks", "stream_response", "tool_call"]
+
 Reply = Any  # str | Part | list[Part] | Message | ModelResponse | dict (wire shape) | BaseException
 
 

@@ -5,7 +5,8 @@ reads a default, an environment variable or the project's table from here, never
 
     [tool.dotprompt]            in the nearest pyproject.toml (read by `project_settings`)
       prompts_dir, default_model, tools, providers.NAME.{base_url, api_key_env, timeout, headers, ...},
-      render_max_chars, render_max_seconds, log, log_path, log_keep_runs, log_keep_days
+      render_max_chars, render_max_seconds, log, log_path, log_keep_runs, log_keep_days,
+      pytest (true: plain `pytest` collects the project's *.test.yaml files)
     DOTPROMPT_DIR               the prompt folder (over prompts_dir)
     DOTPROMPT_MODEL             the model when none is named (over the local model)
     DOTPROMPT_TEST_MODE         record | replay | auto | live for `dotprompt test` and pytest
@@ -94,6 +95,7 @@ __all__ = [
     "env_test_mode",
     "local_dir",
     "local_threads",
+    "opted_into_pytest",
     "project_settings",
     "provider_section",
     "provider_sections",
@@ -332,6 +334,17 @@ def provider_sections() -> Mapping[str, Mapping[str, Any]]:
     return tables
 
 
+def opted_into_pytest(start: Path | None = None) -> bool:
+    """`[tool.dotprompt] pytest = true` in the nearest pyproject.toml at or above `start`: the project
+    asks the installed pytest plugin to collect its `*.test.yaml` files (off when absent)."""
+    table, root = project_settings(start)
+    value = table.get("pytest", False)
+    if not isinstance(value, bool):
+        where = root / "pyproject.toml" if root is not None else "pyproject.toml"
+        raise UsageError(f"{where}: [tool.dotprompt] pytest must be true or false, got {value!r}")
+    return value
+
+
 def env_prompts_dir() -> Path | None:
     value = os.environ.get("DOTPROMPT_DIR")
     return Path(value) if value else None
@@ -418,7 +431,7 @@ def run_log_settings(log: bool | str | os.PathLike[str] | None = None, *, defaul
     to `root`, the folder of its pyproject.toml) over `default` (on for the CLI)."""
     project = project or {}
     enabled = _flag("DOTPROMPT_LOG", project.get("log"), default)
-    path = os.environ.get("DOTPROMPT_LOG_PATH") or None
+    path: str | os.PathLike[str] | None = os.environ.get("DOTPROMPT_LOG_PATH") or None
     if path is None and project.get("log_path"):
         path = (root or Path.cwd()) / Path(str(project["log_path"])).expanduser()
     if isinstance(log, (str, os.PathLike)):

@@ -7,6 +7,9 @@ from typing import Any, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
+__all__ = ["FinishReason", "GenerateRequest", "Media", "Message", "ModelChunk", "ModelResponse", "OutputConfig", "Part", "Role",
+           "ToolDefinition", "ToolRequest", "ToolResponse", "Usage", "WireModel", "construct"]
+
 Role = Literal["system", "user", "model", "tool"]
 _M = TypeVar("_M", bound=BaseModel)
 
@@ -135,7 +138,7 @@ class Usage(WireModel):
         reported = [u for u in usages if u is not None]
         if not reported:
             return None
-        sums: dict[str, int] = {}
+        sums: dict[str, Any] = {}  # counts by field name (Any: Usage has fields of other types too)
         for usage in reported:
             for name in _COUNTED:
                 value = getattr(usage, name)

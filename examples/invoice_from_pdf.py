@@ -9,10 +9,7 @@ import json
 from pathlib import Path
 
 from dotprompt import PromptLibrary, preview_request
-from dotprompt.providers.anthropic import AnthropicModel
-from dotprompt.providers.config import ProviderConfig
-from dotprompt.providers.gemini import GeminiModel
-from dotprompt.providers.openai import OpenAIModel
+from dotprompt.providers import AnthropicModel, GeminiModel, OpenAIModel, ProviderConfig
 
 HERE = Path(__file__).resolve().parent
 

@@ -40,7 +40,7 @@ def test_every_example_test_file_points_at_the_schema_and_fits_it():
 
 def test_every_example_prompt_frontmatter_fits():
     validator = jsonschema.Draft7Validator(shipped_schema("frontmatter"))
-    infos = PromptLibrary(ROOT / "prompts").list()
+    infos = PromptLibrary(ROOT / "prompts").prompts()
     assert len(infos) >= 5
     for info in infos:
         text = Path(info.path).read_text(encoding="utf-8")

@@ -31,7 +31,7 @@ def test_discovers_prompts_variants_namespaces_and_partials(folder):
     folder.write("billing/refund.prompt", "c")
     folder.write("billing/_footer.prompt", "f")
     lib = folder.library()
-    assert [(i.name, i.variant) for i in lib.list()] == [
+    assert [(i.name, i.variant) for i in lib.prompts()] == [
         ("billing/refund", None), ("extract", None), ("extract", "fast")]
     assert lib.partials() == ["billing/footer", "header"]
     assert text_of(lib.load("extract", variant="fast").render()) == "b"
@@ -262,6 +262,29 @@ def test_load_prompt_defaults_to_prompts_in_cwd(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     assert text_of(load_prompt("a").render()) == "default dir"
     assert text_of(load_prompt("a", directory=tmp_path / "prompts").render()) == "default dir"
+
+
+def test_top_level_define_tool_registers_for_prompt_files_loaded_by_load_prompt(tmp_path, monkeypatch):
+    import dotprompt
+    from dotprompt.doubles import ScriptedModel, tool_call
+
+    (tmp_path / "prompts").mkdir()
+    (tmp_path / "prompts" / "ask.prompt").write_text("---\ntools: [shout]\n---\n{{ q }}")
+    monkeypatch.delenv("DOTPROMPT_DIR", raising=False)
+    monkeypatch.chdir(tmp_path)
+    calls = []
+    model = ScriptedModel([[tool_call("shout", {"q": "hi"})], "done"])
+    with pytest.raises(dotprompt.UsageError, match="unknown tool 'shout'"):
+        load_prompt("ask")({"q": "hi"}, model=ScriptedModel([[tool_call("shout", {"q": "hi"})], "done"]))
+    made = dotprompt.define_tool("shout", "upper-cases", {"type": "object"}, lambda x: calls.append(x) or x["q"].upper())
+    assert isinstance(made, dotprompt.Tool) and dotprompt.default_library().tool("shout") is made
+    response = load_prompt("ask")({"q": "hi"}, model=model)
+    assert response.text == "done" and calls == [{"q": "hi"}]
+    assert model.requests[0].tools[0].name == "shout"
+    assert model.requests[1].messages[-1].content[0].tool_response.output == "HI"
+    asked = dotprompt.define_interrupt("confirm", "asks a human", directory=tmp_path / "other")
+    assert dotprompt.default_library(tmp_path / "other").tool("confirm") is asked
+    assert dotprompt.default_library().tool("confirm") is None
 
 
 def test_unknown_engine_is_refused():

@@ -80,7 +80,7 @@ attempt("namespace", lambda: text(lib.load("ns/x").render()))
 attempt("namespace partial", lambda: text(lib.from_source("{{% include 'ns/p' %}}").render()))
 attempt("check partial file", lambda: lib.check_partial_file({str(folder / "_leak.prompt")!r}))
 attempt("inside link", lambda: text(lib.load("alias").render()))
-attempt("list", lambda: [i.label for i in lib.list()])
+attempt("list", lambda: [i.label for i in lib.prompts()])
 """, tmp_path)
     refused(outcomes["prompt"], "PromptFileError")
     assert "pw.prompt" in outcomes["prompt"]["message"] and "outside" in outcomes["prompt"]["message"]
@@ -124,7 +124,7 @@ attempt("dir partial include", lambda: text(lib.load("uses_d").render()))
 attempt("dir test file", lambda: load_test_file(root / "d.test.yaml", root))
 attempt("dangling prompt", lambda: text(lib.load("gone").render()))
 attempt("dangling partial file", lambda: lib.check_partial_file(str(root / "_gone.prompt")))
-attempt("list", lambda: [i.label for i in lib.list()])
+attempt("list", lambda: [i.label for i in lib.prompts()])
 """, tmp_path)
     for label in ("fifo partial file", "fifo partial include", "fifo partial hbs", "fifo prompt", "dir partial file",
                   "dir partial include", "dangling partial file"):

@@ -40,7 +40,7 @@ import weakref
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import httpx
 
@@ -58,6 +58,9 @@ from ..settings import (
     env_http_transport,
 )
 from ..types import GenerateRequest, ModelResponse
+
+if TYPE_CHECKING:
+    from httpx_aiohttp import AiohttpTransport
 
 SECRET_HEADERS = frozenset({"authorization", "x-api-key", "api-key", "x-goog-api-key", "proxy-authorization"})
 
@@ -364,7 +367,8 @@ def env_proxy(url: str) -> httpx.Proxy | None:
     them, so the aiohttp transport is handed the proxy of the provider's base URL, chosen once."""
     parts = urllib.parse.urlsplit(url)
     proxies = urllib.request.getproxies_environment()
-    if not parts.hostname or urllib.request.proxy_bypass_environment(parts.hostname, proxies):
+    # proxy_bypass_environment is undocumented (typeshed leaves it out) but in urllib.request on every supported Python
+    if not parts.hostname or urllib.request.proxy_bypass_environment(parts.hostname, proxies):  # type: ignore[attr-defined]
         return None
     chosen = proxies.get(parts.scheme) or proxies.get("all")
     if not chosen:
@@ -381,14 +385,14 @@ def env_proxy(url: str) -> httpx.Proxy | None:
 
 
 @functools.lru_cache(maxsize=1)
-def _aiohttp_class() -> type[httpx.AsyncBaseTransport]:
+def _aiohttp_class() -> type[AiohttpTransport]:
     try:
         from httpx_aiohttp import AiohttpTransport
     except ImportError:
         raise UsageError("DOTPROMPT_HTTP_TRANSPORT=aiohttp needs the httpx-aiohttp package: "
                          "pip install 'dotprompt-toolkit[aiohttp]' (or set it to httpx)") from None
 
-    class Transport(AiohttpTransport):  # type: ignore[misc]
+    class Transport(AiohttpTransport):
         """httpx-aiohttp, plus what it leaves out: credentials in the URL (httpx has already turned them
         into an Authorization header; aiohttp refuses a URL with both) and aiohttp's errors that are no
         httpx errors (a ValueError for a bad header, say), which become httpx.TransportError."""
@@ -571,7 +575,8 @@ class _EventBuilder:
     """Applies SSE lines to the event being built; a blank line finishes it (if it has data)."""
 
     def __init__(self) -> None:
-        self.event, self.data = "", []
+        self.event: str = ""
+        self.data: list[str] = []
 
     def line(self, line: str) -> SSEEvent | None:
         if not line:

@@ -46,13 +46,12 @@ class TokenAuth(httpx.Auth):
                 raise UsageError(f"no token for {self.provider}: ${self.env_var} is not set any more")
             return self._checked(value)
         try:
-            value = self.source()
-            if inspect.isawaitable(value):
-                value = await value
+            got = self.source()
+            token = await got if inspect.isawaitable(got) else got
         except Exception as exc:  # the user's callable: its failure is this call's failure, said plainly
             raise ModelError(f"the token provider for {self.provider} raised {type(exc).__name__}: {exc}",
                              provider=self.provider) from exc
-        return self._checked(value)
+        return self._checked(token)
 
     def _checked(self, value: object) -> str:
         token = value.strip() if isinstance(value, str) else ""  # a command's output ends in a newline

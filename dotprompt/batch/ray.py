@@ -46,6 +46,8 @@ from ..prompts.loader import project_library
 from ..tools.define import Tool
 from .runner import row_of, run_row
 
+__all__ = ["COLUMNS", "PromptActor", "map_prompt", "resume_filter", "written_keys"]
+
 COLUMNS = ("key", "output", "error", "usage", "cost", "repairs", "prompt", "latency_ms")
 
 

@@ -45,6 +45,9 @@ from ..prompts.prompt import Prompt
 from ..providers.registry import default_model_name
 from ..settings import BATCH_LOG_ROWS
 
+__all__ = ["BatchReport", "Hashes", "InputFile", "Row", "Rows", "model_name", "output_lock", "priced_row", "read_output",
+           "read_rows", "record_key", "row_of", "run_batch", "run_row", "unfinished"]
+
 
 @dataclass(frozen=True)
 class Row:
@@ -54,7 +57,7 @@ class Row:
     key: str = ""  # the row's identity across runs: `id:...` or `sha256:...`
 
 
-class Rows(list):  # type: ignore[type-arg]
+class Rows(list[Row]):
     """The rows of one input file; remembers the file so the output can never overwrite it."""
 
     path: Path | None = None

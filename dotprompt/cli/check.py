@@ -10,6 +10,8 @@ from typing import Any
 from ..lint.check import Diagnostic, check_library
 from .common import DIR_HELP, EXIT_FAILED, EXIT_OK, library, package_version
 
+__all__ = ["add_parser", "print_sarif", "run"]
+
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser = subparsers.add_parser("check", help="lint every prompt file without calling a model")
@@ -30,7 +32,7 @@ def run(args: argparse.Namespace) -> int:
         print(diagnostic.format(args.format))
     errors = sum(d.level == "error" for d in diagnostics)
     warnings = len(diagnostics) - errors
-    count = len(lib.list())
+    count = len(lib.prompts())
     if args.format == "text":
         print(f"checked {count} prompt{'s' if count != 1 else ''}: {errors} error(s), {warnings} warning(s)",
               file=sys.stderr)

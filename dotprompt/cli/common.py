@@ -12,6 +12,9 @@ from ..errors import UsageError
 from ..prompts.library import PromptLibrary
 from ..prompts.loader import project_library, prompts_dir
 
+__all__ = ["DIR_HELP", "EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE", "CommandLineError", "json_arg", "library",
+           "package_version", "usage"]
+
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 EXIT_INTERRUPTED = 130  # the shell's code for Ctrl-C
 DIR_HELP = "prompt folder (default: $DOTPROMPT_DIR, [tool.dotprompt], ./prompts)"

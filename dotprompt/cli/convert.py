@@ -9,6 +9,8 @@ from typing import Any
 
 from .common import EXIT_FAILED, EXIT_OK, CommandLineError
 
+__all__ = ["add_parser", "run"]
+
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser = subparsers.add_parser("convert", help="rewrite a Handlebars prompt file in the jinja2 dialect")

@@ -21,6 +21,8 @@ from ..prompts.loader import project_library, prompts_dir
 from .common import DIR_HELP, EXIT_FAILED, EXIT_OK, EXIT_USAGE, CommandLineError
 from .test import find_test_files
 
+__all__ = ["add_parser", "collect", "evaluate", "judge", "report", "rows_of", "run"]
+
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser = subparsers.add_parser("eval", help="score prompts field by field on gold datasets (replayed from recordings)")

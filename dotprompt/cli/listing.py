@@ -10,6 +10,8 @@ from typing import Any
 
 from .common import DIR_HELP, EXIT_OK, library
 
+__all__ = ["add_parser", "run"]
+
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser = subparsers.add_parser("list", help="list the prompts of a folder")
@@ -18,6 +20,6 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    for info in library(args.dir).list():
+    for info in library(args.dir).prompts():
         print(f"{info.label}\t{info.path}")
     return EXIT_OK

@@ -10,6 +10,8 @@ from typing import Any
 from ..local.catalog import CATALOG, SETUP_ESTIMATE, default_spec
 from .common import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, usage
 
+__all__ = ["add_parser", "default_name", "run", "run_setup", "run_status"]
+
 
 def default_name() -> str:
     return default_spec().name

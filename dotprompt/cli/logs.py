@@ -15,6 +15,8 @@ from ..observe.runlog import LogQuery, get_run, list_runs, search_runs
 from ..settings import project_settings, run_log_settings
 from .common import EXIT_FAILED, EXIT_OK, CommandLineError
 
+__all__ = ["add_parser", "describe", "log_path", "print_table", "run", "when"]
+
 _RELATIVE = re.compile(r"^(\d+)\s*([mhdw])$")
 _UNITS = {"m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 DATE_HELP = "YYYY-MM-DD, YYYY-MM-DDTHH:MM (local time), or an age: 30m, 2h, 7d, 1w"
@@ -167,9 +169,10 @@ def describe(found: dict[str, Any]) -> list[str]:
              f"usage    {_count(found.get('input_tokens'))} in / {_count(found.get('output_tokens'))} out  "
              f"latency: {_columns(found)[7]} ms  cost: {_columns(found)[8]}"]
     lines += _section("input", found.get("input"))
-    request = found.get("request") if isinstance(found.get("request"), dict) else {}
+    sent, received = found.get("request"), found.get("response")
+    request = sent if isinstance(sent, dict) else {}
     lines += _section("sent", _conversation(request.get("messages") or []))
-    response = found.get("response") if isinstance(found.get("response"), dict) else {}
+    response = received if isinstance(received, dict) else {}
     lines += _section("received", _conversation(response.get("messages") or []) or response.get("text"))
     if found["status"] == "ok":
         lines += _section("output", found.get("output"))

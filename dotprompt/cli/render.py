@@ -9,6 +9,8 @@ from typing import Any
 from ..document.rendered import RenderedPrompt
 from .common import DIR_HELP, EXIT_OK, json_arg, library
 
+__all__ = ["add_parser", "readable", "run"]
+
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser = subparsers.add_parser("render", help="print the messages and settings a prompt would send")

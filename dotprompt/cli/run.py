@@ -15,6 +15,8 @@ from ..settings import BATCH_LOG_ROWS
 from .common import DIR_HELP, EXIT_FAILED, EXIT_OK, CommandLineError, json_arg, library
 from .progress import StreamView, elapsed_status
 
+__all__ = ["add_parser", "run"]
+
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser = subparsers.add_parser("run", help="run a prompt on a model and print the validated output")

@@ -8,6 +8,8 @@ from typing import Any
 
 from .common import EXIT_FAILED, EXIT_OK, CommandLineError
 
+__all__ = ["run_batch_api"]
+
 
 def run_batch_api(prompt: Any, args: argparse.Namespace) -> int:
     from ..batch.api.jobs import resume, state_path, submit
@@ -31,11 +33,11 @@ def run_batch_api(prompt: Any, args: argparse.Namespace) -> int:
         if report.pending:
             print("run the same command again later to download them", file=sys.stderr)
         return EXIT_FAILED if written.failed else EXIT_OK
-    report = run_sync(submit(prompt, rows, args.output, model=args.model, first_turn_only=args.return_tool_requests,
-                             batch_size=args.batch_size or BATCH_JOB_MAX_ROWS,
-                             on_job=lambda job, n: print(f"submitted job {job} ({n} rows)", file=sys.stderr)))
-    print(f"{report.rows} rows in {len(report.jobs)} job(s), {report.skipped} skipped (already done), "
-          f"{report.failed} failed before submission; job ids in {state_path(args.output)}", file=sys.stderr)
-    if report.jobs:
+    submitted = run_sync(submit(prompt, rows, args.output, model=args.model, first_turn_only=args.return_tool_requests,
+                                batch_size=args.batch_size or BATCH_JOB_MAX_ROWS,
+                                on_job=lambda job, n: print(f"submitted job {job} ({n} rows)", file=sys.stderr)))
+    print(f"{submitted.rows} rows in {len(submitted.jobs)} job(s), {submitted.skipped} skipped (already done), "
+          f"{submitted.failed} failed before submission; job ids in {state_path(args.output)}", file=sys.stderr)
+    if submitted.jobs:
         print("poll and download with the same command and --resume", file=sys.stderr)
-    return EXIT_FAILED if report.failed else EXIT_OK
+    return EXIT_FAILED if submitted.failed else EXIT_OK

@@ -12,6 +12,8 @@ from typing import Any
 from ..prompts.loader import prompts_dir
 from .common import EXIT_FAILED, EXIT_OK, CommandLineError
 
+__all__ = ["run_on_ray"]
+
 READERS = {".jsonl": "read_json", ".json": "read_json", ".parquet": "read_parquet", ".csv": "read_csv"}
 WRITERS = {".parquet": "write_parquet", ".csv": "write_csv"}  # anything else: a folder of JSON-lines files
 

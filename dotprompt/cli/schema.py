@@ -9,6 +9,8 @@ from typing import Any
 
 from .common import DIR_HELP, EXIT_OK, CommandLineError, library
 
+__all__ = ["add_parser", "print_shipped", "run"]
+
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser = subparsers.add_parser("schema", help="print a prompt's output (or input) JSON Schema, or the JSON "

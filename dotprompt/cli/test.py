@@ -9,16 +9,18 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from ..errors import PromptFileError
 from ..prompts.loader import project_library, prompts_dir
 from ..testing.cases import TestCase, load_test_file
 from ..testing.recording import Mode
 from ..testing.report import nothing_collected, print_summary, write_json, write_junit
-from ..testing.runner import CaseResult, TestRun
+from ..testing.runner import CaseResult, CaseSummary, TestRun
 from .common import DIR_HELP, EXIT_FAILED, EXIT_OK, EXIT_USAGE, CommandLineError
 from .progress import case_progress
+
+__all__ = ["TestOptions", "add_parser", "collect", "default_mode", "find_test_files", "run", "run_tests"]
 
 
 @dataclass
@@ -68,7 +70,7 @@ def collect(files: Sequence[Path], prompts_dir: Path, keyword: str | None) -> tu
     return cases, errors
 
 
-def run_tests(options: TestOptions, out: object = sys.stdout) -> int:
+def run_tests(options: TestOptions, out: TextIO = sys.stdout) -> int:
     try:
         files = find_test_files(options.paths, options.prompts_dir)
     except FileNotFoundError as exc:
@@ -77,7 +79,7 @@ def run_tests(options: TestOptions, out: object = sys.stdout) -> int:
     for error in errors:
         print(str(error), file=sys.stderr)
     if not cases:
-        searched = options.paths or [options.prompts_dir]
+        searched: Sequence[str | Path] = options.paths or [options.prompts_dir]
         print(f"dotprompt: error: {nothing_collected(searched, files, errors, options.keyword)}", file=sys.stderr)
     fancy = sys.stdout.isatty() and not os.environ.get("CI")
     log = None if options.log and options.mode != "replay" else False
@@ -85,7 +87,7 @@ def run_tests(options: TestOptions, out: object = sys.stdout) -> int:
                   options.concurrency)
     summaries = _execute(run, cases, options, fancy)
     run.save()
-    print_summary(summaries, out, fancy=fancy, repeated=options.repeat > 1)  # type: ignore[arg-type]
+    print_summary(summaries, out, fancy=fancy, repeated=options.repeat > 1)
     if options.junit:
         write_junit(summaries, options.junit)
     if options.json:
@@ -95,8 +97,7 @@ def run_tests(options: TestOptions, out: object = sys.stdout) -> int:
     return EXIT_OK if all(s.passed for s in summaries) else EXIT_FAILED
 
 
-def _execute(run: TestRun, cases: list[TestCase], options: TestOptions, fancy: bool) -> list:
-    coro_args = {"repeat": options.repeat, "min_pass_rate": options.min_pass_rate}
+def _execute(run: TestRun, cases: list[TestCase], options: TestOptions, fancy: bool) -> list[CaseSummary]:
     runs = options.repeat if options.mode != "replay" else 1
     with case_progress(len(cases) * runs, f"{len(cases)} cases ({options.mode})") as advance:
         log = _log_line if not fancy else None
@@ -107,7 +108,7 @@ def _execute(run: TestRun, cases: list[TestCase], options: TestOptions, fancy: b
                 log(result)
 
         run.on_result = on_result
-        return asyncio.run(run.run(cases, **coro_args))
+        return asyncio.run(run.run(cases, repeat=options.repeat, min_pass_rate=options.min_pass_rate))
 
 
 def _log_line(result: CaseResult) -> None:

@@ -16,6 +16,8 @@ from ..types import ToolDefinition, construct
 from .parse import Problems, PromptSource, read_keys
 from .rendered import InputSpec, OutputSpec
 
+__all__ = ["LibraryDefaults", "convert_schemas", "merge", "options_metadata", "render_fields"]
+
 _FIELD_NAMES = {
     "name": "name", "variant": "variant", "version": "version", "description": "description",
     "model": "model", "tools": "tools", "maxTurns": "max_turns", "toolChoice": "tool_choice",

@@ -16,6 +16,10 @@ from .._util.suggest import close_matches
 from ..errors import PromptFileError
 from ..settings import valid_max_turns
 
+__all__ = ["FRONTMATTER_PATTERN", "INPUT_KEYS", "KNOWN_KEYS", "OUTPUT_KEYS", "TOOL_CHOICES", "USE_HINT", "Problems",
+           "PromptSource", "compose_yaml", "did_you_mean", "load_yaml_safely", "parse_source", "read_keys", "report_to",
+           "use_arguments", "yaml_child", "yaml_entry", "yaml_key_node", "yaml_problem"]
+
 # Known frontmatter keys and the Python types their values must have.
 KNOWN_KEYS: dict[str, tuple[type, ...]] = {
     "name": (str,),
@@ -52,12 +56,17 @@ _MERGE_TAG = "tag:yaml.org,2002:merge"
 class _DuplicateKeyError(yaml.constructor.ConstructorError):
     """A mapping names the same key twice: both marks are kept so the message can give both lines."""
 
+    context_mark: yaml.Mark  # always given where it is raised (the base class allows None)
+    problem_mark: yaml.Mark
+
 
 class _NotJsonError(yaml.constructor.ConstructorError):
     """A value JSON cannot hold (NaN, a set, binary data...)."""
 
+    problem_mark: yaml.Mark  # always given where it is raised (the base class allows None)
 
-class _FrontmatterLoader(_LOADER):  # type: ignore[misc, valid-type]
+
+class _FrontmatterLoader(_LOADER):
     """The safe loader, refusing what JSON cannot hold and keys written twice.
 
     Every value a prompt file yields must survive `render --json` and reach a provider unchanged, so

@@ -10,6 +10,8 @@ from pydantic.alias_generators import to_camel
 from ..identity import PromptIdentity
 from ..types import Message, ToolDefinition, construct
 
+__all__ = ["InputSpec", "OutputSpec", "RenderedPrompt", "ToolChoice"]
+
 ToolChoice = Literal["auto", "required", "none"]
 
 
@@ -25,7 +27,7 @@ class OutputSpec(_Spec):
     instructions: bool | str | None = None
 
     @property
-    def schema(self) -> Any:  # type: ignore[override]  # `rendered.output.schema`, as in Dotprompt
+    def schema(self) -> Any:  # `rendered.output.schema`, as in Dotprompt
         return self.json_schema
 
 
@@ -34,7 +36,7 @@ class InputSpec(_Spec):
     default: dict[str, Any] | None = None
 
     @property
-    def schema(self) -> Any:  # type: ignore[override]
+    def schema(self) -> Any:
         return self.json_schema
 
 

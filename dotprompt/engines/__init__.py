@@ -1,0 +1,1 @@
+__all__: list[str] = []  # the modules of this package are its API; nothing is re-exported here

@@ -9,9 +9,9 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Generator, Iterator, Mapping
 from itertools import islice
-from typing import Any
+from typing import Any, cast
 
 from jinja2 import BaseLoader, ChainableUndefined, Template, nodes, pass_context
 from jinja2.compiler import CodeGenerator, Frame
@@ -25,6 +25,10 @@ from jinja2.utils import Namespace
 from ..settings import RENDER_MAX_JSON_INDENT
 from .budget import BudgetExceededError, Meter, check_int_bits, check_size, current
 from .markers import Helper
+
+__all__ = ["HANDLEBARS_HINT", "LOOP_FILTER", "RESERVED_NAMES", "BudgetCodeGenerator", "BudgetEnvironment", "MeteredNamespace",
+           "SandboxUndefined", "check_indent", "included_names", "looks_like_handlebars", "make_environment", "metered_loop",
+           "render_metered", "to_json", "with_line_offset"]
 
 # Names a template sees besides the caller's input; they win over input keys of the same name.
 RESERVED_NAMES = frozenset({"role", "history", "media", "section", "ctx"})
@@ -321,7 +325,8 @@ def render_metered(template: Template, variables: dict[str, Any]) -> str:
     if meter is None:
         return template.render(variables)
     parts: list[str] = []
-    pieces = template.root_render_func(template.new_context(variables))
+    # A generator (compiled template code), which jinja2 types as an Iterator: `throw` is there.
+    pieces = cast("Generator[str, None, None]", template.root_render_func(template.new_context(variables)))
     try:
         # Pieces are taken and joined PIECES_PER_CHARGE at a time in C (islice, join), then charged: a
         # Python step per piece made a small render 1.5x slower. One piece is bounded on its own (the
@@ -369,7 +374,8 @@ def with_line_offset(body: str, first_line: int) -> str:
 def included_names(ast: nodes.Template) -> list[tuple[str, int]]:
     """Constant partial names used by `{% include %}` / `{% import %}`, with their lines."""
     found: list[tuple[str, int]] = []
-    for node in ast.find_all((nodes.Include, nodes.Import, nodes.FromImport, nodes.Extends)):
-        if isinstance(node.template, nodes.Const) and isinstance(node.template.value, str):
+    kinds = (nodes.Include, nodes.Import, nodes.FromImport, nodes.Extends)
+    for node in ast.find_all(kinds):  # typed as their base class: isinstance below tells the checker which
+        if isinstance(node, kinds) and isinstance(node.template, nodes.Const) and isinstance(node.template.value, str):
             found.append((node.template.value, node.lineno))
     return found

@@ -12,6 +12,8 @@ from typing import Any
 
 from ..settings import EVAL_MAX_ALIGN_ITEMS
 
+__all__ = ["align", "best_assignment"]
+
 
 def best_assignment(similarity: Sequence[Sequence[float]]) -> list[tuple[int, int]]:
     """The (row, column) pairs, each row and column used at most once, maximising the summed similarity.

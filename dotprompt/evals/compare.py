@@ -19,6 +19,8 @@ from .align import align
 from .config import FieldRule, render_steps
 from .scorers import SCORERS, as_score
 
+__all__ = ["Comparer", "Comparison", "FieldResult", "ItemResult", "ScorerFailedError"]
+
 Outcome = Literal["correct", "wrong", "missing", "extra"]
 ItemOutcome = Literal["matched", "missing", "extra"]
 UserScorer = Callable[[Any, Any], Any]

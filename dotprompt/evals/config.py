@@ -20,6 +20,7 @@ Every problem of the section is a TestFileError at its line, all of them at once
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,6 +33,8 @@ from ..testing.functions import is_function_spec
 from ..testing.paths import PathError, parse_path
 from .scorers import SCORERS, scorer_names
 
+__all__ = ["EvalSpec", "FieldRule", "field_name", "line_of", "load_eval", "render_steps"]
+
 EVAL_KEYS = ("dataset", "fields", "min", "max_regression", "model", "variant", "config")
 RULE_KEYS = ("scorer", "threshold", "match", "min_similarity")
 METRICS = ("f1", "precision", "recall")
@@ -43,7 +46,7 @@ DEFAULT_MAX_REGRESSION = 0.0
 class FieldRule:
     field: str
     scorer: str | None = None  # None: not a leaf rule (list options only)
-    options: Mapping[str, Any] = field(default_factory=dict)
+    options: Mapping[str, Any] = dataclasses.field(default_factory=dict)  # `field` is this class's first field
     threshold: float = 1.0
     match: str = "best"
     min_similarity: float = 0.0

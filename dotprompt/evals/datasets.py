@@ -25,6 +25,8 @@ from typing import Any
 from ..errors import DatasetError
 from ..settings import EVAL_MAX_DEPTH, EVAL_MAX_ROW_BYTES
 
+__all__ = ["GoldRow", "read_dataset", "too_deep"]
+
 _BOM = b"\xef\xbb\xbf"
 
 

@@ -17,6 +17,8 @@ from ..errors import DatasetError
 from .config import EvalSpec
 from .metrics import Scores, stored_metrics
 
+__all__ = ["Delta", "Miss", "deltas", "load_baseline", "regressions", "save_baseline", "threshold_misses"]
+
 BASELINE_FORMAT = 1
 ROWS_SHOWN = 10
 SAVED_PRECISION = 1e-6  # baselines keep six decimals: a difference below this is rounding, not a regression

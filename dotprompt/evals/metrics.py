@@ -14,6 +14,8 @@ from typing import Any
 
 from .compare import Comparison
 
+__all__ = ["Counts", "ItemCounts", "Scores", "score_rows", "stored_metrics"]
+
 
 @dataclass
 class Counts:

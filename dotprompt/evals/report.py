@@ -17,6 +17,9 @@ from .._util.redact import redact
 from .gates import Delta, Miss
 from .run import ArmResult
 
+__all__ = ["Verdict", "fixture_note", "markdown", "print_report", "table", "to_json", "write_json", "write_junit",
+           "write_markdown"]
+
 
 @dataclass
 class Verdict:

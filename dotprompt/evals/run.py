@@ -26,6 +26,8 @@ from .datasets import GoldRow, read_dataset
 from .metrics import Scores, score_rows
 from .scorers import SCORERS
 
+__all__ = ["Arm", "ArmResult", "EvalRun", "RowResult", "arms_of", "row_case_name", "user_scorers"]
+
 
 @dataclass(frozen=True)
 class Arm:

@@ -18,6 +18,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+__all__ = ["SCORERS", "Score", "Scorer", "as_score", "normal_text", "scorer", "scorer_names", "to_date", "to_number"]
+
 Score = Callable[[Any, Any, Mapping[str, Any]], float]
 
 

@@ -11,6 +11,8 @@ from .extract import extract_json
 from .incremental import IncrementalJsonParser
 from .schema import has_type, js_json
 
+__all__ = ["ARRAY_FORMAT", "ArrayHandler", "ArrayStream", "array_instructions", "check_array_schema"]
+
 
 def check_array_schema(schema: dict[str, Any] | None) -> None:
     if schema is not None and not has_type(resolve(schema, schema), "array"):

@@ -6,6 +6,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+__all__ = ["Format", "FormatHandler", "LazyValue", "ParsedOutput", "Repair", "StreamParser"]
+
 
 @dataclass(frozen=True)
 class Repair:

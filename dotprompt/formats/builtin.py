@@ -9,6 +9,8 @@ from .jsonl import JSONL_FORMAT
 from .registry import define_format
 from .text import TEXT_FORMAT
 
+__all__ = ["BUILTIN_FORMATS", "register_builtins"]
+
 BUILTIN_FORMATS = (JSON_FORMAT, JSONL_FORMAT, ARRAY_FORMAT, ENUM_FORMAT, TEXT_FORMAT)
 
 

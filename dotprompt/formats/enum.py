@@ -10,6 +10,8 @@ from ..schema.refs import resolve
 from .base import Format, ParsedOutput, Repair
 from .schema import has_type, js_string
 
+__all__ = ["ENUM_FORMAT", "EnumHandler", "EnumStream", "enum_instructions", "enum_member", "enum_values", "strip_quotes"]
+
 _QUOTES: Final = "\"'`"
 
 

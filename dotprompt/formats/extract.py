@@ -25,6 +25,8 @@ from .limits import MAX_NESTING_DEPTH, TooDeepError, deeper_than_limit
 from .locate import Location, locate_json
 from .textpos import where
 
+__all__ = ["extract_json", "parse_json_at"]
+
 _DECODER: Final = json.JSONDecoder()
 _COMPLETABLE: Final = Allow.STR | Allow.COLLECTION
 # An escape cut short at the end of an open string: an odd run of backslashes, maybe `u` and hex digits.

@@ -39,10 +39,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from itertools import islice
-from typing import Any, Final
+from typing import Any, Final, Protocol, cast
 
 from .base import LazyValue
 from .limits import MAX_NESTING_DEPTH
+
+__all__ = ["IncrementalJsonParser", "LazySnapshot"]
 
 # Parser states. Plain ints: they index the handler table in the hot loop.
 _SEEK: Final = 0  # before the top-level value
@@ -57,25 +59,33 @@ _LINE_COMMENT: Final = 8
 _BLOCK_COMMENT: Final = 9
 _DONE: Final = 10  # the top-level value closed, or a closing fence cut it short
 
-_WS: Final = re.compile(r"[ \t\n\r]*")
+
+class _Matches(Protocol):
+    """A pattern whose `match` cannot fail where it is called: it matches the empty string (the `*` runs),
+    or (the junk runs) it is called on a character that its state's handler does not act on."""
+
+    def match(self, string: str, pos: int = ..., /) -> re.Match[str]: ...
+
+
+_WS: Final = cast(_Matches, re.compile(r"[ \t\n\r]*"))
 _WS_CHARS: Final = " \t\n\r"
 _START: Final = re.compile(r"[{\[]")
 _STRING_RUN: Final = {'"': re.compile(r'[^"\\]+'), "'": re.compile(r"[^'\\]+")}
 # A string with no escape that closes within the chunk: taken in one step.
 _WHOLE_STRING: Final = {'"': re.compile(r'"([^"\\]*)"'), "'": re.compile(r"'([^'\\]*)'")}
-_ATOM_RUN: Final = re.compile(r"[\w.+\-]*")
-_KEY_RUN: Final = re.compile(r"[\w$]*")
+_ATOM_RUN: Final = cast(_Matches, re.compile(r"[\w.+\-]*"))
+_KEY_RUN: Final = cast(_Matches, re.compile(r"[\w$]*"))
 _NUMBER: Final = re.compile(r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?")
 _HEX4: Final = re.compile(r"[0-9a-fA-F]{4}")
 _HEX_PREFIX: Final = re.compile(r"[0-9a-fA-F]{0,3}")
 # Characters each state between tokens skips (`_punctuation`): whitespace and anything its handler
 # would not act on, so a run of junk (`{{{{` inside an object) is one step, not one per character.
-_JUNK_RUNS: Final = {
+_JUNK_RUNS: Final = cast("dict[int, _Matches]", {
     _VALUE: re.compile(r"[^\"'{\[\]}\w.+\-/`]+"),
     _KEY: re.compile(r"[^\"'}\]\w$/`]+"),
     _COLON: re.compile(r"[^:}\]/`]+"),
     _AFTER: re.compile(r"[^,}\]/`]+"),
-}
+})
 # What may still become `\uDC00`..`\uDFFF` once more text arrives.
 _LOW_SURROGATE_PREFIX: Final = re.compile(r"\\(?:u(?:[dD](?:[c-fC-F][0-9a-fA-F]?)?)?)?")
 
@@ -132,10 +142,12 @@ class LazySnapshot(LazyValue):
 
     @property
     def value(self) -> Any:
-        return self._frame.parser._materialize(self._frame, self._inner_len, self._string, self._string_len, self._version)
+        frame = self._frame
+        assert frame is not None  # a snapshot is taken only while a container is open (`feed`)
+        return frame.parser._materialize(frame, self._inner_len, self._string, self._string_len, self._version)
 
 
-def _run_end(pattern: re.Pattern[str], text: str, pos: int) -> int:
+def _run_end(pattern: re.Pattern[str] | _Matches, text: str, pos: int) -> int:
     """Where a run of `pattern` (which may match empty) starting at `pos` ends."""
     match = pattern.match(text, pos)
     return match.end() if match else pos

@@ -9,6 +9,8 @@ from .extract import extract_json
 from .incremental import IncrementalJsonParser
 from .schema import js_json
 
+__all__ = ["JSON_FORMAT", "JsonHandler", "JsonStream", "json_instructions"]
+
 
 def json_instructions(schema: dict[str, Any] | None) -> str | None:
     """Genkit's text, word for word (its json formatter and its constrained-output simulation)."""

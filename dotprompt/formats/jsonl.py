@@ -19,6 +19,8 @@ from .extract import parse_json_at
 from .incremental import IncrementalJsonParser
 from .schema import has_type, js_json, with_definitions
 
+__all__ = ["JSONL_FORMAT", "JsonlHandler", "JsonlStream", "item_schema", "jsonl_instructions", "parse_jsonl"]
+
 _UNDECIDED: Final = 0  # only whitespace on this line so far
 _ITEM: Final = 1  # the line started with `{`
 _SKIP: Final = 2  # prose or a fence line

@@ -24,6 +24,8 @@ from .base import Repair
 from .limits import MAX_NESTING_DEPTH, MAX_REPORTED_REPAIRS, TooDeepError
 from .textpos import LineCursor
 
+__all__ = ["RepairLog", "Rewrite", "rewrite_json"]
+
 # A strict string with no raw control character, and a strict number or word: what a container
 # may hold for the reader to take it whole.
 _STRICT_STRING: Final = r'"[^"\\\x00-\x1f]*+(?:\\[^\x00-\x1f][^"\\\x00-\x1f]*+)*+"'
@@ -160,7 +162,8 @@ def rewrite_json(text: str, start: int, stop: int) -> Rewrite:
     value_end = -1  # offset just past the last value read
     open_string = False
     finished = False  # the top-level value closed
-    next_token = _TOKEN.scanner(text, start, stop).match  # tokens are contiguous: each starts where the last ended
+    # tokens are contiguous: each starts where the last ended (Pattern.scanner: undocumented, so typeshed omits it)
+    next_token = _TOKEN.scanner(text, start, stop).match  # type: ignore[attr-defined]
     control = _CONTROL.search
     pos = start
     while pos < stop:

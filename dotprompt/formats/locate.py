@@ -14,6 +14,8 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+__all__ = ["Location", "locate_json"]
+
 _LINE_FENCE = re.compile(r"^[ \t]*```", re.MULTILINE)
 _TAG = re.compile(r"[ \t]*([\w+.-]*)")
 # An untagged fence counts: models often omit the language.
@@ -50,7 +52,8 @@ def _fences(text: str, first_bracket: int) -> Iterator[tuple[int, int, int]]:
             return  # a fence line with no content after it
         close = text.find("```", line_end + 1)
         stop = close if close >= 0 else len(text)
-        if _TAG.match(text, opening + 3).group(1).lower() in _JSON_TAGS:
+        tag = _TAG.match(text, opening + 3)  # never None (the pattern matches the empty string): for the checker
+        if tag is not None and tag.group(1).lower() in _JSON_TAGS:
             yield opening, line_end + 1, stop
         if close < 0:
             return

@@ -5,6 +5,8 @@ from __future__ import annotations
 from ..errors import UnknownFormatError, UsageError
 from .base import Format
 
+__all__ = ["define_format", "get_format", "list_formats"]
+
 _FORMATS: dict[str, Format] = {}
 
 

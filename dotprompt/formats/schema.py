@@ -10,6 +10,8 @@ import math
 from decimal import Decimal
 from typing import Any
 
+__all__ = ["has_type", "js_json", "js_number", "js_string", "with_definitions"]
+
 
 def has_type(node: Any, name: str) -> bool:
     """True when the schema's `type` is `name` or a list containing it (a nullable type)."""

@@ -6,6 +6,8 @@ from typing import Any
 
 from .base import Format, ParsedOutput
 
+__all__ = ["TEXT_FORMAT", "TextHandler", "TextStream"]
+
 
 class TextStream:
     """Each chunk's own text, as Genkit's `text` format gives `chunk.output` (not the text so far:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+__all__ = ["LineCursor", "where"]
+
 
 def where(text: str, offset: int) -> str:
     """`line L, column C (offset N)`, 1-based line and column."""

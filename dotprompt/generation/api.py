@@ -24,6 +24,8 @@ from .options import GenerateActionOptions, GenerateOptions, output_type_of, to_
 from .policies import BUILT_IN
 from .response import Chunk, ChunkCallback, GenerateResponse
 
+__all__ = ["GenerateStream", "generate", "generate_stream", "generate_sync", "prepare", "preview_request", "run_sync"]
+
 T = TypeVar("T")
 
 
@@ -71,7 +73,7 @@ def _as_tool(tool: Any) -> Any:
 
 
 def _resolve_tools(names: list[str], live: list[Any], library: ToolLookup | None) -> dict[str, Tool]:
-    given = {}
+    given: dict[str, Tool] = {}
     for tool in live:
         if tool.name in given and given[tool.name] is not tool:
             raise UsageError(f"two different tools are named {tool.name!r}; tool names must be unique")
@@ -190,7 +192,8 @@ class GenerateStream:
                 task.result()  # the run's error, if it failed
                 return
             getter = asyncio.ensure_future(queue.get())
-            done, _ = await asyncio.wait({getter, task}, return_when=asyncio.FIRST_COMPLETED)
+            waiting: set[asyncio.Future[Any]] = {getter, task}
+            done, _ = await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
             if getter in done:
                 yield getter.result()
             else:

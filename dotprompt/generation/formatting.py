@@ -19,6 +19,8 @@ from ..schema.compiled import CompiledSchema, check_schema, compile_validator
 from ..types import Message, Part, construct
 from .options import OutputOptions
 
+__all__ = ["OutputPlan", "partial_instance", "plan_output"]
+
 OUTPUT = "output"
 
 

@@ -59,6 +59,8 @@ from .toolparts import (
     restart_part,
 )
 
+__all__ = ["Loop", "Runtime"]
+
 log = logging.getLogger("dotprompt.generate")
 
 

@@ -25,6 +25,9 @@ from ..types import GenerateRequest, ModelResponse
 from .options import GenerateActionOptions
 from .response import GenerateResponse
 
+__all__ = ["GenerateNext", "ModelNext", "TurnEnvelope", "added_tools", "chain", "generate_hook", "generate_middleware",
+           "model_hook", "model_override", "tool_hook"]
+
 ModelNext = Callable[[GenerateRequest], Awaitable[ModelResponse]]
 GenerateNext = Callable[["TurnEnvelope"], Awaitable[GenerateResponse]]
 

@@ -19,6 +19,9 @@ from ..settings import DEFAULT_MAX_TURNS, check_max_turns
 from ..types import Message, Part, ToolRequest, ToolResponse, WireModel, construct
 from .response import ChunkCallback
 
+__all__ = ["GenerateActionOptions", "GenerateOptions", "OutputOptions", "Resume", "messages_from", "output_type_of",
+           "rendered_options", "to_action_options"]
+
 ToolErrors = Literal["return", "raise"]
 
 

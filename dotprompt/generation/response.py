@@ -13,6 +13,8 @@ from ..formats.base import LazyValue
 from ..identity import PromptIdentity
 from ..types import FinishReason, GenerateRequest, Message, Part, ToolRequest, Usage, WireModel
 
+__all__ = ["Attempt", "Chunk", "ChunkCallback", "GenerateResponse", "StreamState"]
+
 
 @dataclass(frozen=True)
 class Attempt:

@@ -19,6 +19,8 @@ from ..prompts.compiler import helper_names
 from ..prompts.library import PromptInfo, PromptLibrary
 from ..schema.compiled import CompiledSchema
 
+__all__ = ["PARALLEL_FROM", "Diagnostic", "check_library", "check_partial", "check_prompt", "check_test_file"]
+
 Level = Literal["error", "warning"]
 
 
@@ -51,7 +53,7 @@ PARALLEL_FROM = 64  # below this many prompts, starting worker processes costs m
 
 def check_library(lib: PromptLibrary, *, jobs: int | None = None) -> list[Diagnostic]:
     """Every problem in the folder, in file order. Large folders are checked in parallel processes."""
-    infos = lib.list()
+    infos = lib.prompts()
     jobs = jobs if jobs is not None else (os.cpu_count() or 1)
     if jobs > 1 and len(infos) >= PARALLEL_FROM and _rebuildable(lib):
         found = _check_in_parallel(lib, infos, jobs)
@@ -59,8 +61,8 @@ def check_library(lib: PromptLibrary, *, jobs: int | None = None) -> list[Diagno
         found = [d for info in infos for d in check_prompt(lib, info)]
     for path in _partial_files(lib):
         found += check_partial(lib, path)
-    for path in _test_files(lib):
-        found += check_test_file(lib, path)
+    for test_file in _test_files(lib):
+        found += check_test_file(lib, test_file)
     return found
 
 

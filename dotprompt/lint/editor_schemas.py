@@ -103,7 +103,7 @@ def test_file_schema() -> dict[str, Any]:
     case_props["config"]["type"] = "object"
     case_props["history"]["type"] = "array"
     case_props["expect"] = {"$ref": "#/definitions/expect"}
-    file_props = {key: {"description": TEST_TEXT.get(key, "")} for key in FILE_KEYS}
+    file_props: dict[str, dict[str, Any]] = {key: {"description": TEST_TEXT.get(key, "")} for key in FILE_KEYS}
     for key in ("prompt", "variant", "model"):
         file_props[key]["type"] = "string"
     file_props["config"]["type"] = "object"
@@ -138,7 +138,7 @@ def _typed(types: tuple[type, ...], description: str) -> dict[str, Any]:
 
 
 def shipped_schema_text(kind: SchemaKind) -> str:
-    return resources.files("dotprompt").joinpath("data", SCHEMA_FILES[kind]).read_text(encoding="utf-8")
+    return (resources.files("dotprompt") / "data" / SCHEMA_FILES[kind]).read_text(encoding="utf-8")
 
 
 def shipped_schema(kind: SchemaKind) -> dict[str, Any]:

@@ -85,7 +85,8 @@ class LocalModel:
         self._lock = threading.Lock()
 
     async def generate(self, request: GenerateRequest, on_chunk: OnChunk | None = None) -> ModelResponse:
-        server, client = self._connected() or await asyncio.to_thread(self.connect)
+        connected = self._connected()
+        server, client = connected if connected is not None else await asyncio.to_thread(self.connect)
         try:
             return await client.generate(self.tuning.apply(request), on_chunk)
         except ModelError as exc:

@@ -29,7 +29,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import IO, Literal, TypeVar
+from typing import IO, Any, Literal, TypeVar
 
 import httpx
 
@@ -37,6 +37,9 @@ from .. import settings
 from ..errors import ModelError
 from .paths import LocalPaths
 from .setup import cpu_count, log_tail
+
+__all__ = ["LlamaServer", "death_signal_hook", "default_threads", "free_port", "in_spawner_thread", "prune_logs", "shared_server",
+           "stop_all"]
 
 CONTEXT = 4096
 PORT_ATTEMPTS = 3
@@ -286,7 +289,7 @@ def _running_pid(pid: int) -> bool:
 
 
 _spawn_lock = threading.Lock()
-_spawn_jobs: queue.SimpleQueue[tuple[Callable[[], object], concurrent.futures.Future[object]]] | None = None
+_spawn_jobs: queue.SimpleQueue[tuple[Callable[[], Any], concurrent.futures.Future[Any]]] | None = None
 
 
 # -- the shared server -------------------------------------------------------------------------------

@@ -70,7 +70,9 @@ def load_prices(model: str) -> None:
     """Load the price data now if `model` will be priced: a batch does it before its first request,
     so the ~0.2 s it takes does not stall the replies already arriving."""
     where = _where(model)
-    prices = _prices() if not isinstance(where, str) else None
+    if isinstance(where, str):  # not priced (the reason)
+        return
+    prices = _prices()
     if prices is not None:
         with contextlib.suppress(Exception):  # only the loading matters here; a missing price shows later
             prices.calc_price(prices.Usage(input_tokens=1), where[0], **where[1])

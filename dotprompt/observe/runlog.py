@@ -302,7 +302,8 @@ class LogQuery:
     limit: int | None = 20
 
     def where(self, table: str = "runs") -> tuple[str, list[Any]]:
-        clauses, values = [], []
+        clauses: list[str] = []
+        values: list[Any] = []
         for column, value in (("prompt", self.prompt), ("model", self.model), ("status", self.status),
                               ("source", self.source)):
             if value is not None:

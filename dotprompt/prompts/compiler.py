@@ -206,7 +206,8 @@ def _compile_template(src: PromptSource, name: str | None, ctx: CompileContext) 
     generator = _RecordingCodeGenerator(ctx.env, label, src.path or label)
     try:
         generator.visit(ast)
-        code = compile(generator.stream.getvalue(), src.path or label, "exec")
+        # jinja2 writes to a StringIO when given no stream, but types the stream as TextIO
+        code = compile(generator.stream.getvalue(), src.path or label, "exec")  # type: ignore[attr-defined]
     except (RecursionError, MemoryError, SyntaxError) as exc:  # SyntaxError: too many levels of indentation
         detail = exc.msg if isinstance(exc, SyntaxError) else type(exc).__name__
         raise _too_deep(ctx.env, with_line_offset(src.template, src.body_line), path=src.path or label,

@@ -51,6 +51,8 @@ from .compiler import (
 )
 from .prompt import Prompt
 
+__all__ = ["PromptInfo", "PromptLibrary", "check_name"]
+
 PartialResolver = Callable[[str], "str | None"]
 ENGINES = ("jinja2", "handlebars")
 
@@ -174,7 +176,7 @@ class PromptLibrary:
 
     # -- prompts ----------------------------------------------------------------------------
 
-    def list(self) -> list[PromptInfo]:
+    def prompts(self) -> list[PromptInfo]:
         """Every prompt file in the folder, sorted by name then variant (partials excluded)."""
         found = [info for info in self._scan() if not os.path.basename(info.path).startswith("_")]
         return sorted(found, key=lambda i: (i.name, i.variant or ""))
@@ -218,7 +220,7 @@ class PromptLibrary:
     def _load_file(self, name: str, variant: str | None) -> Prompt:
         path = self._prompt_path(name, variant)
         if path is None:
-            labels = [info.label for info in self.list()]
+            labels = [info.label for info in self.prompts()]
             wanted = f"{name}.{variant}" if variant else name
             where = str(self.directory) if self.directory else "a library with no directory"
             raise PromptNotFoundError(name, variant, close_matches(wanted, labels, n=3), where)
@@ -301,7 +303,8 @@ class PromptLibrary:
                 return compiled
 
     def _compile_snapshot(self, snapshot: Snapshot, path: str, name: str | None, variant: str | None) -> CompiledPrompt:
-        self._reading.depends = depends = []
+        depends: list[Dependency] = []
+        self._reading.depends = depends
         try:
             compiled = self._compile(decode(snapshot.data, path), path, name, variant, snapshot.stamp)
         finally:
@@ -313,7 +316,8 @@ class PromptLibrary:
                  stamp: Any) -> CompiledPrompt:
         ctx = CompileContext(self._env, self._schemas, self._defaults, self._partial_source, self._revision,
                              self._partial_asts, self.engine, self._handlebars)
-        self._reading.partials = used = {}
+        used: dict[str, str] = {}  # partial name -> content hash
+        self._reading.partials = used
         try:
             compiled = compile_prompt(text, path, name, variant, ctx, stamp)
         finally:

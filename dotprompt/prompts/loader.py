@@ -1,4 +1,5 @@
-"""`load_prompt`: the default library at ./prompts, or DOTPROMPT_DIR, or [tool.dotprompt] prompts_dir."""
+"""The default library (./prompts, or DOTPROMPT_DIR, or [tool.dotprompt] prompts_dir): `load_prompt` reads
+from it; `define_tool` and `define_interrupt` build a tool and register it there."""
 
 from __future__ import annotations
 
@@ -6,14 +7,20 @@ import importlib
 import importlib.util
 import os
 import threading
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import UsageError
 from ..settings import env_prompts_dir, project_settings, render_budget, run_log_settings
 from .library import PromptLibrary
 from .prompt import Prompt
+
+if TYPE_CHECKING:
+    from ..tools.define import Tool
+
+__all__ = ["default_library", "define_interrupt", "define_tool", "load_prompt", "project_library", "prompts_dir"]
 
 _libraries: dict[Path, PromptLibrary] = {}
 _lock = threading.Lock()
@@ -81,3 +88,26 @@ def _tools_in(module: ModuleType) -> list[Any]:
 def load_prompt(name: str, variant: str | None = None, directory: str | os.PathLike[str] | None = None) -> Prompt:
     """`load_prompt("extract")` loads prompts/extract.prompt (cached; reloaded when the file changes)."""
     return default_library(directory).load(name, variant)
+
+
+def define_tool(name: str, description: str, input_schema: Any, fn: Callable[..., Any | Awaitable[Any]] | None,
+                *, output_schema: Any = None, multipart: bool = False,
+                directory: str | os.PathLike[str] | None = None) -> Tool:
+    """Build a tool (`make_tool`: the same arguments) and register it in `default_library(directory)`, so a
+    prompt file loaded by `load_prompt` may name it in `tools:`. Returns the Tool (usable in `tools=[...]`)."""
+    from ..tools.define import make_tool  # late: the tool machinery loads with the running side, not on import
+
+    built = make_tool(name, description, input_schema, fn, output_schema=output_schema, multipart=multipart)
+    default_library(directory).define_tool(built)
+    return built
+
+
+def define_interrupt(name: str, description: str, input_schema: Any = None, *, request_metadata: Any = None,
+                     directory: str | os.PathLike[str] | None = None) -> Tool:
+    """Build a tool that always interrupts (`make_interrupt`: the same arguments) and register it in
+    `default_library(directory)`. Returns the Tool."""
+    from ..tools.define import make_interrupt
+
+    built = make_interrupt(name, description, input_schema, request_metadata=request_metadata)
+    default_library(directory).define_tool(built)
+    return built

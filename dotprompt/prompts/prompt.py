@@ -28,6 +28,8 @@ if TYPE_CHECKING:
     from ..generation.response import ChunkCallback, GenerateResponse
     from .library import PromptLibrary
 
+__all__ = ["Prompt"]
+
 
 class Prompt:
     """A prompt loaded from a library. Recompiles itself when its file changes on disk."""

@@ -40,6 +40,9 @@ from .dialects.strict import (
 )
 from .media import IMAGE, PDF, TEXT, MediaInput, media_input, unsupported
 
+__all__ = ["PROVIDERS", "AnthropicModel", "anthropic_structured", "cache_markers", "from_message", "to_body", "to_messages",
+           "tool_input"]
+
 # Our config names (Genkit's spelling) -> Messages API fields; anything else passes through as is.
 CONFIG_KEYS = {"maxOutputTokens": "max_tokens", "topP": "top_p", "topK": "top_k", "stopSequences": "stop_sequences"}
 FINISH = {"end_turn": "stop", "stop_sequence": "stop", "tool_use": "stop", "max_tokens": "length",
@@ -226,8 +229,9 @@ def _block(part: Part, index: int, position: int, pending_ids: dict[str, list[st
     if part.tool_response is not None:
         response = part.tool_response
         waiting = pending_ids.get(response.name) or []
-        block = {"type": "tool_result", "tool_use_id": response.ref or (waiting.pop(0) if waiting else response.name),
-                 "content": json.dumps(response.output, ensure_ascii=False)}
+        block: dict[str, Any] = {"type": "tool_result",
+                                 "tool_use_id": response.ref or (waiting.pop(0) if waiting else response.name),
+                                 "content": json.dumps(response.output, ensure_ascii=False)}
         if (part.metadata or {}).get("toolError"):
             block["is_error"] = True
         return block
@@ -325,10 +329,11 @@ def _output_part(block: Mapping[str, Any], wrapped: bool) -> Part:
     """The output tool's input, as the text reply it stands for (kept raw when it is not JSON)."""
     value = block.get("input")
     if isinstance(value, str):
+        text = value
         try:
-            value = json.loads(value) if value.strip() else {}
+            value = json.loads(text) if text.strip() else {}
         except (ValueError, RecursionError):
-            return Part(text=value)
+            return Part(text=text)
     if wrapped and isinstance(value, Mapping) and WRAPPED in value:
         value = value[WRAPPED]
     return Part(text=json.dumps(value, ensure_ascii=False))

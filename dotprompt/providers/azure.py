@@ -24,6 +24,8 @@ from .base import ModelInfo
 from .config import ProviderConfig, ProviderSpec, provider_config
 from .openai import OpenAIModel
 
+__all__ = ["DEFAULT_API_VERSION", "PROVIDERS", "AzureOpenAIModel"]
+
 DEFAULT_API_VERSION = "2024-10-21"  # the newest GA version with json_schema output and stream usage
 TOKEN_VAR = "AZURE_OPENAI_AD_TOKEN"
 AZURE_INFO = ModelInfo(label="Azure OpenAI", constrained="all", media=True)

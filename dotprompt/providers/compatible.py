@@ -21,7 +21,9 @@ from .config import ProviderSpec, check_section, provider_config
 from .openai import OpenAIModel
 from .openai_responses import OpenAIResponsesModel
 
-APIS = {"chat": OpenAIModel, "responses": OpenAIResponsesModel}
+__all__ = ["configured_model"]
+
+APIS: dict[str, type[OpenAIModel] | type[OpenAIResponsesModel]] = {"chat": OpenAIModel, "responses": OpenAIResponsesModel}
 CONSTRAINED = ("all", "no-tools", "none")
 
 

@@ -28,6 +28,9 @@ from .dialects.shape import COUNT, OBJECT, STR, check, shape_guard
 from .dialects.strict import OWN_CONFIG_KEYS, Structured, structured_output
 from .media import OTHER, media_input, unsupported
 
+__all__ = ["GEMINI3_INFO", "GEMINI_INFO", "GOOGLEAI", "PROVIDERS", "GeminiModel", "from_response", "gemini_info",
+           "gemini_structured", "to_body", "to_contents", "tool_args"]
+
 FINISH = {"STOP": "stop", "MAX_TOKENS": "length", "SAFETY": "blocked", "RECITATION": "blocked", "BLOCKLIST": "blocked",
           "PROHIBITED_CONTENT": "blocked", "SPII": "blocked", "IMAGE_SAFETY": "blocked"}
 TOOL_MODES = {"auto": "AUTO", "required": "ANY", "none": "NONE"}

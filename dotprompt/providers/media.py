@@ -10,6 +10,8 @@ from urllib.parse import unquote_to_bytes, urlparse
 from ..errors import UsageError
 from ..types import Media
 
+__all__ = ["AUDIO", "IMAGE", "OTHER", "PDF", "TEXT", "MediaInput", "media_input", "media_kind", "parse_data_url", "unsupported"]
+
 # Kinds a provider decides on; a content type outside them is "other".
 IMAGE, PDF, AUDIO, VIDEO, TEXT, OTHER = "image", "pdf", "audio", "video", "text", "other"
 

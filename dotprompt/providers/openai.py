@@ -21,6 +21,9 @@ from .dialects.shape import COUNT, STR, check, shape_guard
 from .dialects.strict import OWN_CONFIG_KEYS, Structured, structured_output
 from .media import AUDIO, IMAGE, PDF, media_input, unsupported
 
+__all__ = ["OLLAMA", "OPENAI", "PROVIDERS", "OpenAIModel", "from_completion", "media_part", "ollama_host", "response_format",
+           "to_body", "to_messages"]
+
 # Our config names (Genkit's spelling) -> Chat Completions fields; anything else passes through as is.
 CONFIG_KEYS = {"maxOutputTokens": "max_tokens", "topP": "top_p", "stopSequences": "stop",
                "frequencyPenalty": "frequency_penalty", "presencePenalty": "presence_penalty", "topK": "top_k"}
@@ -53,7 +56,7 @@ CHUNK = {"choices": [{"delta": {"content": STR, "tool_calls": [{**TOOL_CALL, "in
 class OpenAIModel(HttpModel):
     """A Chat Completions model: `openai/gpt-4o-mini`, `ollama/llama3.2`, or any compatible server."""
 
-    specs = (OPENAI, OLLAMA)
+    specs: tuple[ProviderSpec, ...] = (OPENAI, OLLAMA)
     default_info = OPENAI_INFO
 
     def headers(self) -> dict[str, str]:

@@ -30,6 +30,9 @@ from .dialects.shape import COUNT, STR, By, check, shape_guard
 from .dialects.strict import OWN_CONFIG_KEYS, Structured, structured_output
 from .media import parse_data_url
 
+__all__ = ["PROVIDERS", "OpenAIResponsesModel", "StreamState", "failed", "from_response", "media_part", "to_body", "to_input",
+           "usage"]
+
 # Our config names (Genkit's spelling) -> Responses fields; anything else passes through as is.
 CONFIG_KEYS = {"maxOutputTokens": "max_output_tokens", "topP": "top_p"}
 # Config the Responses API has no field for: refused here, not sent to fail as a 400.
@@ -203,7 +206,7 @@ def from_response(data: Any, provider: str, request: str | None = None, *,
         if structured is not None:
             parts = [Part(text=structured.restore_text(p.text)) if p.text and not p.metadata else p for p in parts]
         reason = (data.get("incomplete_details") or {}).get("reason")
-        finish = INCOMPLETE.get(reason, "other") if data.get("status") == "incomplete" else "stop"
+        finish = INCOMPLETE.get(reason or "", "other") if data.get("status") == "incomplete" else "stop"
         if any((p.metadata or {}).get("refusal") for p in parts):
             finish = "blocked"
         return ModelResponse(message=Message(role="model", content=parts), finish_reason=finish,  # type: ignore[arg-type]

@@ -87,7 +87,7 @@ def _lazy_factory(prefix: str, module: str) -> ModelFactory:
     return make
 
 
-def _declared(module: str, table: str) -> dict[str, Any]:
+def _declared(module: str, table: str) -> Any:  # a table (PROVIDERS, MODELS) or a function (configured_model)
     return getattr(importlib.import_module(_module_path(module)), table)
 
 

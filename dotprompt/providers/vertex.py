@@ -26,6 +26,8 @@ from .base import ModelInfo
 from .config import ProviderConfig, ProviderSpec, provider_config
 from .gemini import GeminiModel
 
+__all__ = ["PROVIDERS", "VertexGeminiModel", "vertex_root"]
+
 TOKEN_VAR = "GOOGLE_OAUTH_ACCESS_TOKEN"
 DEFAULT_LOCATION = "us-central1"
 VERTEX_INFO = ModelInfo(label="Vertex AI Gemini", constrained="no-tools", media=True)

@@ -16,6 +16,9 @@ from .validator import compile_check
 if TYPE_CHECKING:
     from jsonschema.protocols import Validator
 
+__all__ = ["REF_HINT", "BadRef", "CompiledSchema", "SchemaLike", "SchemaRegistry", "check_schema", "compile_validator",
+           "is_model_class", "json_path", "json_schema_of", "offline_registry", "unresolvable_ref"]
+
 SchemaLike = Any  # a pydantic model class, a JSON Schema mapping, or a Picoschema value
 _DRAFT_2020 = ("https://json-schema.org/draft/2020-12/schema", "https://json-schema.org/draft/2020-12/schema#")
 

@@ -13,6 +13,8 @@ from typing import Any
 from ..document.parse import did_you_mean
 from ..errors import PicoschemaError
 
+__all__ = ["convert", "to_json_schema"]
+
 SCALARS = ("string", "number", "integer", "boolean", "null", "any")
 _JSON_SCHEMA_TYPES = (*SCALARS, "object", "array")
 _FIELD = re.compile(r"^(?P<name>[^?(]+)(?P<optional>\?)?(?:\((?P<kind>[^,)]*)(?:,\s*(?P<desc>.*))?\))?$")

@@ -13,6 +13,8 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
+__all__ = ["UnsupportedSchemaError", "compile_check"]
+
 Check = Callable[[Any], bool]
 
 _ANNOTATIONS = frozenset({"title", "description", "default", "examples", "$comment", "$schema", "deprecated",

@@ -16,6 +16,8 @@ from typing import Any
 from ..document.parse import did_you_mean
 from .values import JSON_TYPES, json_type, subset_problems
 
+__all__ = ["PATH_ASSERTIONS", "ExpectedValueError", "PathAssertion", "path_assertion", "path_assertion_names"]
+
 Test = Callable[[Any, Any], bool]  # (the value found at the path, the expected value) -> passed
 CheckExpected = Callable[[Any], None]  # raises ExpectedValueError when the file's expected value can never work
 

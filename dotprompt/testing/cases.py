@@ -33,6 +33,9 @@ from .assertions import PATH_ASSERTIONS, ExpectedValueError, path_assertion_name
 from .functions import FunctionSpecError, check_spec
 from .paths import PathError, parse_path
 
+__all__ = ["CASE_KEYS", "EXPECT_KEYS", "FILE_KEYS", "Expectations", "FunctionCheck", "JudgeCheck", "PathCheck", "TestCase",
+           "ToolCheck", "load_test_file", "read_test_yaml", "sidecar_prompt"]
+
 CASE_KEYS = ("name", "input", "context", "history", "model", "config", "expect", "variant")
 FILE_KEYS = ("prompt", "variant", "model", "config", "cases", "tests", "eval")  # `eval`: read by dotprompt.evals
 EXPECT_KEYS = ("output", "output_subset", "paths", "text_contains", "tool_called", "max_turns_used", "no_repairs",

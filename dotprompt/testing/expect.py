@@ -13,6 +13,8 @@ from .functions import FunctionSpecError, load_function
 from .paths import evaluate, parse_path
 from .values import plain, short, subset_problems
 
+__all__ = ["Observed", "check", "cost_problem", "function_problems", "path_problem", "tool_problem"]
+
 
 @dataclass(frozen=True)
 class Observed:

@@ -17,6 +17,8 @@ from typing import Any
 
 from ..settings import project_settings
 
+__all__ = ["FunctionSpecError", "check_spec", "is_function_spec", "load_function"]
+
 _SPEC = re.compile(r"^[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*:[A-Za-z_][\w]*$")
 
 

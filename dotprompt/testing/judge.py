@@ -26,6 +26,8 @@ from .paths import evaluate, parse_path
 from .recording import Mode, RecordingModel, RecordingStore
 from .values import plain
 
+__all__ = ["judge_problems"]
+
 JUDGE_SYSTEM = (
     "You grade the output of another AI model against a rubric. Judge only what the rubric asks; "
     "do not reward length or style. Answer with a JSON object: "

@@ -9,6 +9,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+__all__ = ["PathError", "evaluate", "parse_path", "schema_problem"]
+
 _TOKEN = re.compile(r"\.(?P<name>[A-Za-z_][\w-]*)|\[(?P<index>-?\d+)\]|\[\*\]|\[(?P<quote>['\"])(?P<key>.*?)(?P=quote)\]")
 
 Step = str | int | None  # None is the [*] wildcard

@@ -1,6 +1,9 @@
 """pytest plugin: `*.test.yaml` prompt test files become test items, replayed from recordings by default.
 
-Registered through the `pytest11` entry point, so a project's plain `pytest` also gates its prompts.
+Opt-in, so that installing the package changes no other project's test run: a project turns it on with
+`[tool.dotprompt] pytest = true` in pyproject.toml (the `pytest11` entry point, testing/_pytest_entry.py,
+then loads this module), or for one run with `pytest -p dotprompt.testing.pytest_plugin`. Its plain
+`pytest` then also gates its prompts.
 `--dotprompt-mode record|replay|auto|live` (or $DOTPROMPT_TEST_MODE) changes the mode.
 """
 
@@ -9,7 +12,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -19,6 +22,11 @@ from ..prompts.loader import project_library, prompts_dir
 from ..settings import env_test_mode
 from .cases import TestCase, load_test_file
 from .runner import TestRun
+
+if TYPE_CHECKING:
+    from _pytest._code.code import TerminalRepr  # what pytest's own repr_failure returns besides text
+
+__all__ = ["PromptTestFile", "PromptTestItem", "prompt_library", "pytest_addoption", "pytest_collect_file"]
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -73,11 +81,11 @@ class PromptTestItem(pytest.Item):
         if not result.passed:
             raise CaseFailedError(result)
 
-    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str | TerminalRepr:
         if isinstance(excinfo.value, CaseFailedError):
             lines = [f"{self.case.file}:{self.case.line}: case {self.case.name!r} failed:"]
             return "\n".join(lines + [f"  - {f}" for f in excinfo.value.result.failures])
-        return super().repr_failure(excinfo)  # type: ignore[arg-type]
+        return super().repr_failure(excinfo)
 
     def reportinfo(self) -> tuple[Path, int, str]:
         return self.path, self.case.line - 1, f"{self.path.name}::{self.case.name}"

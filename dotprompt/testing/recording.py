@@ -32,6 +32,8 @@ from ..identity import PromptIdentity
 from ..providers.base import Model, ModelInfo, OnChunk
 from ..types import GenerateRequest, ModelChunk, ModelResponse, Usage
 
+__all__ = ["CallStats", "CorruptLine", "Entry", "Mode", "RecordingModel", "RecordingStore", "request_key"]
+
 Mode = Literal["record", "replay", "auto", "live"]
 _CASE_FIELD = re.compile(r'"case"\s*:\s*"((?:[^"\\]|\\.)*)"')
 

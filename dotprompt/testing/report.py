@@ -12,11 +12,13 @@ from .._util.redact import redact
 from ..errors import PromptFileError
 from .runner import CaseSummary
 
+__all__ = ["nothing_collected", "print_summary", "rows", "write_json", "write_junit"]
+
 COLUMNS = ("case", "result", "turns", "repairs", "tokens", "latency", "cost")
 
 
 def rows(summaries: Sequence[CaseSummary], repeated: bool) -> list[tuple[str, ...]]:
-    out = []
+    out: list[tuple[str, ...]] = []
     for s in summaries:
         r = s.last
         verdict = "pass" if s.passed else "FAIL"

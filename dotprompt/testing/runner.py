@@ -22,6 +22,8 @@ from .expect import Observed, check, function_problems
 from .judge import judge_problems
 from .recording import Mode, RecordingModel, RecordingStore
 
+__all__ = ["CaseResult", "CaseSummary", "TestRun"]
+
 
 @dataclass
 class CaseResult:

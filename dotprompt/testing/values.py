@@ -6,6 +6,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+__all__ = ["JSON_TYPES", "json_type", "plain", "short", "subset_problems"]
+
 JSON_TYPES = ("object", "array", "string", "number", "integer", "boolean", "null")
 
 

@@ -1,6 +1,8 @@
 """Tools: definitions from type hints, execution with input validation, the tool context, interrupts.
 
-A tool function may take a `ToolContext` (a parameter annotated with it; for `define_tool`, a second
+`make_tool` and `make_interrupt` build a Tool (as `@tool` does); `dotprompt.define_tool` and
+`dotprompt.define_interrupt` (prompts/loader.py) build one and register it in the default library.
+A tool function may take a `ToolContext` (a parameter annotated with it; for `make_tool`, a second
 positional parameter): the three things Genkit hands its tools, the caller's `context`, a way to
 `interrupt` with metadata, and the `resumed` data of a restart. A tool without a function (a
 definition only) interrupts, as in Genkit. A multipart tool returns `{"output", "content", "metadata"}`.
@@ -22,8 +24,8 @@ from ..types import Part, ToolDefinition, ToolRequest, ToolResponse
 __all__ = [
     "Tool",
     "ToolContext",
-    "define_interrupt",
-    "define_tool",
+    "make_interrupt",
+    "make_tool",
     "respond",
     "restart",
     "to_jsonable",
@@ -188,8 +190,8 @@ def _output_schema(annotation: Any) -> dict[str, Any] | None:
         return None
 
 
-def define_tool(name: str, description: str, input_schema: Any, fn: Callable[..., Any | Awaitable[Any]] | None,
-                *, output_schema: Any = None, multipart: bool = False) -> Tool:
+def make_tool(name: str, description: str, input_schema: Any, fn: Callable[..., Any | Awaitable[Any]] | None,
+              *, output_schema: Any = None, multipart: bool = False) -> Tool:
     """The explicit form: `fn(input)` or `fn(input, ctx)` receives the validated input (a dict, or the model
     instance for a pydantic schema) and, with a second parameter, the ToolContext. `fn=None`: a definition
     only, which interrupts when the model calls it."""
@@ -214,8 +216,8 @@ def _second_parameter(fn: Callable[..., Any] | None) -> str | None:
     return "" if len(positional) >= 2 or any(p.kind is p.VAR_POSITIONAL for p in positional) else None
 
 
-def define_interrupt(name: str, description: str, input_schema: Any = None, *,
-                     request_metadata: Any = None) -> Tool:
+def make_interrupt(name: str, description: str, input_schema: Any = None, *,
+                   request_metadata: Any = None) -> Tool:
     """A tool that always interrupts, for a human to answer (`Resume(respond=[...])`).
 
     Its part records `interrupt: true`, or `request_metadata`: a mapping, or a function of the
@@ -227,7 +229,7 @@ def define_interrupt(name: str, description: str, input_schema: Any = None, *,
             metadata = await metadata
         raise Interrupt(metadata)
 
-    return define_tool(name, description, input_schema, ask)
+    return make_tool(name, description, input_schema, ask)
 
 
 def tool_from_definition(definition: ToolDefinition) -> Tool:

@@ -16,10 +16,10 @@ from dotprompt import (
     ToolContext,
     ToolDefinition,
     Usage,
-    define_interrupt,
-    define_tool,
     generate,
     generate_stream,
+    make_interrupt,
+    make_tool,
     tool,
 )
 from dotprompt.doubles import ScriptedModel, tool_call
@@ -38,8 +38,8 @@ def _interrupted_conversation():
 
 
 def _resumable_tools(seen):
-    interrupter = define_interrupt("interrupter", "always interrupts")
-    truth = define_tool("truth", "always true", None, lambda _: True)
+    interrupter = make_interrupt("interrupter", "always interrupts")
+    truth = make_tool("truth", "always true", None, lambda _: True)
 
     @tool
     def resumable(ctx: ToolContext) -> bool:
@@ -148,7 +148,7 @@ def test_tools_get_the_callers_context_and_can_interrupt_with_metadata():
     def transfer(data, ctx):
         ctx.interrupt({"confirm": f"send {data['amount']}?"})
 
-    send = define_tool("send", "moves money", {"type": "object"}, transfer)
+    send = make_tool("send", "moves money", {"type": "object"}, transfer)
     model = ScriptedModel([[tool_call("whoami", {}, "a"), tool_call("send", {"amount": 5}, "b")]])
     response = run(generate(model=model, prompt="x", tools=[whoami, send], context={"auth": {"email": "a@b.c"}}))
     assert [p.metadata for p in response.message.content] == [{"pendingOutput": "a@b.c"}, {"interrupt": {"confirm": "send 5?"}}]
@@ -187,19 +187,19 @@ def test_a_multipart_tool_sends_output_and_content_parts():
 
 
 def test_a_multipart_tool_returning_the_wrong_shape_is_a_tool_error():
-    bad = define_tool("bad", "wrong shape", None, lambda _: {"result": 1}, multipart=True)
+    bad = make_tool("bad", "wrong shape", None, lambda _: {"result": 1}, multipart=True)
     model = ScriptedModel([[tool_call("bad", {})], "sorry"])
     run(generate(model=model, prompt="x", tools=[bad]))
     part = model.requests[1].messages[-1].content[0]
     assert part.metadata == {"toolError": True} and "multipart tool 'bad'" in part.tool_response.output["error"]
 
 
-# -- define_interrupt ----------------------------------------------------------------------------------
+# -- make_interrupt ----------------------------------------------------------------------------------
 
-def test_define_interrupt_records_true_or_its_request_metadata():
-    plain = define_interrupt("plain", "asks")
-    fixed = define_interrupt("fixed", "asks", request_metadata={"kind": "approval"})
-    computed = define_interrupt("computed", "asks", {"type": "object", "properties": {"q": {"type": "string"}}},
+def test_make_interrupt_records_true_or_its_request_metadata():
+    plain = make_interrupt("plain", "asks")
+    fixed = make_interrupt("fixed", "asks", request_metadata={"kind": "approval"})
+    computed = make_interrupt("computed", "asks", {"type": "object", "properties": {"q": {"type": "string"}}},
                                 request_metadata=lambda data: {"question": data["q"].upper()})
     model = ScriptedModel([[tool_call("plain", {}), tool_call("fixed", {}), tool_call("computed", {"q": "size?"})]])
     response = run(generate(model=model, prompt="x", tools=[plain, fixed, computed]))
@@ -210,7 +210,7 @@ def test_define_interrupt_records_true_or_its_request_metadata():
 
 def test_tool_middleware_wraps_each_tool_execution_inside_the_turn():
     events = []
-    counted = define_tool("counted", "runs", None, lambda _: events.append("tool") or "out")
+    counted = make_tool("counted", "runs", None, lambda _: events.append("tool") or "out")
 
     class Audit:
         async def generate(self, envelope, next_):
@@ -234,7 +234,7 @@ def test_tool_middleware_wraps_each_tool_execution_inside_the_turn():
 
 def test_tool_middleware_turns_errors_into_interrupts_and_a_restart_runs_it_again():
     runs = []
-    flaky = define_tool("flaky", "needs approval", None, lambda _: runs.append(1) or "did it")
+    flaky = make_tool("flaky", "needs approval", None, lambda _: runs.append(1) or "did it")
 
     class Approval:
         async def tool(self, part, next_):
@@ -253,7 +253,7 @@ def test_tool_middleware_turns_errors_into_interrupts_and_a_restart_runs_it_agai
 
 
 def test_middleware_can_add_tools():
-    added = define_tool("added", "brought by middleware", {"type": "object", "properties": {"arg": {"type": "string"}}},
+    added = make_tool("added", "brought by middleware", {"type": "object", "properties": {"arg": {"type": "string"}}},
                         lambda data: f"Result: {data['arg']}")
 
     class Brings:
@@ -271,7 +271,7 @@ def test_middleware_can_add_tools():
 def test_usage_sums_every_model_call_and_keeps_each_call():
     per_call = Usage(input_tokens=100, output_tokens=10, total_tokens=110, cached_content_tokens=40, thoughts_tokens=3)
     model = ScriptedModel([[tool_call("c", {})], [tool_call("c", {})], "done"], usage=per_call)
-    counter = define_tool("c", "counts", None, lambda _: 1)
+    counter = make_tool("c", "counts", None, lambda _: 1)
     response = run(generate(model=model, prompt="x", tools=[counter]))
     assert response.usage == Usage(input_tokens=300, output_tokens=30, total_tokens=330, cached_content_tokens=120,
                                    thoughts_tokens=9)
@@ -280,7 +280,7 @@ def test_usage_sums_every_model_call_and_keeps_each_call():
 
 
 def test_usage_of_an_aborted_run_is_summed_too():
-    counter = define_tool("c", "counts", None, lambda _: 1)
+    counter = make_tool("c", "counts", None, lambda _: 1)
     model = ScriptedModel(lambda request: [tool_call("c", {})], usage=Usage(total_tokens=7))
     with pytest.raises(GenerationResponseError) as caught:
         run(generate(model=model, prompt="x", tools=[counter], max_turns=2))

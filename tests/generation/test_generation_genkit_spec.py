@@ -21,7 +21,7 @@ import pytest
 import yaml
 from generation_support import run
 
-from dotprompt import GenerateActionOptions, ModelInfo, PromptLibrary, define_tool, generate, generate_stream
+from dotprompt import GenerateActionOptions, ModelInfo, PromptLibrary, generate, generate_stream, make_tool
 from dotprompt.providers import define_model
 from dotprompt.types import GenerateRequest, ModelChunk, ModelResponse
 
@@ -54,7 +54,7 @@ class ProgrammableModel:
 def _registry() -> PromptLibrary:
     """Where `testTool` is registered, as in Genkit's harness: a run uses it only when its input names it."""
     lib = PromptLibrary(None)
-    lib.define_tool(define_tool("testTool", "description", DRAFT_07, lambda _: "tool called", output_schema=DRAFT_07))
+    lib.define_tool(make_tool("testTool", "description", DRAFT_07, lambda _: "tool called", output_schema=DRAFT_07))
     return lib
 
 

@@ -14,9 +14,9 @@ from dotprompt import (
     Resume,
     ToolExecutionError,
     UsageError,
-    define_interrupt,
-    define_tool,
     generate,
+    make_interrupt,
+    make_tool,
     tool,
 )
 from dotprompt.doubles import ScriptedModel, tool_call
@@ -43,7 +43,7 @@ def test_json_output_is_parsed_validated_and_typed():
 
 def test_return_tool_requests_hands_them_back_without_running():
     ran = []
-    spy = define_tool("spy", "records calls", {"type": "object"}, lambda x: ran.append(x))
+    spy = make_tool("spy", "records calls", {"type": "object"}, lambda x: ran.append(x))
     model = ScriptedModel([[tool_call("spy", {"q": 1}, ref="r1")]])
     response = run(generate(model=model, prompt="go", tools=[spy], return_tool_requests=True,
                             output_schema=INVOICE_SCHEMA))
@@ -65,7 +65,7 @@ def test_tool_round_then_answer():
 
 def _always_calls_tools():
     runs = []
-    counter = define_tool("count", "counts", {"type": "object"}, lambda _: runs.append(1) or len(runs))
+    counter = make_tool("count", "counts", {"type": "object"}, lambda _: runs.append(1) or len(runs))
     model = ScriptedModel(lambda request: [tool_call("count", {}, ref=str(len(runs)))])
     return model, counter, runs
 
@@ -188,7 +188,7 @@ def test_misuse_is_a_usage_error_before_the_model_is_called(kwargs, message):
 
 
 def test_two_different_tools_with_one_name():
-    other = define_tool("add", "another add", {"type": "object"}, lambda x: 0)
+    other = make_tool("add", "another add", {"type": "object"}, lambda x: 0)
     with pytest.raises(UsageError, match="two different tools"):
         run(generate(model=ScriptedModel(["x"]), prompt="x", tools=[add, other]))
 
@@ -258,8 +258,8 @@ def test_resume_by_restart_runs_the_tool_again():
     assert second.text == "40" and model.requests[1].messages[-1].content[0].tool_response.output == 40
 
 
-def test_define_interrupt_and_unresolved_or_unmatched_resume_errors():
-    ask = define_interrupt("ask_human", "Ask the user a question", {"type": "object", "properties": {"q": {"type": "string"}}})
+def test_make_interrupt_and_unresolved_or_unmatched_resume_errors():
+    ask = make_interrupt("ask_human", "Ask the user a question", {"type": "object", "properties": {"q": {"type": "string"}}})
     model = ScriptedModel([[tool_call("ask_human", {"q": "which size?"}, "q1")]])
     first = run(generate(model=model, prompt="buy shoes", tools=[ask]))
     assert first.interrupts[0].metadata == {"interrupt": True}  # no metadata: `true`, as Genkit records it

@@ -83,7 +83,7 @@ def test_check_hints_the_switch_for_handlebars_under_jinja2(folder):
         lib.load("p")
     assert "dotprompt.engine: handlebars" in caught.value.hint
     folder.write("ok.prompt", "---\ndotprompt.engine: handlebars\n---\n{{#if x}}y{{/if}}")
-    assert check_prompt(lib, next(i for i in lib.list() if i.name == "ok")) == []
+    assert check_prompt(lib, next(i for i in lib.prompts() if i.name == "ok")) == []
 
 
 def test_compiled_once_and_recompiled_when_partial_changes():

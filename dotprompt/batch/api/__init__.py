@@ -5,3 +5,5 @@ downloaded result through the same generate loop (format parsing, schema validat
 `openai`, `anthropic` and `gemini` know each provider's batch file, job and result shapes; `jobs`
 submits, keeps the state file beside the output and, on `--resume`, polls and downloads.
 """
+
+__all__: list[str] = []  # the modules of this package are its API; nothing is re-exported here

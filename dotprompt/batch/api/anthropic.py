@@ -17,6 +17,8 @@ from .base import ENDED, IN_PROGRESS, Fetched, JobStatus
 from .capture import Result
 from .transfer import call_json, download, result_lines
 
+__all__ = ["AnthropicBatch"]
+
 
 class AnthropicBatch:
     provider = "anthropic"
@@ -27,12 +29,12 @@ class AnthropicBatch:
         return {"custom_id": custom_id, "params": to_body(request, model.model_id)}
 
     async def submit(self, model: HttpModel, lines: list[dict[str, Any]], label: str) -> str:
-        job = await call_json(model, "POST", "/messages/batches", model.headers(),  # type: ignore[attr-defined]
+        job = await call_json(model, "POST", "/messages/batches", model.headers(),
                               body={"requests": lines})
         return str(job["id"])
 
     async def poll(self, model: HttpModel, job_id: str) -> JobStatus:
-        data = await call_json(model, "GET", f"/messages/batches/{job_id}", model.headers())  # type: ignore[attr-defined]
+        data = await call_json(model, "GET", f"/messages/batches/{job_id}", model.headers())
         status = str(data.get("processing_status"))
         counts = data.get("request_counts") or {}
         detail = status + (" (" + ", ".join(f"{v} {k}" for k, v in counts.items() if v) + ")" if counts else "")
@@ -42,7 +44,7 @@ class AnthropicBatch:
     async def fetch(self, model: HttpModel, job_id: str, status: JobStatus, folder: Path) -> AsyncIterator[Fetched]:
         url = status.info.get("results_url") or f"/messages/batches/{job_id}/results"
         target = folder / f"{job_id}.results.jsonl"
-        await download(model, str(url), model.headers(), target, BATCH_RESULTS_MAX_BYTES)  # type: ignore[attr-defined]
+        await download(model, str(url), model.headers(), target, BATCH_RESULTS_MAX_BYTES)
         for number, data, problem in result_lines(target, model.http.max_response_bytes):
             yield _fetched(data, problem, target.name, number)
 
@@ -55,7 +57,9 @@ def _fetched(data: Any, problem: str | None, name: str, number: int) -> Fetched:
     if kind == "succeeded":
         return Fetched(data.get("custom_id"), Result(data=result.get("message")))
     if kind == "errored":
-        error = result.get("error") if isinstance(result.get("error"), dict) else {}
-        inner = error.get("error") if isinstance(error.get("error"), dict) else error
+        found = result.get("error")
+        error = found if isinstance(found, dict) else {}
+        nested = error.get("error")
+        inner = nested if isinstance(nested, dict) else error
         return Fetched(data.get("custom_id"), Result(error=str(inner.get("message") or json.dumps(inner)[:1000])))
     return Fetched(data.get("custom_id"), Result(error=f"the request {kind} before it ran"))

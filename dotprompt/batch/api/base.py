@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -10,6 +10,8 @@ from typing import Any, Protocol
 from ..._http.client import HttpModel
 from ...types import GenerateRequest, ModelResponse
 from .capture import Result
+
+__all__ = ["CANCELLED", "ENDED", "EXPIRED", "FAILED", "FINAL", "IN_PROGRESS", "BatchProvider", "Fetched", "JobStatus"]
 
 # A job is one of these, whatever the provider calls it.
 IN_PROGRESS, ENDED, EXPIRED, FAILED, CANCELLED = "in_progress", "ended", "expired", "failed", "cancelled"
@@ -35,7 +37,13 @@ class Fetched:
 class BatchProvider(Protocol):
     provider: str
     max_requests: int  # the provider's limit of requests per job
-    parse: Callable[[Any, str], ModelResponse]  # the live provider's reply mapping
+
+    # Read-only, not a plain attribute: a settable one would have to match each provider's reader
+    # exactly, and those also take an optional `structured=` that the replay does not pass.
+    @property
+    def parse(self) -> Callable[[Mapping[str, Any], str], ModelResponse]:
+        """The live provider's reader of a reply (a downloaded result holds the same reply)."""
+        ...
 
     def line(self, model: HttpModel, custom_id: str, request: GenerateRequest) -> dict[str, Any]: ...
 

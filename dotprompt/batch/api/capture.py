@@ -18,6 +18,8 @@ from ...prompts.prompt import Prompt
 from ...providers.base import ModelInfo
 from ...types import GenerateRequest, ModelResponse
 
+__all__ = ["CaptureModel", "ReplayModel", "Result", "capture_request"]
+
 
 class _Captured(Exception):  # noqa: N818 - a signal, not an error: the request is what we came for
     """Stops the loop at its first model call; never leaves this module."""

@@ -17,6 +17,8 @@ from .base import CANCELLED, ENDED, EXPIRED, FAILED, IN_PROGRESS, Fetched, JobSt
 from .capture import Result
 from .transfer import call_json, download
 
+__all__ = ["GeminiBatch"]
+
 STATES = {"BATCH_STATE_PENDING": IN_PROGRESS, "BATCH_STATE_RUNNING": IN_PROGRESS, "BATCH_STATE_SUCCEEDED": ENDED,
           "BATCH_STATE_FAILED": FAILED, "BATCH_STATE_CANCELLED": CANCELLED, "BATCH_STATE_EXPIRED": EXPIRED}
 
@@ -37,14 +39,14 @@ class GeminiBatch:
         return str(job["name"]).removeprefix("batches/")
 
     async def poll(self, model: HttpModel, job_id: str) -> JobStatus:
-        data = await call_json(model, "GET", f"/batches/{job_id}", model.headers())  # type: ignore[attr-defined]
+        data = await call_json(model, "GET", f"/batches/{job_id}", model.headers())
         state = str((data.get("metadata") or {}).get("state", "BATCH_STATE_PENDING"))
         return JobStatus(STATES.get(state, IN_PROGRESS), state)
 
     async def fetch(self, model: HttpModel, job_id: str, status: JobStatus, folder: Path) -> AsyncIterator[Fetched]:
         # The results are inside the batch itself: downloaded to a file under the cap, then read.
         target = folder / f"{job_id}.batch.json"
-        await download(model, f"/batches/{job_id}", model.headers(), target, BATCH_RESULTS_MAX_BYTES)  # type: ignore[attr-defined]
+        await download(model, f"/batches/{job_id}", model.headers(), target, BATCH_RESULTS_MAX_BYTES)
         try:
             data = json.loads(target.read_bytes())
         except ValueError:
@@ -71,6 +73,8 @@ def _fetched(item: Any) -> Fetched:
     key = (item.get("metadata") or {}).get("key") if isinstance(item.get("metadata"), dict) else None
     if isinstance(item.get("response"), dict):
         return Fetched(key, Result(data=item["response"]))
-    error = item.get("error") if isinstance(item.get("error"), dict) else {"message": "no response"}
-    status = error.get("code") if isinstance(error.get("code"), int) else None
+    found = item.get("error")
+    error = found if isinstance(found, dict) else {"message": "no response"}
+    code = error.get("code")
+    status = code if isinstance(code, int) else None
     return Fetched(key, Result(error=str(error.get("message") or json.dumps(error)[:1000]), status=status))

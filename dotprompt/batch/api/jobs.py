@@ -38,6 +38,8 @@ from .capture import ReplayModel, Result, capture_request
 from .gemini import GeminiBatch
 from .openai import OpenAIBatch
 
+__all__ = ["ResumeReport", "SubmitReport", "custom_id", "job_folder", "provider_for", "resume", "state_path", "submit"]
+
 STATE_VERSION = 1
 
 

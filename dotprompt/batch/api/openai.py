@@ -16,6 +16,8 @@ from .base import CANCELLED, ENDED, EXPIRED, FAILED, IN_PROGRESS, Fetched, JobSt
 from .capture import Result
 from .transfer import call_json, download, result_lines
 
+__all__ = ["OpenAIBatch"]
+
 ENDPOINT = "/v1/chat/completions"
 STATES = {"validating": IN_PROGRESS, "in_progress": IN_PROGRESS, "finalizing": IN_PROGRESS, "completed": ENDED,
           "expired": EXPIRED, "failed": FAILED, "cancelling": IN_PROGRESS, "cancelled": CANCELLED}
@@ -31,7 +33,7 @@ class OpenAIBatch:
 
     async def submit(self, model: HttpModel, lines: list[dict[str, Any]], label: str) -> str:
         content = b"".join(json.dumps(line, ensure_ascii=False).encode() + b"\n" for line in lines)
-        headers = model.headers()  # type: ignore[attr-defined]
+        headers = model.headers()
         uploaded = await call_json(model, "POST", "/files", headers, data={"purpose": "batch"},
                                    files={"file": (f"{label}.jsonl", content, "application/jsonl")})
         job = await call_json(model, "POST", "/batches", headers, body={
@@ -40,7 +42,7 @@ class OpenAIBatch:
         return str(job["id"])
 
     async def poll(self, model: HttpModel, job_id: str) -> JobStatus:
-        data = await call_json(model, "GET", f"/batches/{job_id}", model.headers())  # type: ignore[attr-defined]
+        data = await call_json(model, "GET", f"/batches/{job_id}", model.headers())
         status = str(data.get("status"))
         counts = data.get("request_counts") or {}
         detail = f"{status}" + (f" ({counts.get('completed', 0)}/{counts.get('total', 0)} done)" if counts else "")
@@ -53,7 +55,7 @@ class OpenAIBatch:
             if not file_id:
                 continue
             target = folder / f"{job_id}.{key}.jsonl"
-            await download(model, f"/files/{file_id}/content", model.headers(), target, BATCH_RESULTS_MAX_BYTES)  # type: ignore[attr-defined]
+            await download(model, f"/files/{file_id}/content", model.headers(), target, BATCH_RESULTS_MAX_BYTES)
             for number, data, problem in result_lines(target, model.http.max_response_bytes):
                 yield _fetched(data, problem, target.name, number)
 
@@ -68,7 +70,8 @@ def _fetched(data: Any, problem: str | None, name: str, number: int) -> Fetched:
     if response is not None:
         body = response.get("body")
         return Fetched(custom_id, Result(error=_message(body), status=response.get("status_code")))
-    error = data.get("error") if isinstance(data.get("error"), dict) else {}
+    found = data.get("error")
+    error = found if isinstance(found, dict) else {}
     return Fetched(custom_id, Result(error=f"{error.get('code', 'error')}: {error.get('message', 'no response')}"))
 
 

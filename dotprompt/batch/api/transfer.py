@@ -14,6 +14,8 @@ from ..._http.client import HttpModel, read_capped, request_id
 from ...errors import ModelError
 from ...settings import ERROR_BODY_BYTES
 
+__all__ = ["call_json", "download", "result_lines"]
+
 # A batch job's status reply is small; its results may be large, and are written to a file as they arrive.
 STATUS_BYTES = 16 * 1024 * 1024
 

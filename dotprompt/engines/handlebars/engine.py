@@ -32,6 +32,8 @@ from .upstream import Block, InlinePartial, Mustache, Node, Partial, PartialBloc
 if TYPE_CHECKING:
     from .fast import FastTemplate
 
+__all__ = ["ENGINE_KEY", "HandlebarsEngine", "HandlebarsTemplate", "PartialLookup", "file_engine"]
+
 ENGINE_KEY = "dotprompt"  # frontmatter `dotprompt.engine: handlebars` lands in ext["dotprompt"]["engine"]
 
 # (name) -> (source, filename, first_line) or None: where partials come from (library definitions,

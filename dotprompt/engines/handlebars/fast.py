@@ -19,7 +19,19 @@ from ..markers import Markers
 from .helpers import BASE_HELPERS, DOTPROMPT_HELPERS, KNOWN_HELPERS, json_helper, strict_equal
 from .syntax import PATH_HEAD, walk
 from .to_jinja import FastConverter
-from .upstream import Block, HelperOptions, InlinePartial, Mustache, Node, Partial, PartialBlock, Text, if_shows, show
+from .upstream import (
+    Block,
+    HelperOptions,
+    InlinePartial,
+    Mustache,
+    Node,
+    Partial,
+    PartialBlock,
+    SafeString,
+    Text,
+    if_shows,
+    show,
+)
 
 #
 # `dotprompt convert` already turns a Handlebars AST into jinja2 source. For templates made only of
@@ -29,6 +41,8 @@ from .upstream import Block, HelperOptions, InlinePartial, Mustache, Node, Parti
 # `#if`/`#unless` use its `if_shows`, `ifEquals` the engine's strict equality, `#each` iterates lists
 # only. Whatever the fast render cannot vouch for at run time (an object in `#each`, a function in the
 # input, an error of any kind) raises, and the reference renderer renders instead.
+
+__all__ = ["FallbackError", "FastTemplate", "fast_helpers", "fast_inputs_ok", "fast_template"]
 
 _FAST_BLOCKS = frozenset({"if", "unless", "each", "ifEquals", "unlessEquals"})
 _HELPER_NAMES = DOTPROMPT_HELPERS | frozenset(BASE_HELPERS)  # {{name}} with no arguments calls these
@@ -90,9 +104,14 @@ def _fast_iter(value: Any) -> Any:
     return ()
 
 
+def _no_block(context: Any = None) -> SafeString:
+    """The `fn` / `inverse` of a helper called without a block, as the upstream renderer passes them."""
+    return SafeString("")
+
+
 def _fast_json(value: Any, indent: Any = None) -> str:
-    return json_helper([_none(value)], HelperOptions(hash={"indent": _none(indent)}, fn=None, inverse=None, data={},
-                                                     context=None, is_block=False))
+    return json_helper([_none(value)], HelperOptions(hash={"indent": _none(indent)}, fn=_no_block, inverse=_no_block,
+                                                     data={}, context=None, is_block=False))
 
 
 def fast_helpers(markers: Markers) -> dict[str, Callable[..., str]]:

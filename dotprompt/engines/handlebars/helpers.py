@@ -16,6 +16,8 @@ from ..jinja import to_json
 from ..markers import Markers
 from .upstream import HelperOptions, SafeString
 
+__all__ = ["BASE_HELPERS", "DOTPROMPT_HELPERS", "KNOWN_HELPERS", "helpers_for", "json_helper", "strict_equal"]
+
 HelperFn = Callable[[list[Any], HelperOptions], Any]
 
 _BUILTINS = frozenset({"if", "unless", "each", "with", "lookup", "log"})

@@ -23,6 +23,8 @@ from typing import Any
 from ..budget import current
 from .upstream import Block, Node, Partial, PartialBlock, Text
 
+__all__ = ["MeteredDict", "MeteredList", "MeteredText", "innermost_line", "metered_data", "metered_program"]
+
 
 class MeteredText(Text):
     """A text node charging its length to the current render's meter each time it is output."""
@@ -32,8 +34,8 @@ class MeteredText(Text):
     def __init__(self, text: str) -> None:  # Text's own field stays unset: `value` is this property
         self.text = text
 
-    @property  # type: ignore[override]
-    def value(self) -> str:
+    @property
+    def value(self) -> str:  # type: ignore[override]  # read-only on purpose: the renderer only reads it
         meter = current()
         if meter is not None:
             meter.spend(len(self.text))
@@ -73,7 +75,9 @@ def metered_program(program: list[Node], source: str | None = None,
                 where = line(rf"{{{{~?\s*#?>\s*{re.escape(node.name)}(?=[\s}}~])")
             changes = {field.name: copy(value) for field in dataclasses.fields(node)
                        if isinstance(value := getattr(node, field.name), list) and field.name in ("body", "inverse")}
-            new = dataclasses.replace(node, **changes) if changes else node
+            # mypy checks replace() against every node class of the union at once; `changes` names only
+            # fields of this node's own class (taken from dataclasses.fields(node) above)
+            new = dataclasses.replace(node, **changes) if changes else node  # type: ignore[arg-type]
             if where is not None:
                 lines[id(new)] = where
             out.append(new)

@@ -13,6 +13,8 @@ from collections.abc import Iterator
 from .helpers import KNOWN_HELPERS
 from .upstream import Block, Node, Partial, PartialBlock, compile_template
 
+__all__ = ["PATH_HEAD", "line_of", "syntax_error_line", "template_variables", "walk"]
+
 PATH_HEAD = re.compile(r"^([A-Za-z_][\w-]*)")  # the first name of a path: `user` in `user.name`
 _LITERALS = frozenset({"this", "true", "false", "null", "undefined"})
 
@@ -44,10 +46,11 @@ def template_variables(program: list[Node]) -> set[str]:
                 if m and m.group(1) not in _LITERALS:
                     names.add(m.group(1))
         scoped = isinstance(node, Block) and (node.call["name"] in ("each", "with") or node.call["name"] not in KNOWN_HELPERS)
-        if not scoped and isinstance(getattr(node, "body", None), list) and not isinstance(node, (Partial, PartialBlock)):
-            names |= template_variables(node.body)
-        if isinstance(getattr(node, "inverse", None), list):
-            names |= template_variables(node.inverse)
+        body, inverse = getattr(node, "body", None), getattr(node, "inverse", None)
+        if not scoped and isinstance(body, list) and not isinstance(node, (Partial, PartialBlock)):
+            names |= template_variables(body)
+        if isinstance(inverse, list):
+            names |= template_variables(inverse)
     return names
 
 

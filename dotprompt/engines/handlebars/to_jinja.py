@@ -43,6 +43,8 @@ from ..jinja import RESERVED_NAMES
 from .syntax import syntax_error_line, template_variables
 from .upstream import Block, InlinePartial, Mustache, Partial, PartialBlock, Text, compile_template
 
+__all__ = ["Conversion", "FastConverter", "Problem", "convert_file", "convert_source"]
+
 TODO = "TODO(convert)"
 
 
@@ -119,7 +121,8 @@ def _assemble(items: list[str | _Tag]) -> str:
         if isinstance(item, str):
             buf += item
             continue
-        nxt = items[index + 1] if index + 1 < len(items) and isinstance(items[index + 1], str) else ""
+        following = items[index + 1] if index + 1 < len(items) else ""
+        nxt = following if isinstance(following, str) else ""
         tail = buf[buf.rfind("\n") + 1:]
         at_line_start = tail == ""
         ws_tail = bool(tail) and not tail.strip(" \t")

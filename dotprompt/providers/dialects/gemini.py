@@ -16,6 +16,8 @@ from typing import Any
 
 from ...schema.refs import ref_target
 
+__all__ = ["gemini_schema"]
+
 SCHEMA_KEYS = frozenset({"description", "format", "default", "example", "minItems", "maxItems", "minimum", "maximum",
                          "minLength", "maxLength", "pattern", "minProperties", "maxProperties"})
 
@@ -60,7 +62,7 @@ def _resolved(node: Mapping[str, Any], root: Mapping[str, Any],
         target = ref_target(root, ref)
         if ref in seen or not isinstance(target, Mapping):
             return node, seen
-        seen = (*seen, ref)
+        seen = (*seen, str(ref))  # a str: ref_target found a target for it
         node = {**target, **{k: v for k, v in node.items() if k != "$ref"}}
 
 

@@ -23,6 +23,8 @@ from typing import Any
 
 from ...errors import ModelError
 
+__all__ = ["COUNT", "OBJECT", "STR", "AnyOf", "By", "Kind", "check", "shape_guard"]
+
 
 @dataclass(frozen=True)
 class Kind:
@@ -48,7 +50,7 @@ class AnyOf:
 STR = Kind("a string", lambda v: isinstance(v, str))
 # Token counts: an integer, or a float without a fraction (what pydantic accepts as an int).
 COUNT = Kind("a whole number", lambda v: isinstance(v, int) or (isinstance(v, float) and v.is_integer()))
-OBJECT = Kind("an object", lambda v: isinstance(v, Mapping))
+OBJECT: Kind = Kind("an object", lambda v: isinstance(v, Mapping))  # typed: By's default names it before this line
 
 
 def check(value: Any, spec: Any, provider: str, *, what: str = "the reply", request_id: str | None = None,
@@ -91,7 +93,8 @@ def _problem(value: Any, spec: Any, path: str) -> tuple[str, str, Any] | None:
     if isinstance(spec, By):
         if not isinstance(value, Mapping):
             return path, "an object", value
-        chosen = spec.specs.get(value.get(spec.key)) if isinstance(value.get(spec.key), str) else None
+        key = value.get(spec.key)
+        chosen = spec.specs.get(key) if isinstance(key, str) else None
         return _problem(value, spec.default if chosen is None else chosen, path)
     if isinstance(spec, list):
         if not isinstance(value, list):

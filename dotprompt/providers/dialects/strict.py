@@ -25,6 +25,9 @@ from ..._util.cache import LRU
 from ...schema.refs import definition_name, ref_target
 from ...types import GenerateRequest
 
+__all__ = ["ANTHROPIC_STRICT", "NATIVE_STRICT", "OPENAI_STRICT", "OWN_CONFIG_KEYS", "TOOL", "Profile", "StrictSchema",
+           "Structured", "log_fallback", "response_note", "strict_schema", "structured_output"]
+
 log = logging.getLogger("dotprompt.models")
 
 # Which mechanism enforced the output schema; reported as `custom["structuredOutput"]` on the response.

@@ -8,16 +8,17 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .common import DIR_HELP, EXIT_OK, library
+from .common import DIR_HELP, EXIT_OK, add_engine_flag, library
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser = subparsers.add_parser("list", help="list the prompts of a folder")
     parser.add_argument("dir", nargs="?", help=DIR_HELP)
+    add_engine_flag(parser)
     return parser
 
 
 def run(args: argparse.Namespace) -> int:
-    for info in library(args.dir).list():
+    for info in library(args.dir, engine=args.template_engine).list():
         print(f"{info.label}\t{info.path}")
     return EXIT_OK

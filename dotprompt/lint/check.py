@@ -10,12 +10,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from ..document.parse import KNOWN_KEYS, PromptSource, did_you_mean
-from ..engines.handlebars import file_engine
+from ..document.parse import KNOWN_KEYS, PromptSource, did_you_mean, parse_source
+from ..engines.detect import EngineChoice
 from ..engines.jinja import HANDLEBARS_HINT, looks_like_handlebars
 from ..errors import DotpromptError, PromptFileError, SchemaError
 from ..formats import get_format, list_formats
-from ..prompts.compiler import helper_names
+from ..prompts.compiler import helper_names, read_text
 from ..prompts.library import PromptInfo, PromptLibrary
 from ..schema.compiled import CompiledSchema
 
@@ -62,6 +62,17 @@ def check_library(lib: PromptLibrary, *, jobs: int | None = None) -> list[Diagno
     for path in _test_files(lib):
         found += check_test_file(lib, path)
     return found
+
+
+def engine_choices(lib: PromptLibrary) -> list[tuple[str, EngineChoice | None]]:
+    """(path, the engine it renders with and why) for every prompt and partial file; None: it does not parse."""
+    out: list[tuple[str, EngineChoice | None]] = []
+    for path in [info.path for info in lib.list()] + _partial_files(lib):
+        try:
+            out.append((path, lib.engine_for(parse_source(read_text(path, lib.directory), path))))
+        except DotpromptError:
+            out.append((path, None))
+    return out
 
 
 def _rebuildable(lib: PromptLibrary) -> bool:
@@ -164,12 +175,13 @@ def _check_broken(lib: PromptLibrary, info: PromptInfo) -> list[Diagnostic]:
 
 def _lint(lib: PromptLibrary, src: PromptSource, meta: dict, validator: CompiledSchema | None,
           variables: frozenset[str] | None) -> list[Diagnostic]:
+    engine = lib.engine_for(src).engine
     found = _unknown_keys(src) + _format_problems(src) + _output_schema_problems(src, meta)
     found += _default_problems(src, meta, validator)
-    found += _handlebars_syntax(lib, src)
+    found += _handlebars_syntax(engine, src)
     found += _unknown_tools(lib, src, meta)
     if variables is not None:
-        found += _undeclared_variables(src, meta, variables, helper_names(file_engine(src.ext, lib.engine)))
+        found += _undeclared_variables(src, meta, variables, helper_names(engine))
     return found
 
 
@@ -234,8 +246,8 @@ def _default_problems(src: PromptSource, meta: dict, validator: CompiledSchema |
     return [Diagnostic(src.path or "", line, column, "error", f"input.default {p.path}: {p.message}") for p in problems]
 
 
-def _handlebars_syntax(lib: PromptLibrary, src: PromptSource) -> list[Diagnostic]:
-    if file_engine(src.ext, lib.engine) != "jinja2" or not looks_like_handlebars(src.template):
+def _handlebars_syntax(engine: str, src: PromptSource) -> list[Diagnostic]:
+    if engine != "jinja2" or not looks_like_handlebars(src.template):
         return []
     return [Diagnostic(src.path or "", src.body_line, 1, "warning", HANDLEBARS_HINT)]
 

@@ -16,7 +16,8 @@ from .._util.cache import LRU
 from .._util.files import Stamp, decode, digest_of, file_stamp, read_snapshot
 from ..document.metadata import LibraryDefaults, convert_schemas, render_fields
 from ..document.parse import Problems, PromptSource, parse_source, report_to
-from ..engines.handlebars import KNOWN_HELPERS, HandlebarsEngine, HandlebarsTemplate, file_engine
+from ..engines.detect import EngineChoice, choose_engine
+from ..engines.handlebars import KNOWN_HELPERS, HandlebarsEngine, HandlebarsTemplate
 from ..engines.jinja import (
     HANDLEBARS_HINT,
     RESERVED_NAMES,
@@ -49,6 +50,7 @@ class CompiledPrompt:
     depends: tuple[Dependency, ...] = ()  # partial files read while compiling
     checked_at: float = 0.0  # time.monotonic() when its bytes were last hashed against the file
     identity: PromptIdentity | None = None  # name, variant and the hash of its text and partials
+    engine: EngineChoice | None = None  # the engine its template was compiled with, and why
 
 
 @dataclass
@@ -61,7 +63,7 @@ class CompileContext:
     partial_source: Callable[[str], tuple[str, str | None, Any] | None]
     revision: int  # the library's revision it was compiled at
     partial_asts: LRU[nodes.Template]  # one entry per partial (file or name), holding its content hash
-    engine: str = "jinja2"  # the library's engine; a file may choose another with `dotprompt.engine`
+    engine: str = "auto"  # the library's engine (auto: read from each template); a file may name its own
     handlebars: HandlebarsEngine | None = None
 
 
@@ -92,6 +94,7 @@ class Diagnosis:
     variables: frozenset[str] | None = None  # None: the template did not compile
     validator: CompiledSchema | None = None
     compiled: CompiledPrompt | None = None  # only when there was no problem at all
+    engine: EngineChoice | None = None  # None: the frontmatter did not parse
 
 
 def diagnose_prompt(text: str, path: str | None, name: str | None, variant: str | None,
@@ -116,7 +119,8 @@ def _build(text: str, path: str | None, name: str | None, variant: str | None, c
         meta["name"] = name
     if variant and "variant" not in meta:
         meta["variant"] = variant
-    engine = file_engine(src.ext, ctx.engine)
+    choice = choose_engine(src.ext, src.template, ctx.engine, src.body_line)
+    engine = choice.engine
     template: Template | HandlebarsTemplate | None = None
     variables: frozenset[str] | None = None
     try:
@@ -139,9 +143,10 @@ def _build(text: str, path: str | None, name: str | None, variant: str | None, c
         fields = render_fields(meta, ctx.defaults)
     except ValidationError as exc:
         report(src.error(f"invalid toolDefs: {_first_error(exc)}", "toolDefs"))
-    found = Diagnosis(problems if problems is not None else [], src, meta, variables, validator)
+    found = Diagnosis(problems if problems is not None else [], src, meta, variables, validator, engine=choice)
     if not found.problems and template is not None and fields is not None and variables is not None:
-        found.compiled = CompiledPrompt(src, meta, template, validator, fields, stamp, ctx.revision, variables)
+        found.compiled = CompiledPrompt(src, meta, template, validator, fields, stamp, ctx.revision, variables,
+                                        engine=choice)
     return found
 
 

@@ -29,7 +29,8 @@ from .._util.cache import LRU
 from .._util.files import FileChangingError, Snapshot, decode, file_stamp, read_settled, read_snapshot
 from ..document.metadata import LibraryDefaults, merge, options_metadata, render_fields
 from ..document.parse import USE_HINT, PromptSource, parse_source, use_arguments
-from ..engines.handlebars import HandlebarsEngine, file_engine
+from ..engines.detect import ENGINE_SETTINGS, EngineChoice, choose_engine
+from ..engines.handlebars import HandlebarsEngine
 from ..engines.jinja import make_environment, with_line_offset
 from ..errors import DotpromptError, InvalidPromptNameError, PromptFileError, PromptNotFoundError
 from ..identity import PromptIdentity, content_hash
@@ -52,7 +53,6 @@ from .compiler import (
 from .prompt import Prompt
 
 PartialResolver = Callable[[str], "str | None"]
-ENGINES = ("jinja2", "handlebars")
 
 
 @dataclass(frozen=True)
@@ -71,14 +71,14 @@ class PromptInfo:
 class PromptLibrary:
     """Loads, compiles and caches the prompts of one folder (or none: `from_source` only)."""
 
-    def __init__(self, directory: str | os.PathLike[str] | None = None, *, engine: str = "jinja2",
+    def __init__(self, directory: str | os.PathLike[str] | None = None, *, engine: str = "auto",
                  schemas: Mapping[str, SchemaLike] | None = None, partial_resolver: PartialResolver | None = None,
                  schema_resolver: Callable[[str], Any] | None = None, default_model: str | None = None,
                  model_configs: Mapping[str, Mapping[str, Any]] | None = None,
                  render_budget: RenderBudget | Mapping[str, Any] | None = None,
                  log: bool | str | os.PathLike[str] | RunLogSettings | None = None) -> None:
-        if engine not in ENGINES:
-            raise DotpromptError(f"unknown template engine {engine!r}; available: {', '.join(ENGINES)}")
+        if engine not in ENGINE_SETTINGS:
+            raise DotpromptError(f"unknown template engine {engine!r}; available: {', '.join(ENGINE_SETTINGS)}")
         self.directory = Path(directory) if directory is not None else None
         self.engine = engine
         self.render_budget = resolve_budget(render_budget)  # what one render may spend (settings.RenderBudget)
@@ -167,10 +167,14 @@ class PromptLibrary:
     def check_partial_file(self, path: str) -> None:
         """Parse and compile a partial file with its engine; a problem is a PromptFileError."""
         src = parse_source(read_text(path, self.directory), path)
-        if file_engine(src.ext, self.engine) == "handlebars":
+        if self.engine_for(src).engine == "handlebars":
             self._handlebars.check(src.template, path, src.body_line)
         else:
             parse_template(self._env, with_line_offset(src.template, src.body_line), path, path)
+
+    def engine_for(self, src: PromptSource) -> EngineChoice:
+        """The engine a parsed file renders with in this library, and why."""
+        return choose_engine(src.ext, src.template, self.engine, src.body_line)
 
     # -- prompts ----------------------------------------------------------------------------
 

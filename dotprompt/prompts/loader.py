@@ -11,7 +11,7 @@ from types import ModuleType
 from typing import Any
 
 from ..errors import UsageError
-from ..settings import env_prompts_dir, project_settings, render_budget, run_log_settings
+from ..settings import env_prompts_dir, project_settings, render_budget, run_log_settings, template_engine
 from .library import PromptLibrary
 from .prompt import Prompt
 
@@ -42,13 +42,14 @@ def default_library(directory: str | os.PathLike[str] | None = None) -> PromptLi
 
 
 def project_library(directory: str | os.PathLike[str], *, log: bool | None = None,
-                    log_default: bool = False) -> PromptLibrary:
-    """A library for `directory` set up from `[tool.dotprompt]`: `default_model`, the render budget
+                    log_default: bool = False, engine: str | None = None) -> PromptLibrary:
+    """A library for `directory` set up from `[tool.dotprompt]`: `default_model`, `engine` (the argument
+    over the setting over auto), the render budget
     (`render_max_chars`, `render_max_seconds`), the run log (`log`, `log_path`, `log_keep_*`; `log_default`
     when nothing says: the commands log, the Python API does not), and `tools` — modules
     (dotted names, or .py paths relative to pyproject.toml) whose Tool objects are registered."""
     settings, root = project_settings()
-    lib = PromptLibrary(directory, default_model=settings.get("default_model"),
+    lib = PromptLibrary(directory, engine=template_engine(engine, project=settings), default_model=settings.get("default_model"),
                         render_budget=render_budget(project=settings),
                         log=run_log_settings(log, default=log_default, project=settings, root=root))
     for entry in settings.get("tools", []):

@@ -32,18 +32,9 @@ from .upstream import Block, InlinePartial, Mustache, Node, Partial, PartialBloc
 if TYPE_CHECKING:
     from .fast import FastTemplate
 
-ENGINE_KEY = "dotprompt"  # frontmatter `dotprompt.engine: handlebars` lands in ext["dotprompt"]["engine"]
-
 # (name) -> (source, filename, first_line) or None: where partials come from (library definitions,
 # `_name.prompt` files, then the partial resolver).
 PartialLookup = Callable[[str], "tuple[str, str | None, int] | None"]
-
-
-def file_engine(ext: Mapping[str, Any], default: str) -> str:
-    """The engine a file asks for with `dotprompt.engine: ...`, else the library's."""
-    block = ext.get(ENGINE_KEY)
-    engine = block.get("engine") if isinstance(block, Mapping) else None
-    return engine if isinstance(engine, str) and engine else default
 
 
 # -- compiling ------------------------------------------------------------------------------

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..document.parse import KNOWN_KEYS, PromptSource, did_you_mean, parse_source
+from ..document.unresolved import Unresolved
 from ..engines.detect import EngineChoice
 from ..engines.jinja import HANDLEBARS_HINT, looks_like_handlebars
 from ..errors import DotpromptError, PromptFileError, SchemaError
@@ -39,13 +40,16 @@ class Diagnostic:
         return f"{where}: {self.level}: {self.message}"
 
 
+def _from_unresolved(name: Unresolved, fallback: str) -> Diagnostic:
+    """A name the application may define in code: a warning (an error with --strict), as for tools."""
+    return Diagnostic(name.path or fallback, name.line, name.column, "warning", f"{name.message} ({name.hint})")
+
+
 def _from_error(exc: PromptFileError, fallback: str) -> Diagnostic:
     message = exc.message + (f" ({exc.hint})" if exc.hint else "")
     return Diagnostic(exc.path or fallback, exc.line, exc.column, "error", message)
 
 
-TOOLS_HINT = ("list the module that defines it in `[tool.dotprompt] tools` in pyproject.toml, or describe it in "
-              "toolDefs")
 PARALLEL_FROM = 64  # below this many prompts, starting worker processes costs more than it saves
 
 
@@ -157,7 +161,7 @@ def check_prompt(lib: PromptLibrary, info: PromptInfo) -> list[Diagnostic]:
         return _check_broken(lib, info)
     except DotpromptError as exc:
         return [Diagnostic(info.path, None, None, "error", str(exc))]
-    return _lint(lib, compiled.source, compiled.meta, compiled.validator, compiled.variables)
+    return _lint(lib, compiled.source, compiled.meta, compiled.validator, compiled.variables, compiled.unresolved)
 
 
 def _check_broken(lib: PromptLibrary, info: PromptInfo) -> list[Diagnostic]:
@@ -169,14 +173,15 @@ def _check_broken(lib: PromptLibrary, info: PromptInfo) -> list[Diagnostic]:
         return [Diagnostic(info.path, None, None, "error", str(exc))]
     out = [_from_error(exc, info.path) for exc in found.problems]
     if found.source is not None and found.meta is not None:
-        out += _lint(lib, found.source, found.meta, found.validator, found.variables)
+        out += _lint(lib, found.source, found.meta, found.validator, found.variables, found.unresolved)
     return sorted(out, key=lambda d: (d.line or 0, d.column or 0))
 
 
 def _lint(lib: PromptLibrary, src: PromptSource, meta: dict, validator: CompiledSchema | None,
-          variables: frozenset[str] | None) -> list[Diagnostic]:
+          variables: frozenset[str] | None, unresolved: tuple[Unresolved, ...] = ()) -> list[Diagnostic]:
     engine = lib.engine_for(src).engine
-    found = _unknown_keys(src) + _format_problems(src) + _output_schema_problems(src, meta)
+    found = [_from_unresolved(name, src.path or "") for name in unresolved]
+    found += _unknown_keys(src) + _format_problems(src) + _output_schema_problems(src, meta)
     found += _default_problems(src, meta, validator)
     found += _handlebars_syntax(engine, src)
     found += _unknown_tools(lib, src, meta)
@@ -262,8 +267,9 @@ def _unknown_tools(lib: PromptLibrary, src: PromptSource, meta: dict) -> list[Di
         if name in inline or lib.tool_definition(name) is not None:
             continue
         line, column = src.locate("tools", index)
-        hint = did_you_mean(name, lib.tool_names()) or TOOLS_HINT
-        out.append(Diagnostic(src.path or "", line, column, "warning", f"no registered module defines tool `{name}` ({hint})"))
+        found = Unresolved("tool", name, src.path, line, column, extra_hint="describe it in toolDefs",
+                           suggestion=did_you_mean(name, lib.tool_names()))
+        out.append(_from_unresolved(found, src.path or ""))
     return out
 
 

@@ -15,7 +15,8 @@ from pydantic import ValidationError
 from .._util.cache import LRU
 from .._util.files import Stamp, decode, digest_of, file_stamp, read_snapshot
 from ..document.metadata import LibraryDefaults, convert_schemas, render_fields
-from ..document.parse import Problems, PromptSource, parse_source, report_to
+from ..document.parse import Problems, PromptSource, did_you_mean, parse_source, report_to
+from ..document.unresolved import Unresolved
 from ..engines.detect import EngineChoice, choose_engine
 from ..engines.handlebars import KNOWN_HELPERS, HandlebarsEngine, HandlebarsTemplate
 from ..engines.jinja import (
@@ -51,6 +52,7 @@ class CompiledPrompt:
     checked_at: float = 0.0  # time.monotonic() when its bytes were last hashed against the file
     identity: PromptIdentity | None = None  # name, variant and the hash of its text and partials
     engine: EngineChoice | None = None  # the engine its template was compiled with, and why
+    unresolved: tuple[Unresolved, ...] = ()  # schemas and helpers nothing defines yet: rendering fails
 
 
 @dataclass
@@ -95,6 +97,7 @@ class Diagnosis:
     validator: CompiledSchema | None = None
     compiled: CompiledPrompt | None = None  # only when there was no problem at all
     engine: EngineChoice | None = None  # None: the frontmatter did not parse
+    unresolved: tuple[Unresolved, ...] = ()
 
 
 def diagnose_prompt(text: str, path: str | None, name: str | None, variant: str | None,
@@ -111,7 +114,8 @@ def _build(text: str, path: str | None, name: str | None, variant: str | None, c
            stamp: Stamp | None, problems: Problems | None) -> Diagnosis:
     report = report_to(problems)
     src = parse_source(text, path, problems)
-    meta = convert_schemas(src.metadata, ctx.registry, src, problems)
+    unresolved: list[Unresolved] = []
+    meta = convert_schemas(src.metadata, ctx.registry, src, problems, unresolved)
     if src.ext:
         meta["ext"] = src.ext
     meta["raw"] = src.raw
@@ -128,8 +132,10 @@ def _build(text: str, path: str | None, name: str | None, variant: str | None, c
             template = ctx.handlebars.compile(src.template, src.path, src.body_line,
                                               f"<prompt {name or 'from source'}>")
             variables = template.variables
+            unresolved += [Unresolved("helper", helper, where, line) for helper, where, line in template.missing]
         elif engine == "jinja2":
-            template, variables = _compile_template(src, name, ctx)
+            template, variables, missing = _compile_template(src, name, ctx)
+            unresolved += missing
         else:
             raise src.error(f"unknown template engine {engine!r}; available: jinja2, handlebars", "dotprompt.engine")
     except PromptFileError as exc:
@@ -143,10 +149,11 @@ def _build(text: str, path: str | None, name: str | None, variant: str | None, c
         fields = render_fields(meta, ctx.defaults)
     except ValidationError as exc:
         report(src.error(f"invalid toolDefs: {_first_error(exc)}", "toolDefs"))
-    found = Diagnosis(problems if problems is not None else [], src, meta, variables, validator, engine=choice)
+    found = Diagnosis(problems if problems is not None else [], src, meta, variables, validator, engine=choice,
+                      unresolved=tuple(unresolved))
     if not found.problems and template is not None and fields is not None and variables is not None:
         found.compiled = CompiledPrompt(src, meta, template, validator, fields, stamp, ctx.revision, variables,
-                                        engine=choice)
+                                        engine=choice, unresolved=tuple(unresolved))
     return found
 
 
@@ -204,7 +211,8 @@ class _RecordingCodeGenerator(BudgetCodeGenerator):
                 self.variables.add(param)
 
 
-def _compile_template(src: PromptSource, name: str | None, ctx: CompileContext) -> tuple[Template, frozenset[str]]:
+def _compile_template(src: PromptSource, name: str | None,
+                      ctx: CompileContext) -> tuple[Template, frozenset[str], list[Unresolved]]:
     label = src.path or f"<prompt {name or 'from source'}>"
     ast = parse_template(ctx.env, with_line_offset(src.template, src.body_line), label, src.path)
     check_includes(ast, label, src.path, ctx, chain=())
@@ -218,7 +226,25 @@ def _compile_template(src: PromptSource, name: str | None, ctx: CompileContext) 
                         detail=detail) from None
     # A plain dict of globals, not jinja's ChainMap: each render copies it, and copying a dict is cheaper.
     template = ctx.env.template_class.from_code(ctx.env, code, dict(ctx.env.globals), None)
-    return template, frozenset(generator.variables)
+    missing = _missing_helpers(ast, generator.variables, ctx, src.path or label)
+    return template, frozenset(generator.variables - {helper.name for helper in missing}), missing
+
+
+def _missing_helpers(ast: nodes.Template, variables: set[str], ctx: CompileContext, where: str) -> list[Unresolved]:
+    """Functions the template calls that nothing defines (read from the data, which holds no function): the
+    application's own helpers, to be defined in code. A near miss of a known name is a typo: raised at once."""
+    known = [*RESERVED_NAMES, *ctx.env.globals]
+    out: dict[str, Unresolved] = {}
+    for call in ast.find_all(nodes.Call):
+        callee = call.node
+        if not isinstance(callee, nodes.Name) or callee.name not in variables or callee.name in out \
+                or callee.name in RESERVED_NAMES:  # role(), media()...: given with each render's data
+            continue
+        typo = did_you_mean(callee.name, known)
+        if typo:
+            raise PromptFileError(f"unknown helper {callee.name!r}", path=where, line=call.lineno, hint=typo)
+        out[callee.name] = Unresolved("helper", callee.name, where, call.lineno)
+    return list(out.values())
 
 
 def parse_template(env: ImmutableSandboxedEnvironment, source: str, label: str, path: str | None) -> nodes.Template:

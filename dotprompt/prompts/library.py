@@ -30,9 +30,9 @@ from .._util.files import FileChangingError, Snapshot, decode, file_stamp, read_
 from ..document.metadata import LibraryDefaults, merge, options_metadata, render_fields
 from ..document.parse import USE_HINT, PromptSource, parse_source, use_arguments
 from ..engines.detect import ENGINE_SETTINGS, EngineChoice, choose_engine
-from ..engines.handlebars import HandlebarsEngine
-from ..engines.jinja import make_environment, with_line_offset
-from ..errors import DotpromptError, InvalidPromptNameError, PromptFileError, PromptNotFoundError
+from ..engines.handlebars import KNOWN_HELPERS, HandlebarsEngine
+from ..engines.jinja import RESERVED_NAMES, make_environment, with_line_offset
+from ..errors import DotpromptError, InvalidPromptNameError, PromptFileError, PromptNotFoundError, UsageError
 from ..identity import PromptIdentity, content_hash
 from ..observe.runlog import open_run_log
 from ..schema.compiled import SchemaLike, SchemaRegistry
@@ -97,7 +97,8 @@ class PromptLibrary:
         self._lock = threading.RLock()
         self._revision = 0  # bumped by every define_*; prompts compiled at an older revision recompile
         self._env = make_environment(FunctionLoader(self._partial_source))
-        self._handlebars = HandlebarsEngine(self._handlebars_partial)
+        self._helpers: dict[str, Callable[..., Any]] = {}  # the application's template helpers (define_helper)
+        self._handlebars = HandlebarsEngine(self._handlebars_partial, helpers=self._helpers)
 
     def __repr__(self) -> str:
         return f"PromptLibrary({str(self.directory) if self.directory else None!r}, engine={self.engine!r})"
@@ -114,6 +115,26 @@ class PromptLibrary:
         with self._lock:
             self._schemas.define(name, schema)
             self._changed()
+
+    def define_helper(self, name: str, helper: Callable[..., Any]) -> None:
+        """Register a template helper for both engines: `helper(*arguments, **hash)` returns the text.
+
+        Handlebars calls it as `{{name arg key=value}}`, jinja2 as `{{ name(arg, key=value) }}`. The
+        built-in helpers (role, history, media, section, json, if, each, ...) cannot be replaced."""
+        if not isinstance(name, str) or not name.isidentifier():
+            raise UsageError(f"a helper name is an identifier, got {name!r}")
+        if name in KNOWN_HELPERS or name in RESERVED_NAMES:
+            raise UsageError(f"{name!r} is a built-in template helper; give yours another name")
+        if not callable(helper):
+            raise UsageError(f"helper {name!r} must be callable, got {type(helper).__name__}")
+        with self._lock:
+            self._helpers[name] = helper
+            self._env.globals[name] = helper
+            self._changed()
+
+    def helper_names(self) -> list[str]:
+        """The application's helpers (define_helper, `[tool.dotprompt] helpers`)."""
+        return sorted(self._helpers)
 
     def define_tool(self, tool: Any) -> None:
         """Register a tool (a ToolDefinition, its dict form, or an object with `.definition`)."""
@@ -157,7 +178,8 @@ class PromptLibrary:
     def defined_in_code(self) -> bool:
         """Whether anything (partials, schemas, tools, a partial resolver) was defined in code, so a
         library rebuilt from the folder alone would differ."""
-        return bool(self._partials or self._schemas.names() or self._partial_resolver is not None or self._runtime)
+        return bool(self._partials or self._schemas.names() or self._partial_resolver is not None or self._runtime
+                    or self._helpers)
 
     def with_options(self, meta: Mapping[str, Any], options: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
         """Render options merged over a compiled prompt's metadata: (metadata, RenderedPrompt fields)."""

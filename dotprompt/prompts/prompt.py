@@ -84,6 +84,8 @@ class Prompt:
     def _render(self, compiled: CompiledPrompt, input: Any, context: Mapping[str, Any] | None,
                 history: Sequence[Message | Mapping[str, Any]] | None,
                 options: Mapping[str, Any] | None) -> RenderedPrompt:
+        if compiled.unresolved:  # a schema or helper the application has not defined (yet): see `unresolved`
+            raise compiled.unresolved[0].error()
         fields, validator, default = compiled.fields, compiled.validator, _default_of(compiled.meta)
         if options:
             meta, fields = self.library.with_options(compiled.meta, options)

@@ -51,9 +51,11 @@ def test_missing_partial_and_unknown_helper_name_file_and_line(folder):
         folder.library(engine="handlebars").load("p")
     assert caught.value.path.endswith("p.prompt") and caught.value.line == 5 and "nowhere" in caught.value.message
     folder.write("q.prompt", "---\nmodel: m\n---\nok\n\n{{shout name}}")
+    prompt = folder.library(engine="handlebars").load("q")  # an application's own helper: defined in code, or not
     with pytest.raises(PromptFileError) as caught:
-        folder.library(engine="handlebars").load("q")
-    assert caught.value.line == 6 and "unknown helper 'shout'" in caught.value.message
+        prompt.render({"name": "x"})
+    assert caught.value.line == 6 and "helper `shout`" in caught.value.message
+    assert "[tool.dotprompt] helpers" in caught.value.hint
 
 
 def test_per_file_engine_switch(folder):

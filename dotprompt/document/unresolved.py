@@ -9,6 +9,8 @@ miss of a name that is known (`strng` for `string`) is a typo, and stays an erro
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -17,6 +19,13 @@ from ..errors import PromptFileError
 Kind = Literal["schema", "helper", "tool"]
 SETTING: dict[Kind, str] = {"schema": "schemas", "helper": "helpers", "tool": "tools"}
 _DEFINE: dict[Kind, str] = {"schema": "define_schema", "helper": "define_helper", "tool": "define_tool"}
+TYPO_CUTOFF = 0.75  # `jsno`/`json` is 0.75, `strng`/`string` 0.91; an application's `bullets`/`unless` is 0.62
+
+
+def near_miss(name: str, known: Iterable[str]) -> str | None:
+    """`did you mean `x`?` when `name` is a typo of a known name (close enough to be no other name)."""
+    close = difflib.get_close_matches(name, list(known), n=1, cutoff=TYPO_CUTOFF)
+    return f"did you mean `{close[0]}`?" if close else None
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from ..document.parse import KNOWN_KEYS, PromptSource, did_you_mean, parse_source
+from ..document.parse import INPUT_KEYS, KNOWN_KEYS, OUTPUT_KEYS, PromptSource, did_you_mean, parse_source
 from ..document.unresolved import Unresolved
 from ..engines.detect import EngineChoice
 from ..engines.jinja import HANDLEBARS_HINT, looks_like_handlebars
@@ -18,6 +18,7 @@ from ..errors import DotpromptError, PromptFileError, SchemaError
 from ..formats import get_format, list_formats
 from ..prompts.compiler import helper_names, read_text
 from ..prompts.library import PromptInfo, PromptLibrary
+from ..prompts.prompt import checked_part
 from ..schema.compiled import CompiledSchema
 
 Level = Literal["error", "warning"]
@@ -133,8 +134,9 @@ def _check_case(lib: PromptLibrary, case: Any) -> list[Diagnostic]:
         return [problem(str(exc).splitlines()[0])]
     out = []
     if compiled.validator is not None:
-        data = {**(compiled.meta.get("input", {}).get("default") or {}), **(case.input or {})} \
-            if isinstance(case.input, (dict, type(None))) else case.input
+        default = compiled.meta.get("input", {}).get("default") or {}
+        data = {**default, **(case.input or {})} if isinstance(case.input, (dict, type(None))) else case.input
+        data = checked_part(data, case.input, default, compiled.validator)
         out += [problem(f"input {p.path}: {p.message}") for p in compiled.validator.problems(data)]
     schema = (compiled.meta.get("output") or {}).get("schema")
     if schema is not None:
@@ -204,6 +206,13 @@ def _unknown_keys(src: PromptSource) -> list[Diagnostic]:
         line, column = src.locate(key)
         hint = did_you_mean(key, KNOWN_KEYS) or "extensions use a dotted key such as `myapp.key`"
         out.append(Diagnostic(src.path or "", line, column, "warning", f"unknown key `{key}` ({hint})"))
+    for section, key in src.ignored_keys:
+        line, column = src.locate(section, key)
+        where = "an output schema goes under `output.schema`" if section == "output" else \
+            "an input schema goes under `input.schema`"
+        out.append(Diagnostic(src.path or "", line, column, "warning", f"unknown key `{section}.{key}` is ignored, "
+                              f"as Genkit ignores it ({where}; known keys: "
+                              f"{', '.join(INPUT_KEYS if section == 'input' else OUTPUT_KEYS)})"))
     return out
 
 
@@ -243,12 +252,22 @@ def _default_problems(src: PromptSource, meta: dict, validator: CompiledSchema |
     default = (meta.get("input") or {}).get("default")
     if not default or validator is None:
         return []
-    # Defaults may leave required fields to the caller; every other mismatch is an error.
-    problems = [p for p in validator.problems(default) if "is a required property" not in p.message]
-    if not problems:
-        return []
+    # Defaults may leave required fields to the caller; a default the schema does not declare renders
+    # (Genkit merges defaults after validating the caller's input), so it is a warning; any other
+    # mismatch is an error.
+    properties = validator.schema.get("properties")
+    extra = sorted(set(default) - set(properties)) if isinstance(properties, dict) else []
+    declared = {key: value for key, value in default.items() if key not in extra}
+    problems = [p for p in validator.problems(declared) if "is a required property" not in p.message]
+    out = []
+    for key in extra:
+        line, column = src.locate("input", "default", key)
+        out.append(Diagnostic(src.path or "", line, column, "warning",
+                              f"input.default `{key}` is not declared in input.schema: the template gets it, but "
+                              "it is never validated (declare it in input.schema, or remove it)"))
     line, column = src.locate("input", "default")
-    return [Diagnostic(src.path or "", line, column, "error", f"input.default {p.path}: {p.message}") for p in problems]
+    return out + [Diagnostic(src.path or "", line, column, "error", f"input.default {p.path}: {p.message}")
+                  for p in problems]
 
 
 def _handlebars_syntax(engine: str, src: PromptSource) -> list[Diagnostic]:

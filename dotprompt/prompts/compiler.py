@@ -15,8 +15,8 @@ from pydantic import ValidationError
 from .._util.cache import LRU
 from .._util.files import Stamp, decode, digest_of, file_stamp, read_snapshot
 from ..document.metadata import LibraryDefaults, convert_schemas, render_fields
-from ..document.parse import Problems, PromptSource, did_you_mean, parse_source, report_to
-from ..document.unresolved import Unresolved
+from ..document.parse import Problems, PromptSource, parse_source, report_to
+from ..document.unresolved import Unresolved, near_miss
 from ..engines.detect import EngineChoice, choose_engine
 from ..engines.handlebars import KNOWN_HELPERS, HandlebarsEngine, HandlebarsTemplate
 from ..engines.jinja import (
@@ -240,7 +240,7 @@ def _missing_helpers(ast: nodes.Template, variables: set[str], ctx: CompileConte
         if not isinstance(callee, nodes.Name) or callee.name not in variables or callee.name in out \
                 or callee.name in RESERVED_NAMES:  # role(), media()...: given with each render's data
             continue
-        typo = did_you_mean(callee.name, known)
+        typo = near_miss(callee.name, known)
         if typo:
             raise PromptFileError(f"unknown helper {callee.name!r}", path=where, line=call.lineno, hint=typo)
         out[callee.name] = Unresolved("helper", callee.name, where, call.lineno)

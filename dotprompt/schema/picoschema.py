@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..document.parse import did_you_mean
+from ..document.unresolved import near_miss
 from ..errors import PicoschemaError
 
 SCALARS = ("string", "number", "integer", "boolean", "null", "any")
@@ -73,9 +74,9 @@ class _Converter:
             named = self.resolve(name)
             if named is None:
                 known = [*SCALARS, *self.known()]
-                typo = did_you_mean(name, known)
-                if self.missing is None or typo:
-                    raise PicoschemaError(f"unknown type {name!r}", path, typo or f"known types: {', '.join(known)}")
+                if self.missing is None or near_miss(name, known):
+                    raise PicoschemaError(f"unknown type {name!r}", path,
+                                          did_you_mean(name, known) or f"known types: {', '.join(known)}")
                 self.missing.append((name, path))
                 named = {}
             out = dict(named)

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from ... import settings
 from ..._util.cache import LRU
 from ..._util.files import digest_of
-from ...document.parse import did_you_mean
+from ...document.unresolved import near_miss
 from ...errors import PromptFileError
 from ..budget import BudgetExceededError, current
 from ..markers import Markers
@@ -198,7 +198,7 @@ class HandlebarsEngine:
             if name in known or call.get("literal") or not (call["args"] or call["hash"]):
                 continue
             line = first_line - 1 + line_of(source, rf"{{{{~?\s*[#^]?\s*{re.escape(name)}\b")
-            typo = did_you_mean(name, known)
+            typo = near_miss(name, known)
             if typo:
                 raise PromptFileError(f"unknown helper {name!r}", path=where, line=line, hint=typo)
             out.append((name, where, line))

@@ -4,7 +4,8 @@ The ground floor: this module imports nothing of the package but `errors` and `_
 reads a default, an environment variable or the project's table from here, never on its own.
 
     [tool.dotprompt]            in the nearest pyproject.toml (read by `project_settings`)
-      prompts_dir, default_model, tools, providers.NAME.{base_url, api_key_env, timeout, headers, ...},
+      prompts_dir, default_model, engine, tools, schemas, helpers,
+      providers.NAME.{base_url, api_key_env, timeout, headers, ...},
       render_max_chars, render_max_seconds, log, log_path, log_keep_runs, log_keep_days,
       pytest (true: plain `pytest` collects the project's *.test.yaml files)
     DOTPROMPT_DIR               the prompt folder (over prompts_dir)
@@ -86,6 +87,7 @@ __all__ = [
     "RUNLOG_KEEP_DAYS",
     "RUNLOG_KEEP_RUNS",
     "RUNLOG_MAX_FIELD_CHARS",
+    "TEMPLATE_ENGINES",
     "RenderBudget",
     "RunLogSettings",
     "check_max_turns",
@@ -101,6 +103,7 @@ __all__ = [
     "provider_sections",
     "render_budget",
     "run_log_settings",
+    "template_engine",
     "trace_content",
     "tracing_enabled",
     "valid_max_turns",
@@ -266,6 +269,21 @@ def render_budget(value: RenderBudget | Mapping[str, Any] | None = None, *,
                              f"known: {', '.join(_BUDGET_KEYS)}")
         fields.update(value)
     return RenderBudget(**fields)
+
+
+TEMPLATE_ENGINES: Final = ("auto", "jinja2", "handlebars")
+"""What a library, `[tool.dotprompt] engine` and `--engine` accept; auto (the default) reads each file's syntax."""
+
+
+def template_engine(value: str | None = None, *, project: Mapping[str, Any] | None = None) -> str:
+    """The template engine: `value` (`--engine`, `PromptLibrary(engine=...)`) over `[tool.dotprompt] engine`
+    (`project`) over auto. A file's own `dotprompt.engine` wins over all of them."""
+    if value is not None:
+        return value
+    chosen = (project or {}).get("engine", "auto")
+    if chosen not in TEMPLATE_ENGINES:
+        raise UsageError(f"[tool.dotprompt] engine must be one of {', '.join(TEMPLATE_ENGINES)}, got {chosen!r}"[:300])
+    return str(chosen)
 
 
 def valid_max_turns(value: object) -> bool:

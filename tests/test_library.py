@@ -143,7 +143,11 @@ def test_syntax_error_in_a_partial_names_the_partial(folder):
 def test_handlebars_syntax_gets_a_hint(folder):
     folder.write("p.prompt", "{{#if x}}y{{/if}}")
     with pytest.raises(PromptFileError) as caught:
-        folder.library().load("p")
+        folder.library(engine="jinja2").load("p")
+    assert "Handlebars" in caught.value.hint
+    folder.write("mixed.prompt", "{% if x %}{{#if x}}y{{/if}}{% endif %}")  # auto reads a mixed file as jinja2
+    with pytest.raises(PromptFileError) as caught:
+        folder.library().load("mixed")
     assert "Handlebars" in caught.value.hint
 
 

@@ -7,8 +7,8 @@ import json
 import sys
 from typing import Any
 
-from ..lint.check import Diagnostic, check_library
-from .common import DIR_HELP, EXIT_FAILED, EXIT_OK, library, package_version
+from ..lint.check import Diagnostic, check_library, engine_choices
+from .common import DIR_HELP, EXIT_FAILED, EXIT_OK, add_engine_flag, library, package_version
 
 __all__ = ["add_parser", "print_sarif", "run"]
 
@@ -20,12 +20,16 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                         help="text: path:line:col: level: message; github: workflow annotations; sarif: one "
                              "SARIF 2.1.0 log on stdout for GitHub code scanning (default: text)")
     parser.add_argument("--strict", action="store_true", help="warnings fail the check too")
+    parser.add_argument("-v", "--verbose", action="store_true", help="also say which engine each prompt renders with, and why")
+    add_engine_flag(parser)
     return parser
 
 
 def run(args: argparse.Namespace) -> int:
-    lib = library(args.dir)
+    lib = library(args.dir, engine=args.template_engine)
     diagnostics = check_library(lib)
+    if args.verbose and args.format != "sarif":
+        print_engines(lib, args.format)
     if args.format == "sarif":
         print_sarif(diagnostics)
     for diagnostic in diagnostics if args.format != "sarif" else ():
@@ -37,6 +41,14 @@ def run(args: argparse.Namespace) -> int:
         print(f"checked {count} prompt{'s' if count != 1 else ''}: {errors} error(s), {warnings} warning(s)",
               file=sys.stderr)
     return EXIT_FAILED if errors or (args.strict and warnings) else EXIT_OK
+
+
+def print_engines(lib: Any, style: str) -> None:
+    """`path: note: engine handlebars (why)`, one line per prompt file (a GitHub notice with --format github)."""
+    for path, choice in engine_choices(lib):
+        what = (f"engine {choice.engine} ({choice.source}: {choice.reason})" if choice
+                else "engine unknown (the frontmatter does not parse)")
+        print(f"::notice file={path}::{what}" if style == "github" else f"{path}: note: {what}")
 
 
 def print_sarif(diagnostics: list[Diagnostic]) -> None:

@@ -11,6 +11,7 @@ from typing import Any
 from ..errors import UsageError
 from ..prompts.library import PromptLibrary
 from ..prompts.loader import project_library, prompts_dir
+from ..settings import TEMPLATE_ENGINES
 
 __all__ = ["DIR_HELP", "EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE", "CommandLineError", "json_arg", "library",
            "package_version", "usage"]
@@ -18,6 +19,8 @@ __all__ = ["DIR_HELP", "EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 EXIT_INTERRUPTED = 130  # the shell's code for Ctrl-C
 DIR_HELP = "prompt folder (default: $DOTPROMPT_DIR, [tool.dotprompt], ./prompts)"
+ENGINE_HELP = ("the template engine of files that name none (`dotprompt.engine`): auto reads each file's syntax "
+               "(default: [tool.dotprompt] engine, else auto)")
 
 
 class CommandLineError(UsageError):
@@ -26,14 +29,21 @@ class CommandLineError(UsageError):
     failure of the command instead (exit 1, its message as it is)."""
 
 
-def library(directory: str | None, *, log: bool | None = False) -> PromptLibrary:
+def library(directory: str | None, *, log: bool | None = False, engine: str | None = None) -> PromptLibrary:
     """The project's library for `directory` (or the default folder); a missing folder is a CommandLineError.
 
-    `log=None`: the runs go to the run log unless a setting turns it off (commands that run prompts)."""
+    `log=None`: the runs go to the run log unless a setting turns it off (commands that run prompts).
+    `engine`: `--engine` (None: the project's setting)."""
     path = prompts_dir(directory)
     if not path.is_dir():
         raise CommandLineError(f"prompt folder {str(path)!r} does not exist (pass --dir, or set DOTPROMPT_DIR)")
-    return project_library(path, log=log, log_default=True)
+    return project_library(path, log=log, log_default=True, engine=engine)
+
+
+def add_engine_flag(parser: argparse.ArgumentParser, *, short: bool = True) -> None:
+    """`--engine` (and its long form `--template-engine`, the only one on `run`, whose `--engine` is local/ray)."""
+    names = ("--engine", "--template-engine") if short else ("--template-engine",)
+    parser.add_argument(*names, dest="template_engine", choices=TEMPLATE_ENGINES, help=ENGINE_HELP)
 
 
 def json_arg(value: str | None, flag: str) -> Any:

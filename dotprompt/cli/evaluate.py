@@ -18,7 +18,7 @@ from ..evals.report import Verdict, print_report, write_json, write_junit, write
 from ..evals.run import Arm, ArmResult, EvalRun, arms_of
 from ..prompts.library import PromptLibrary
 from ..prompts.loader import project_library, prompts_dir
-from .common import DIR_HELP, EXIT_FAILED, EXIT_OK, EXIT_USAGE, CommandLineError
+from .common import DIR_HELP, EXIT_FAILED, EXIT_OK, EXIT_USAGE, CommandLineError, add_engine_flag
 from .test import find_test_files
 
 __all__ = ["add_parser", "collect", "evaluate", "judge", "report", "rows_of", "run"]
@@ -47,6 +47,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument("--json", type=Path, help="write the scores and every wrong field as JSON here")
     parser.add_argument("--markdown", type=Path, help="write a Markdown summary here ($GITHUB_STEP_SUMMARY gets one too)")
     parser.add_argument("--dir", help=DIR_HELP)
+    add_engine_flag(parser)
     return parser
 
 
@@ -68,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
         raise CommandLineError("--save-baseline saves one variant on one model; give at most one --variant and --model")
     try:
         baseline = load_baseline(args.baseline) if args.baseline else None
-        results = evaluate(project_library(folder), specs, arms, args)
+        results = evaluate(project_library(folder, engine=args.template_engine), specs, arms, args)
     except DatasetError as exc:
         print(str(exc), file=sys.stderr)
         return EXIT_USAGE

@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 from ..document.rendered import RenderedPrompt
-from .common import DIR_HELP, EXIT_OK, json_arg, library
+from .common import DIR_HELP, EXIT_OK, add_engine_flag, json_arg, library
 
 __all__ = ["add_parser", "readable", "run"]
 
@@ -19,15 +19,18 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument("--input", help="input as JSON, or @file.json")
     parser.add_argument("--context", help="context (auth, state, ...) as JSON, or @file.json")
     parser.add_argument("--dir", help=DIR_HELP)
-    parser.add_argument("--json", action="store_true", help="print the Dotprompt JSON shape")
+    parser.add_argument("--json", action="store_true", help="print the Dotprompt JSON shape (and the engine, and why)")
+    add_engine_flag(parser)
     return parser
 
 
 def run(args: argparse.Namespace) -> int:
-    prompt = library(args.dir).load(args.name, args.variant)
+    prompt = library(args.dir, engine=args.template_engine).load(args.name, args.variant)
     rendered = prompt.render(json_arg(args.input, "--input"), context=json_arg(args.context, "--context"))
     if args.json:
-        print(json.dumps(rendered.to_dict(), indent=2, ensure_ascii=False))
+        engine = prompt.compiled.engine
+        shown = {**rendered.to_dict(), "engine": engine.to_dict() if engine else None}
+        print(json.dumps(shown, indent=2, ensure_ascii=False))
     else:
         print(readable(rendered))
     return EXIT_OK

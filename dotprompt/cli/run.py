@@ -12,7 +12,7 @@ from typing import Any
 from ..errors import GenerationError
 from ..observe.runrecord import log_source
 from ..settings import BATCH_LOG_ROWS
-from .common import DIR_HELP, EXIT_FAILED, EXIT_OK, CommandLineError, json_arg, library
+from .common import DIR_HELP, EXIT_FAILED, EXIT_OK, CommandLineError, add_engine_flag, json_arg, library
 from .progress import StreamView, elapsed_status
 
 __all__ = ["add_parser", "run"]
@@ -57,13 +57,15 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument("--address", help="with --engine ray: the cluster to join (`auto`: the one this machine is in; "
                                           "default: a local Ray started for the run)")
     parser.add_argument("--dir", help=DIR_HELP)
+    add_engine_flag(parser, short=False)
     return parser
 
 
 def run(args: argparse.Namespace) -> int:
     from ..generation.api import run_sync
 
-    prompt = library(args.dir, log=False if args.no_log else None).load(args.name, args.variant)
+    prompt = library(args.dir, log=False if args.no_log else None,
+                     engine=args.template_engine).load(args.name, args.variant)
     if args.input_file is not None:
         if args.tool_errors is not None:
             raise CommandLineError("--tool-errors applies to a single run; with --input-file a row's tool errors "

@@ -7,7 +7,7 @@ import json
 import sys
 from typing import Any
 
-from .common import DIR_HELP, EXIT_OK, CommandLineError, library
+from .common import DIR_HELP, EXIT_OK, CommandLineError, add_engine_flag, library
 
 __all__ = ["add_parser", "print_shipped", "run"]
 
@@ -19,6 +19,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument("--variant", help="the prompt variant (NAME.VARIANT.prompt)")
     parser.add_argument("--input", action="store_true", help="the input schema instead")
     parser.add_argument("--dir", help=DIR_HELP)
+    add_engine_flag(parser)
     shipped = parser.add_mutually_exclusive_group()
     shipped.add_argument("--frontmatter", action="store_true",
                          help="the JSON Schema of a .prompt file's frontmatter (no NAME)")
@@ -32,7 +33,7 @@ def run(args: argparse.Namespace) -> int:
         return print_shipped("frontmatter" if args.frontmatter else "test-file", args)
     if not args.name:
         raise CommandLineError("name a prompt (`dotprompt schema extract`), or ask for --frontmatter or --test-file")
-    prompt = library(args.dir).load(args.name, args.variant)
+    prompt = library(args.dir, engine=args.template_engine).load(args.name, args.variant)
     section = "input" if args.input else "output"
     schema = (prompt.metadata.get(section) or {}).get("schema")
     if schema is None:

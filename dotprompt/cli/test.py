@@ -17,7 +17,7 @@ from ..testing.cases import TestCase, load_test_file
 from ..testing.recording import Mode
 from ..testing.report import nothing_collected, print_summary, write_json, write_junit
 from ..testing.runner import CaseResult, CaseSummary, TestRun
-from .common import DIR_HELP, EXIT_FAILED, EXIT_OK, EXIT_USAGE, CommandLineError
+from .common import DIR_HELP, EXIT_FAILED, EXIT_OK, EXIT_USAGE, CommandLineError, add_engine_flag
 from .progress import case_progress
 
 __all__ = ["TestOptions", "add_parser", "collect", "default_mode", "find_test_files", "run", "run_tests"]
@@ -37,6 +37,7 @@ class TestOptions:
     junit: Path | None = None
     json: Path | None = None
     log: bool = True  # cases that call a model (record, auto, live) go to the run log; replays never do
+    engine: str | None = None  # --engine (None: [tool.dotprompt] engine, else auto)
 
 
 def default_mode() -> Mode:
@@ -83,8 +84,8 @@ def run_tests(options: TestOptions, out: TextIO = sys.stdout) -> int:
         print(f"dotprompt: error: {nothing_collected(searched, files, errors, options.keyword)}", file=sys.stderr)
     fancy = sys.stdout.isatty() and not os.environ.get("CI")
     log = None if options.log and options.mode != "replay" else False
-    run = TestRun(project_library(options.prompts_dir, log=log, log_default=True), options.mode, options.model,
-                  options.concurrency)
+    run = TestRun(project_library(options.prompts_dir, log=log, log_default=True, engine=options.engine),
+                  options.mode, options.model, options.concurrency)
     summaries = _execute(run, cases, options, fancy)
     run.save()
     print_summary(summaries, out, fancy=fancy, repeated=options.repeat > 1)
@@ -133,6 +134,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument("--json", type=Path, help="write results as JSON here")
     parser.add_argument("--no-log", action="store_true", help="do not add the cases' runs to the run log")
     parser.add_argument("--dir", help=DIR_HELP)
+    add_engine_flag(parser)
     return parser
 
 
@@ -142,5 +144,6 @@ def run(args: argparse.Namespace) -> int:
     folder = prompts_dir(args.dir)
     options = TestOptions(paths=args.paths, prompts_dir=folder, mode=args.mode or default_mode(), keyword=args.keyword,
                           model=args.model, repeat=args.repeat, min_pass_rate=args.min_pass_rate,
-                          concurrency=args.concurrency, junit=args.junit, json=args.json, log=not args.no_log)
+                          concurrency=args.concurrency, junit=args.junit, json=args.json, log=not args.no_log,
+                          engine=args.template_engine)
     return run_tests(options)

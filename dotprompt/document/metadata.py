@@ -15,6 +15,7 @@ from ..schema.picoschema import PicoschemaError, convert
 from ..types import ToolDefinition, construct
 from .parse import Problems, PromptSource, read_keys
 from .rendered import InputSpec, OutputSpec
+from .unresolved import Unresolved
 
 __all__ = ["LibraryDefaults", "convert_schemas", "merge", "options_metadata", "render_fields"]
 
@@ -26,30 +27,43 @@ _FIELD_NAMES = {
 
 
 def convert_schemas(meta: dict[str, Any], registry: SchemaRegistry, src: PromptSource | None,
-                    problems: Problems | None = None) -> dict[str, Any]:
+                    problems: Problems | None = None, unresolved: list[Unresolved] | None = None) -> dict[str, Any]:
     """A copy of `meta` with input and output schemas as JSON Schema (Picoschema and models converted).
 
-    With a `problems` list, a schema that does not convert is added to it and left out of the copy."""
+    With a `problems` list, a schema that does not convert is added to it and left out of the copy.
+    With an `unresolved` list (and a file), a schema name nothing defines is added to it (see
+    `unresolved`) and the schema is left out of the copy: rendering fails until it is defined."""
     meta = dict(meta)
     for section in ("input", "output"):
         block = meta.get(section)
         if not isinstance(block, Mapping) or block.get("schema") is None:
             continue
         block = dict(block)
+        missing: list[tuple[str, tuple[str, ...]]] | None = [] if unresolved is not None and src is not None else None
         try:
-            block["schema"] = _convert(block["schema"], section, registry, src)
+            block["schema"] = _convert(block["schema"], section, registry, src, missing)
         except PromptFileError as exc:
             if problems is None:
                 raise
             problems.append(exc)
             del block["schema"]
+        if missing:
+            assert src is not None and unresolved is not None
+            unresolved += [_unresolved(src, section, name, path) for name, path in missing]
+            del block["schema"]
         meta[section] = block
     return meta
 
 
-def _convert(schema: Any, section: str, registry: SchemaRegistry, src: PromptSource | None) -> Any:
+def _unresolved(src: PromptSource, section: str, name: str, path: tuple[str, ...]) -> Unresolved:
+    line, column = src.locate(section, "schema", *path)
+    return Unresolved("schema", name, src.path, line, column, f"{section}.schema{_dotted(path)}")
+
+
+def _convert(schema: Any, section: str, registry: SchemaRegistry, src: PromptSource | None,
+             missing: list[tuple[str, tuple[str, ...]]] | None = None) -> Any:
     try:
-        converted, handwritten = convert(json_schema_of(schema), registry.resolve, registry.names)
+        converted, handwritten = convert(json_schema_of(schema), registry.resolve, registry.names, missing)
     except PicoschemaError as exc:
         raise _located(src, f"{exc.message} in {section}.schema{_dotted(exc.path)}",
                        (section, "schema", *exc.path), exc.hint) from None

@@ -15,6 +15,7 @@ import yaml
 from .._util.suggest import close_matches
 from ..errors import PromptFileError
 from ..settings import valid_max_turns
+from .unresolved import near_miss
 
 __all__ = ["FRONTMATTER_PATTERN", "INPUT_KEYS", "KNOWN_KEYS", "OUTPUT_KEYS", "TOOL_CHOICES", "USE_HINT", "Problems",
            "PromptSource", "compose_yaml", "did_you_mean", "load_yaml_safely", "parse_source", "read_keys", "report_to",
@@ -196,6 +197,7 @@ class PromptSource:
     metadata: dict[str, Any] = field(default_factory=dict)
     ext: dict[str, dict[str, Any]] = field(default_factory=dict)
     unknown_keys: list[str] = field(default_factory=list)
+    ignored_keys: list[tuple[str, str]] = field(default_factory=list)  # (section, key) under input/output: ignored
     body_line: int = 1  # file line of the template's first line
     yaml_text: str = ""
     yaml_line: int = 0  # file line of the first YAML line (0: no frontmatter)
@@ -373,10 +375,14 @@ def _type_problem(src: PromptSource, key: str, value: Any) -> PromptFileError | 
 def _check_nested(src: PromptSource, report: Any) -> None:
     meta = src.metadata
     for section, allowed in (("input", INPUT_KEYS), ("output", OUTPUT_KEYS)):
-        for key in meta.get(section, {}):
-            if key not in allowed:
-                report(src.error(f"unknown key `{section}.{key}`", section, key,
-                                 hint=did_you_mean(str(key), allowed) or f"known keys: {', '.join(allowed)}"))
+        unknown = [key for key in meta.get(section, {}) if key not in allowed]
+        for key in unknown:
+            if near_miss(str(key), allowed):  # `output.shema`: the schema would be lost
+                report(src.error(f"unknown key `{section}.{key}`", section, key, hint=did_you_mean(str(key), allowed)))
+            else:  # e.g. a schema written straight under `output:`: Genkit ignores it, so do we (check warns)
+                src.ignored_keys.append((section, str(key)))
+        if unknown:
+            meta[section] = {k: v for k, v in meta[section].items() if k in allowed}
     default = meta.get("input", {}).get("default")
     if default is not None and not isinstance(default, dict):
         report(src.error("`input.default` must be a mapping of input field values", "input", "default"))

@@ -10,13 +10,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from ..document.parse import KNOWN_KEYS, PromptSource, did_you_mean
-from ..engines.handlebars import file_engine
+from ..document.parse import INPUT_KEYS, KNOWN_KEYS, OUTPUT_KEYS, PromptSource, did_you_mean, parse_source
+from ..document.unresolved import Unresolved
+from ..engines.detect import EngineChoice
 from ..engines.jinja import HANDLEBARS_HINT, looks_like_handlebars
 from ..errors import DotpromptError, PromptFileError, SchemaError
 from ..formats import get_format, list_formats
-from ..prompts.compiler import helper_names
+from ..prompts.compiler import helper_names, read_text
 from ..prompts.library import PromptInfo, PromptLibrary
+from ..prompts.prompt import checked_part
 from ..schema.compiled import CompiledSchema
 
 __all__ = ["PARALLEL_FROM", "Diagnostic", "check_library", "check_partial", "check_prompt", "check_test_file"]
@@ -41,13 +43,16 @@ class Diagnostic:
         return f"{where}: {self.level}: {self.message}"
 
 
+def _from_unresolved(name: Unresolved, fallback: str) -> Diagnostic:
+    """A name the application may define in code: a warning (an error with --strict), as for tools."""
+    return Diagnostic(name.path or fallback, name.line, name.column, "warning", f"{name.message} ({name.hint})")
+
+
 def _from_error(exc: PromptFileError, fallback: str) -> Diagnostic:
     message = exc.message + (f" ({exc.hint})" if exc.hint else "")
     return Diagnostic(exc.path or fallback, exc.line, exc.column, "error", message)
 
 
-TOOLS_HINT = ("list the module that defines it in `[tool.dotprompt] tools` in pyproject.toml, or describe it in "
-              "toolDefs")
 PARALLEL_FROM = 64  # below this many prompts, starting worker processes costs more than it saves
 
 
@@ -64,6 +69,17 @@ def check_library(lib: PromptLibrary, *, jobs: int | None = None) -> list[Diagno
     for test_file in _test_files(lib):
         found += check_test_file(lib, test_file)
     return found
+
+
+def engine_choices(lib: PromptLibrary) -> list[tuple[str, EngineChoice | None]]:
+    """(path, the engine it renders with and why) for every prompt and partial file; None: it does not parse."""
+    out: list[tuple[str, EngineChoice | None]] = []
+    for path in [info.path for info in lib.prompts()] + _partial_files(lib):
+        try:
+            out.append((path, lib.engine_for(parse_source(read_text(path, lib.directory), path))))
+        except DotpromptError:
+            out.append((path, None))
+    return out
 
 
 def _rebuildable(lib: PromptLibrary) -> bool:
@@ -120,8 +136,9 @@ def _check_case(lib: PromptLibrary, case: Any) -> list[Diagnostic]:
         return [problem(str(exc).splitlines()[0])]
     out = []
     if compiled.validator is not None:
-        data = {**(compiled.meta.get("input", {}).get("default") or {}), **(case.input or {})} \
-            if isinstance(case.input, (dict, type(None))) else case.input
+        default = compiled.meta.get("input", {}).get("default") or {}
+        data = {**default, **(case.input or {})} if isinstance(case.input, (dict, type(None))) else case.input
+        data = checked_part(data, case.input, default, compiled.validator)
         out += [problem(f"input {p.path}: {p.message}") for p in compiled.validator.problems(data)]
     schema = (compiled.meta.get("output") or {}).get("schema")
     if schema is not None:
@@ -148,7 +165,7 @@ def check_prompt(lib: PromptLibrary, info: PromptInfo) -> list[Diagnostic]:
         return _check_broken(lib, info)
     except DotpromptError as exc:
         return [Diagnostic(info.path, None, None, "error", str(exc))]
-    return _lint(lib, compiled.source, compiled.meta, compiled.validator, compiled.variables)
+    return _lint(lib, compiled.source, compiled.meta, compiled.validator, compiled.variables, compiled.unresolved)
 
 
 def _check_broken(lib: PromptLibrary, info: PromptInfo) -> list[Diagnostic]:
@@ -160,18 +177,20 @@ def _check_broken(lib: PromptLibrary, info: PromptInfo) -> list[Diagnostic]:
         return [Diagnostic(info.path, None, None, "error", str(exc))]
     out = [_from_error(exc, info.path) for exc in found.problems]
     if found.source is not None and found.meta is not None:
-        out += _lint(lib, found.source, found.meta, found.validator, found.variables)
+        out += _lint(lib, found.source, found.meta, found.validator, found.variables, found.unresolved)
     return sorted(out, key=lambda d: (d.line or 0, d.column or 0))
 
 
 def _lint(lib: PromptLibrary, src: PromptSource, meta: dict, validator: CompiledSchema | None,
-          variables: frozenset[str] | None) -> list[Diagnostic]:
-    found = _unknown_keys(src) + _format_problems(src) + _output_schema_problems(src, meta)
+          variables: frozenset[str] | None, unresolved: tuple[Unresolved, ...] = ()) -> list[Diagnostic]:
+    engine = lib.engine_for(src).engine
+    found = [_from_unresolved(name, src.path or "") for name in unresolved]
+    found += _unknown_keys(src) + _format_problems(src) + _output_schema_problems(src, meta)
     found += _default_problems(src, meta, validator)
-    found += _handlebars_syntax(lib, src)
+    found += _handlebars_syntax(engine, src)
     found += _unknown_tools(lib, src, meta)
     if variables is not None:
-        found += _undeclared_variables(src, meta, variables, helper_names(file_engine(src.ext, lib.engine)))
+        found += _undeclared_variables(src, meta, variables, helper_names(engine))
     return found
 
 
@@ -189,6 +208,13 @@ def _unknown_keys(src: PromptSource) -> list[Diagnostic]:
         line, column = src.locate(key)
         hint = did_you_mean(key, KNOWN_KEYS) or "extensions use a dotted key such as `myapp.key`"
         out.append(Diagnostic(src.path or "", line, column, "warning", f"unknown key `{key}` ({hint})"))
+    for section, key in src.ignored_keys:
+        line, column = src.locate(section, key)
+        where = "an output schema goes under `output.schema`" if section == "output" else \
+            "an input schema goes under `input.schema`"
+        out.append(Diagnostic(src.path or "", line, column, "warning", f"unknown key `{section}.{key}` is ignored, "
+                              f"as Genkit ignores it ({where}; known keys: "
+                              f"{', '.join(INPUT_KEYS if section == 'input' else OUTPUT_KEYS)})"))
     return out
 
 
@@ -228,16 +254,26 @@ def _default_problems(src: PromptSource, meta: dict, validator: CompiledSchema |
     default = (meta.get("input") or {}).get("default")
     if not default or validator is None:
         return []
-    # Defaults may leave required fields to the caller; every other mismatch is an error.
-    problems = [p for p in validator.problems(default) if "is a required property" not in p.message]
-    if not problems:
-        return []
+    # Defaults may leave required fields to the caller; a default the schema does not declare renders
+    # (Genkit merges defaults after validating the caller's input), so it is a warning; any other
+    # mismatch is an error.
+    properties = validator.schema.get("properties")
+    extra = sorted(set(default) - set(properties)) if isinstance(properties, dict) else []
+    declared = {key: value for key, value in default.items() if key not in extra}
+    problems = [p for p in validator.problems(declared) if "is a required property" not in p.message]
+    out = []
+    for key in extra:
+        line, column = src.locate("input", "default", key)
+        out.append(Diagnostic(src.path or "", line, column, "warning",
+                              f"input.default `{key}` is not declared in input.schema: the template gets it, but "
+                              "it is never validated (declare it in input.schema, or remove it)"))
     line, column = src.locate("input", "default")
-    return [Diagnostic(src.path or "", line, column, "error", f"input.default {p.path}: {p.message}") for p in problems]
+    return out + [Diagnostic(src.path or "", line, column, "error", f"input.default {p.path}: {p.message}")
+                  for p in problems]
 
 
-def _handlebars_syntax(lib: PromptLibrary, src: PromptSource) -> list[Diagnostic]:
-    if file_engine(src.ext, lib.engine) != "jinja2" or not looks_like_handlebars(src.template):
+def _handlebars_syntax(engine: str, src: PromptSource) -> list[Diagnostic]:
+    if engine != "jinja2" or not looks_like_handlebars(src.template):
         return []
     return [Diagnostic(src.path or "", src.body_line, 1, "warning", HANDLEBARS_HINT)]
 
@@ -252,8 +288,9 @@ def _unknown_tools(lib: PromptLibrary, src: PromptSource, meta: dict) -> list[Di
         if name in inline or lib.tool_definition(name) is not None:
             continue
         line, column = src.locate("tools", index)
-        hint = did_you_mean(name, lib.tool_names()) or TOOLS_HINT
-        out.append(Diagnostic(src.path or "", line, column, "warning", f"no registered module defines tool `{name}` ({hint})"))
+        found = Unresolved("tool", name, src.path, line, column, extra_hint="describe it in toolDefs",
+                           suggestion=did_you_mean(name, lib.tool_names()))
+        out.append(_from_unresolved(found, src.path or ""))
     return out
 
 

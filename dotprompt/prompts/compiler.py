@@ -16,7 +16,9 @@ from .._util.cache import LRU
 from .._util.files import Stamp, decode, digest_of, file_stamp, read_snapshot
 from ..document.metadata import LibraryDefaults, convert_schemas, render_fields
 from ..document.parse import Problems, PromptSource, parse_source, report_to
-from ..engines.handlebars import KNOWN_HELPERS, HandlebarsEngine, HandlebarsTemplate, file_engine
+from ..document.unresolved import Unresolved, near_miss
+from ..engines.detect import EngineChoice, choose_engine
+from ..engines.handlebars import KNOWN_HELPERS, HandlebarsEngine, HandlebarsTemplate
 from ..engines.jinja import (
     HANDLEBARS_HINT,
     RESERVED_NAMES,
@@ -49,6 +51,8 @@ class CompiledPrompt:
     depends: tuple[Dependency, ...] = ()  # partial files read while compiling
     checked_at: float = 0.0  # time.monotonic() when its bytes were last hashed against the file
     identity: PromptIdentity | None = None  # name, variant and the hash of its text and partials
+    engine: EngineChoice | None = None  # the engine its template was compiled with, and why
+    unresolved: tuple[Unresolved, ...] = ()  # schemas and helpers nothing defines yet: rendering fails
 
 
 @dataclass
@@ -61,7 +65,7 @@ class CompileContext:
     partial_source: Callable[[str], tuple[str, str | None, Any] | None]
     revision: int  # the library's revision it was compiled at
     partial_asts: LRU[nodes.Template]  # one entry per partial (file or name), holding its content hash
-    engine: str = "jinja2"  # the library's engine; a file may choose another with `dotprompt.engine`
+    engine: str = "auto"  # the library's engine (auto: read from each template); a file may name its own
     handlebars: HandlebarsEngine | None = None
 
 
@@ -92,6 +96,8 @@ class Diagnosis:
     variables: frozenset[str] | None = None  # None: the template did not compile
     validator: CompiledSchema | None = None
     compiled: CompiledPrompt | None = None  # only when there was no problem at all
+    engine: EngineChoice | None = None  # None: the frontmatter did not parse
+    unresolved: tuple[Unresolved, ...] = ()
 
 
 def diagnose_prompt(text: str, path: str | None, name: str | None, variant: str | None,
@@ -108,7 +114,8 @@ def _build(text: str, path: str | None, name: str | None, variant: str | None, c
            stamp: Stamp | None, problems: Problems | None) -> Diagnosis:
     report = report_to(problems)
     src = parse_source(text, path, problems)
-    meta = convert_schemas(src.metadata, ctx.registry, src, problems)
+    unresolved: list[Unresolved] = []
+    meta = convert_schemas(src.metadata, ctx.registry, src, problems, unresolved)
     if src.ext:
         meta["ext"] = src.ext
     meta["raw"] = src.raw
@@ -116,7 +123,8 @@ def _build(text: str, path: str | None, name: str | None, variant: str | None, c
         meta["name"] = name
     if variant and "variant" not in meta:
         meta["variant"] = variant
-    engine = file_engine(src.ext, ctx.engine)
+    choice = choose_engine(src.ext, src.template, ctx.engine, src.body_line)
+    engine = choice.engine
     template: Template | HandlebarsTemplate | None = None
     variables: frozenset[str] | None = None
     try:
@@ -124,8 +132,10 @@ def _build(text: str, path: str | None, name: str | None, variant: str | None, c
             template = ctx.handlebars.compile(src.template, src.path, src.body_line,
                                               f"<prompt {name or 'from source'}>")
             variables = template.variables
+            unresolved += [Unresolved("helper", helper, where, line) for helper, where, line in template.missing]
         elif engine == "jinja2":
-            template, variables = _compile_template(src, name, ctx)
+            template, variables, missing = _compile_template(src, name, ctx)
+            unresolved += missing
         else:
             raise src.error(f"unknown template engine {engine!r}; available: jinja2, handlebars", "dotprompt.engine")
     except PromptFileError as exc:
@@ -139,9 +149,11 @@ def _build(text: str, path: str | None, name: str | None, variant: str | None, c
         fields = render_fields(meta, ctx.defaults)
     except ValidationError as exc:
         report(src.error(f"invalid toolDefs: {_first_error(exc)}", "toolDefs"))
-    found = Diagnosis(problems if problems is not None else [], src, meta, variables, validator)
+    found = Diagnosis(problems if problems is not None else [], src, meta, variables, validator, engine=choice,
+                      unresolved=tuple(unresolved))
     if not found.problems and template is not None and fields is not None and variables is not None:
-        found.compiled = CompiledPrompt(src, meta, template, validator, fields, stamp, ctx.revision, variables)
+        found.compiled = CompiledPrompt(src, meta, template, validator, fields, stamp, ctx.revision, variables,
+                                        engine=choice, unresolved=tuple(unresolved))
     return found
 
 
@@ -199,7 +211,8 @@ class _RecordingCodeGenerator(BudgetCodeGenerator):
                 self.variables.add(param)
 
 
-def _compile_template(src: PromptSource, name: str | None, ctx: CompileContext) -> tuple[Template, frozenset[str]]:
+def _compile_template(src: PromptSource, name: str | None,
+                      ctx: CompileContext) -> tuple[Template, frozenset[str], list[Unresolved]]:
     label = src.path or f"<prompt {name or 'from source'}>"
     ast = parse_template(ctx.env, with_line_offset(src.template, src.body_line), label, src.path)
     check_includes(ast, label, src.path, ctx, chain=())
@@ -214,7 +227,25 @@ def _compile_template(src: PromptSource, name: str | None, ctx: CompileContext) 
                         detail=detail) from None
     # A plain dict of globals, not jinja's ChainMap: each render copies it, and copying a dict is cheaper.
     template = ctx.env.template_class.from_code(ctx.env, code, dict(ctx.env.globals), None)
-    return template, frozenset(generator.variables)
+    missing = _missing_helpers(ast, generator.variables, ctx, src.path or label)
+    return template, frozenset(generator.variables - {helper.name for helper in missing}), missing
+
+
+def _missing_helpers(ast: nodes.Template, variables: set[str], ctx: CompileContext, where: str) -> list[Unresolved]:
+    """Functions the template calls that nothing defines (read from the data, which holds no function): the
+    application's own helpers, to be defined in code. A near miss of a known name is a typo: raised at once."""
+    known = [*RESERVED_NAMES, *ctx.env.globals]
+    out: dict[str, Unresolved] = {}
+    for call in ast.find_all(nodes.Call):
+        callee = call.node
+        if not isinstance(callee, nodes.Name) or callee.name not in variables or callee.name in out \
+                or callee.name in RESERVED_NAMES:  # role(), media()...: given with each render's data
+            continue
+        typo = near_miss(callee.name, known)
+        if typo:
+            raise PromptFileError(f"unknown helper {callee.name!r}", path=where, line=call.lineno, hint=typo)
+        out[callee.name] = Unresolved("helper", callee.name, where, call.lineno)
+    return list(out.values())
 
 
 def parse_template(env: ImmutableSandboxedEnvironment, source: str, label: str, path: str | None) -> nodes.Template:

@@ -29,9 +29,10 @@ from .._util.files import FileChangingError, Snapshot, decode, file_stamp, read_
 from .._util.suggest import close_matches
 from ..document.metadata import LibraryDefaults, merge, options_metadata, render_fields
 from ..document.parse import USE_HINT, PromptSource, parse_source, use_arguments
-from ..engines.handlebars import HandlebarsEngine, file_engine
-from ..engines.jinja import make_environment, with_line_offset
-from ..errors import DotpromptError, InvalidPromptNameError, PromptFileError, PromptNotFoundError
+from ..engines.detect import ENGINE_SETTINGS, EngineChoice, choose_engine
+from ..engines.handlebars import KNOWN_HELPERS, HandlebarsEngine
+from ..engines.jinja import RESERVED_NAMES, make_environment, with_line_offset
+from ..errors import DotpromptError, InvalidPromptNameError, PromptFileError, PromptNotFoundError, UsageError
 from ..identity import PromptIdentity, content_hash
 from ..observe.runlog import open_run_log
 from ..schema.compiled import SchemaLike, SchemaRegistry
@@ -54,7 +55,6 @@ from .prompt import Prompt
 __all__ = ["PromptInfo", "PromptLibrary", "check_name"]
 
 PartialResolver = Callable[[str], "str | None"]
-ENGINES = ("jinja2", "handlebars")
 
 
 @dataclass(frozen=True)
@@ -73,14 +73,14 @@ class PromptInfo:
 class PromptLibrary:
     """Loads, compiles and caches the prompts of one folder (or none: `from_source` only)."""
 
-    def __init__(self, directory: str | os.PathLike[str] | None = None, *, engine: str = "jinja2",
+    def __init__(self, directory: str | os.PathLike[str] | None = None, *, engine: str = "auto",
                  schemas: Mapping[str, SchemaLike] | None = None, partial_resolver: PartialResolver | None = None,
                  schema_resolver: Callable[[str], Any] | None = None, default_model: str | None = None,
                  model_configs: Mapping[str, Mapping[str, Any]] | None = None,
                  render_budget: RenderBudget | Mapping[str, Any] | None = None,
                  log: bool | str | os.PathLike[str] | RunLogSettings | None = None) -> None:
-        if engine not in ENGINES:
-            raise DotpromptError(f"unknown template engine {engine!r}; available: {', '.join(ENGINES)}")
+        if engine not in ENGINE_SETTINGS:
+            raise DotpromptError(f"unknown template engine {engine!r}; available: {', '.join(ENGINE_SETTINGS)}")
         self.directory = Path(directory) if directory is not None else None
         self.engine = engine
         self.render_budget = resolve_budget(render_budget)  # what one render may spend (settings.RenderBudget)
@@ -99,7 +99,8 @@ class PromptLibrary:
         self._lock = threading.RLock()
         self._revision = 0  # bumped by every define_*; prompts compiled at an older revision recompile
         self._env = make_environment(FunctionLoader(self._partial_source))
-        self._handlebars = HandlebarsEngine(self._handlebars_partial)
+        self._helpers: dict[str, Callable[..., Any]] = {}  # the application's template helpers (define_helper)
+        self._handlebars = HandlebarsEngine(self._handlebars_partial, helpers=self._helpers)
 
     def __repr__(self) -> str:
         return f"PromptLibrary({str(self.directory) if self.directory else None!r}, engine={self.engine!r})"
@@ -116,6 +117,26 @@ class PromptLibrary:
         with self._lock:
             self._schemas.define(name, schema)
             self._changed()
+
+    def define_helper(self, name: str, helper: Callable[..., Any]) -> None:
+        """Register a template helper for both engines: `helper(*arguments, **hash)` returns the text.
+
+        Handlebars calls it as `{{name arg key=value}}`, jinja2 as `{{ name(arg, key=value) }}`. The
+        built-in helpers (role, history, media, section, json, if, each, ...) cannot be replaced."""
+        if not isinstance(name, str) or not name.isidentifier():
+            raise UsageError(f"a helper name is an identifier, got {name!r}")
+        if name in KNOWN_HELPERS or name in RESERVED_NAMES:
+            raise UsageError(f"{name!r} is a built-in template helper; give yours another name")
+        if not callable(helper):
+            raise UsageError(f"helper {name!r} must be callable, got {type(helper).__name__}")
+        with self._lock:
+            self._helpers[name] = helper
+            self._env.globals[name] = helper
+            self._changed()
+
+    def helper_names(self) -> list[str]:
+        """The application's helpers (define_helper, `[tool.dotprompt] helpers`)."""
+        return sorted(self._helpers)
 
     def define_tool(self, tool: Any) -> None:
         """Register a tool (a ToolDefinition, its dict form, or an object with `.definition`)."""
@@ -159,7 +180,8 @@ class PromptLibrary:
     def defined_in_code(self) -> bool:
         """Whether anything (partials, schemas, tools, a partial resolver) was defined in code, so a
         library rebuilt from the folder alone would differ."""
-        return bool(self._partials or self._schemas.names() or self._partial_resolver is not None or self._runtime)
+        return bool(self._partials or self._schemas.names() or self._partial_resolver is not None or self._runtime
+                    or self._helpers)
 
     def with_options(self, meta: Mapping[str, Any], options: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
         """Render options merged over a compiled prompt's metadata: (metadata, RenderedPrompt fields)."""
@@ -169,10 +191,14 @@ class PromptLibrary:
     def check_partial_file(self, path: str) -> None:
         """Parse and compile a partial file with its engine; a problem is a PromptFileError."""
         src = parse_source(read_text(path, self.directory), path)
-        if file_engine(src.ext, self.engine) == "handlebars":
+        if self.engine_for(src).engine == "handlebars":
             self._handlebars.check(src.template, path, src.body_line)
         else:
             parse_template(self._env, with_line_offset(src.template, src.body_line), path, path)
+
+    def engine_for(self, src: PromptSource) -> EngineChoice:
+        """The engine a parsed file renders with in this library, and why."""
+        return choose_engine(src.ext, src.template, self.engine, src.body_line)
 
     # -- prompts ----------------------------------------------------------------------------
 

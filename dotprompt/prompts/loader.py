@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import inspect
 import os
 import threading
 from collections.abc import Awaitable, Callable
@@ -13,7 +14,8 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from ..errors import UsageError
-from ..settings import env_prompts_dir, project_settings, render_budget, run_log_settings
+from ..schema.compiled import is_model_class
+from ..settings import env_prompts_dir, project_settings, render_budget, run_log_settings, template_engine
 from .library import PromptLibrary
 from .prompt import Prompt
 
@@ -49,40 +51,64 @@ def default_library(directory: str | os.PathLike[str] | None = None) -> PromptLi
 
 
 def project_library(directory: str | os.PathLike[str], *, log: bool | None = None,
-                    log_default: bool = False) -> PromptLibrary:
-    """A library for `directory` set up from `[tool.dotprompt]`: `default_model`, the render budget
+                    log_default: bool = False, engine: str | None = None) -> PromptLibrary:
+    """A library for `directory` set up from `[tool.dotprompt]`: `default_model`, `engine` (the argument
+    over the setting over auto), the render budget
     (`render_max_chars`, `render_max_seconds`), the run log (`log`, `log_path`, `log_keep_*`; `log_default`
-    when nothing says: the commands log, the Python API does not), and `tools` — modules
-    (dotted names, or .py paths relative to pyproject.toml) whose Tool objects are registered."""
+    when nothing says: the commands log, the Python API does not), and the names the application
+    defines in code, each a list of modules (dotted names, or .py paths relative to pyproject.toml):
+    `tools` (their Tool objects), `schemas` (their pydantic models and JSON Schema dicts, by
+    attribute name) and `helpers` (their public functions, for both engines)."""
     settings, root = project_settings()
-    lib = PromptLibrary(directory, default_model=settings.get("default_model"),
-                        render_budget=render_budget(project=settings),
+    lib = PromptLibrary(directory, engine=template_engine(engine, project=settings),
+                        default_model=settings.get("default_model"), render_budget=render_budget(project=settings),
                         log=run_log_settings(log, default=log_default, project=settings, root=root))
-    for entry in settings.get("tools", []):
-        for found in _tools_in(_import(str(entry), root)):
-            lib.define_tool(found)
+    for setting, define in (("tools", _define_tools), ("schemas", _define_schemas), ("helpers", _define_helpers)):
+        entries = settings.get(setting, [])
+        if not isinstance(entries, list):
+            raise UsageError(f"[tool.dotprompt] {setting} must be a list of modules, got {entries!r}"[:300])
+        for entry in entries:
+            define(lib, _import(str(entry), root, setting))
     return lib
 
 
-def _import(entry: str, root: Path | None) -> ModuleType:
+def _import(entry: str, root: Path | None, setting: str = "tools") -> ModuleType:
     if entry.endswith(".py"):
         path = (root or Path.cwd()) / entry
-        spec = importlib.util.spec_from_file_location(f"dotprompt_tools_{path.stem}", path)
+        spec = importlib.util.spec_from_file_location(f"dotprompt_{setting}_{path.stem}", path)
         if spec is None or spec.loader is None or not path.is_file():
-            raise UsageError(f"[tool.dotprompt] tools: cannot load {entry!r} (no such file {path})")
+            raise UsageError(f"[tool.dotprompt] {setting}: cannot load {entry!r} (no such file {path})")
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
         return module
     try:
         return importlib.import_module(entry)
     except ImportError as exc:
-        raise UsageError(f"[tool.dotprompt] tools: cannot import {entry!r}: {exc}") from None
+        raise UsageError(f"[tool.dotprompt] {setting}: cannot import {entry!r}: {exc}") from None
 
 
-def _tools_in(module: ModuleType) -> list[Any]:
+def _define_tools(lib: PromptLibrary, module: ModuleType) -> None:
     from ..tools.define import Tool
 
-    return [value for value in vars(module).values() if isinstance(value, Tool)]
+    for value in vars(module).values():
+        if isinstance(value, Tool):
+            lib.define_tool(value)
+
+
+def _define_schemas(lib: PromptLibrary, module: ModuleType) -> None:
+    """Its pydantic models (not pydantic's own classes it imports) and JSON Schema dicts, by attribute name."""
+    for name, value in vars(module).items():
+        model = is_model_class(value) and not value.__module__.startswith("pydantic")
+        json_schema = isinstance(value, dict) and bool({"type", "properties", "$schema", "$ref"} & set(value))
+        if (model or json_schema) and not name.startswith("_"):
+            lib.define_schema(name, value)
+
+
+def _define_helpers(lib: PromptLibrary, module: ModuleType) -> None:
+    """Its public functions defined there (not the ones it imports): `helper(*arguments, **hash)` -> text."""
+    for name, value in vars(module).items():
+        if inspect.isfunction(value) and not name.startswith("_") and value.__module__ == module.__name__:
+            lib.define_helper(name, value)
 
 
 def load_prompt(name: str, variant: str | None = None, directory: str | os.PathLike[str] | None = None) -> Prompt:

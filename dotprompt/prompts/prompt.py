@@ -86,6 +86,8 @@ class Prompt:
     def _render(self, compiled: CompiledPrompt, input: Any, context: Mapping[str, Any] | None,
                 history: Sequence[Message | Mapping[str, Any]] | None,
                 options: Mapping[str, Any] | None) -> RenderedPrompt:
+        if compiled.unresolved:  # a schema or helper the application has not defined (yet): see `unresolved`
+            raise compiled.unresolved[0].error()
         fields, validator, default = compiled.fields, compiled.validator, _default_of(compiled.meta)
         if options:
             meta, fields = self.library.with_options(compiled.meta, options)
@@ -93,7 +95,7 @@ class Prompt:
             validator = _validator_for(meta) if "input" in options else validator
         data = _with_default(input, default)
         if validator is not None and not _absent_scalar_input(data, validator):
-            problems = validator.problems(data)
+            problems = validator.problems(checked_part(data, input, default, validator))
             if problems:
                 raise InputValidationError(self._label(), problems)
         messages = self._render_messages(compiled, data, context, _messages(history))
@@ -234,6 +236,18 @@ def _with_default(input: Any, default: Mapping[str, Any] | None) -> Any:
     if default and isinstance(input, Mapping):
         return {**default, **input}
     return input
+
+
+def checked_part(data: Any, input: Any, default: Mapping[str, Any] | None, validator: CompiledSchema) -> Any:
+    """What the input schema checks: the data without the defaults for keys the schema does not declare.
+
+    Genkit validates the caller's input, then merges the defaults: a default the schema does not
+    declare still reaches the template (`dotprompt check` warns about it)."""
+    properties = validator.schema.get("properties")
+    if not default or not isinstance(data, Mapping) or not isinstance(properties, Mapping):
+        return data
+    given = input.keys() if isinstance(input, Mapping) else ()
+    return {key: value for key, value in data.items() if key in properties or key in given or key not in default}
 
 
 def _absent_scalar_input(data: Any, validator: CompiledSchema) -> bool:

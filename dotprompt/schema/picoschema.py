@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..document.parse import did_you_mean
+from ..document.unresolved import near_miss
 from ..errors import PicoschemaError
 
 __all__ = ["convert", "to_json_schema"]
@@ -21,6 +22,7 @@ _FIELD = re.compile(r"^(?P<name>[^?(]+)(?P<optional>\?)?(?:\((?P<kind>[^,)]*)(?:
 _KINDS = ("array", "object", "enum")
 
 SchemaResolver = Callable[[str], "dict[str, Any] | None"]
+Missing = list[tuple[str, tuple[str, ...]]]  # (type name, key path) of each name nothing defines (yet)
 
 
 def to_json_schema(schema: Any, resolve: SchemaResolver, known: Callable[[], list[str]] = list) -> Any:
@@ -28,20 +30,25 @@ def to_json_schema(schema: Any, resolve: SchemaResolver, known: Callable[[], lis
     return convert(schema, resolve, known)[0]
 
 
-def convert(schema: Any, resolve: SchemaResolver, known: Callable[[], list[str]] = list) -> tuple[Any, list[Any]]:
+def convert(schema: Any, resolve: SchemaResolver, known: Callable[[], list[str]] = list,
+            missing: Missing | None = None) -> tuple[Any, list[Any]]:
     """The JSON Schema, and the JSON Schema fragments that were written by hand (passed through).
 
     Everything else is built here from checked pieces and is valid by construction, so a caller
     only needs to validate the hand-written fragments against the meta-schema (the slow part).
-    """
-    converter = _Converter(resolve, known)
+
+    With a `missing` list, a type name that nothing defines and that is no near miss of a known
+    name (`strng` is a typo of `string`: always an error) is added to it and stands for any value:
+    it names a schema the application defines in code."""
+    converter = _Converter(resolve, known, missing)
     return converter.value(schema, ()), converter.passthrough
 
 
 class _Converter:
-    def __init__(self, resolve: SchemaResolver, known: Callable[[], list[str]]) -> None:
+    def __init__(self, resolve: SchemaResolver, known: Callable[[], list[str]], missing: Missing | None) -> None:
         self.resolve = resolve
         self.known = known
+        self.missing = missing
         self.passthrough: list[Any] = []
 
     def value(self, schema: Any, path: tuple[str, ...]) -> Any:
@@ -69,8 +76,11 @@ class _Converter:
             named = self.resolve(name)
             if named is None:
                 known = [*SCALARS, *self.known()]
-                raise PicoschemaError(f"unknown type {name!r}", path,
-                                      did_you_mean(name, known) or f"known types: {', '.join(known)}")
+                if self.missing is None or near_miss(name, known):
+                    raise PicoschemaError(f"unknown type {name!r}", path,
+                                          did_you_mean(name, known) or f"known types: {', '.join(known)}")
+                self.missing.append((name, path))
+                named = {}
             out = dict(named)
         if description:
             out["description"] = description

@@ -17,7 +17,7 @@ def test_check_reports_every_problem_with_locations(tmp_path, dotprompt_cmd, cli
     (prompts / "typo.prompt").write_text("---\nmodel: m\nmax_turns: 3\noutput:\n  format: jsn\n---\nx")
     (prompts / "pico.prompt").write_text("---\noutput:\n  schema:\n    name: strng\n---\nx")
     (prompts / "vars.prompt").write_text("---\ninput:\n  schema:\n    name: string\n---\nHi {{ name }}\nand {{ nmae }}")
-    (prompts / "hbs.prompt").write_text('{{role "system"}}hi')
+    (prompts / "hbs.prompt").write_text('{{role "system"}}hi{% if x %}{% endif %}')  # mixed: read as jinja2
     (prompts / "_broken.prompt").write_text("{% if %}")
     (prompts / "cycle.prompt").write_text("{% include 'loop' %}")
     (prompts / "_loop.prompt").write_text("{% include 'loop' %}")

@@ -51,15 +51,17 @@ def test_missing_partial_and_unknown_helper_name_file_and_line(folder):
         folder.library(engine="handlebars").load("p")
     assert caught.value.path.endswith("p.prompt") and caught.value.line == 5 and "nowhere" in caught.value.message
     folder.write("q.prompt", "---\nmodel: m\n---\nok\n\n{{shout name}}")
+    prompt = folder.library(engine="handlebars").load("q")  # an application's own helper: defined in code, or not
     with pytest.raises(PromptFileError) as caught:
-        folder.library(engine="handlebars").load("q")
-    assert caught.value.line == 6 and "unknown helper 'shout'" in caught.value.message
+        prompt.render({"name": "x"})
+    assert caught.value.line == 6 and "helper `shout`" in caught.value.message
+    assert "[tool.dotprompt] helpers" in caught.value.hint
 
 
 def test_per_file_engine_switch(folder):
     folder.write("hbs.prompt", '---\ndotprompt.engine: handlebars\n---\n{{role "system"}}{{#if x}}yes{{/if}}')
     folder.write("jin.prompt", '{{ role("system") }}{% if x %}yes{% endif %}')
-    lib = folder.library()  # jinja2 by default
+    lib = folder.library(engine="jinja2")
     for name in ("hbs", "jin"):
         rendered = lib.load(name).render({"x": True})
         assert texts(rendered.to_dict()["messages"]) == [("system", "yes")]
@@ -78,7 +80,7 @@ def test_unknown_engine_in_frontmatter_is_an_error(folder):
 
 def test_check_hints_the_switch_for_handlebars_under_jinja2(folder):
     folder.write("p.prompt", "---\nmodel: m\n---\n{{#if x}}y{{/if}}")
-    lib = folder.library()
+    lib = folder.library(engine="jinja2")  # an explicit jinja2 library (the default, auto, reads it as Handlebars)
     with pytest.raises(PromptFileError) as caught:
         lib.load("p")
     assert "dotprompt.engine: handlebars" in caught.value.hint

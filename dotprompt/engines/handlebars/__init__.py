@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .engine import ENGINE_KEY, HandlebarsEngine, HandlebarsTemplate, PartialLookup, file_engine
+from .engine import HandlebarsEngine, HandlebarsTemplate, PartialLookup
 from .helpers import KNOWN_HELPERS
 
 # The converter (and with it the fast path) loads on first use, as before the package existed:
@@ -32,7 +32,6 @@ if TYPE_CHECKING:
     from .to_jinja import Conversion, Problem, convert_file, convert_source
 
 __all__ = [
-    "ENGINE_KEY",
     "KNOWN_HELPERS",
     "Conversion",
     "HandlebarsEngine",
@@ -41,5 +40,4 @@ __all__ = [
     "Problem",
     "convert_file",
     "convert_source",
-    "file_engine",
 ]

@@ -21,31 +21,35 @@ from typing import TYPE_CHECKING, Any
 from ... import settings
 from ..._util.cache import LRU
 from ..._util.files import digest_of
+from ...document.unresolved import near_miss
 from ...errors import PromptFileError
 from ..budget import BudgetExceededError, current
 from ..markers import Markers
-from .helpers import KNOWN_HELPERS, helpers_for
+from .helpers import KNOWN_HELPERS, HelperFn, helpers_for
 from .metered import innermost_line, metered_data, metered_program
 from .syntax import line_of, syntax_error_line, template_variables, walk
-from .upstream import Block, InlinePartial, Mustache, Node, Partial, PartialBlock, compile_template, render_program
+from .upstream import (
+    Block,
+    HelperOptions,
+    InlinePartial,
+    Mustache,
+    Node,
+    Partial,
+    PartialBlock,
+    SafeString,
+    compile_template,
+    render_program,
+)
 
 if TYPE_CHECKING:
     from .fast import FastTemplate
 
-__all__ = ["ENGINE_KEY", "HandlebarsEngine", "HandlebarsTemplate", "PartialLookup", "file_engine"]
-
-ENGINE_KEY = "dotprompt"  # frontmatter `dotprompt.engine: handlebars` lands in ext["dotprompt"]["engine"]
+__all__ = ["HandlebarsEngine", "HandlebarsTemplate", "PartialLookup"]
 
 # (name) -> (source, filename, first_line) or None: where partials come from (library definitions,
 # `_name.prompt` files, then the partial resolver).
 PartialLookup = Callable[[str], "tuple[str, str | None, int] | None"]
-
-
-def file_engine(ext: Mapping[str, Any], default: str) -> str:
-    """The engine a file asks for with `dotprompt.engine: ...`, else the library's."""
-    block = ext.get(ENGINE_KEY)
-    engine = block.get("engine") if isinstance(block, Mapping) else None
-    return engine if isinstance(engine, str) and engine else default
+MissingHelper = tuple[str, str, int]  # (helper name, file, line) of a helper nothing defines yet
 
 
 # -- compiling ------------------------------------------------------------------------------
@@ -57,7 +61,8 @@ class HandlebarsTemplate:
     exact for it, else None; a render the fast path cannot vouch for goes through `render_program`.
     """
 
-    __slots__ = ("fast", "filename", "first_line", "metered", "partials", "program", "source", "variables")
+    __slots__ = ("fast", "filename", "first_line", "helpers", "metered", "missing", "partials", "program", "source",
+                 "variables")
 
     def __init__(self, program: list[Node], partials: dict[str, list[Node]], filename: str,
                  variables: frozenset[str], fast: FastTemplate | None = None, source: str | None = None,
@@ -70,6 +75,8 @@ class HandlebarsTemplate:
         self.source = source  # the template body, for the line of a render that ran out of budget
         self.first_line = first_line
         self.metered: tuple[list[Node], dict[str, list[Node]], dict[int, int]] | None = None
+        self.helpers: dict[str, HelperFn] = {}  # the application's helpers it calls
+        self.missing: tuple[MissingHelper, ...] = ()  # helpers it calls that nothing defines: rendering fails
 
     def render(self, variables: Any, context: Mapping[str, Any] | None, markers: Markers) -> str:
         """Render with `variables` as the data (`{{name}}`, `@root`) and context keys as `@`-variables."""
@@ -100,7 +107,7 @@ class HandlebarsTemplate:
         data = dict(context) if context else {}
         meter = current()
         if meter is None:
-            return render_program(self.program, variables, data=data, helpers=helpers_for(markers),
+            return render_program(self.program, variables, data=data, helpers=self._helpers_for(markers),
                                   partials=self.partials, escape_html=False, strict=False)
         if self.metered is None:
             program, lines = metered_program(self.program, self.source, self.first_line)
@@ -108,7 +115,7 @@ class HandlebarsTemplate:
         program, partials, lines = self.metered
         try:
             text = render_program(program, metered_data(variables), data=metered_data(data),
-                                  helpers=helpers_for(markers), partials=partials, escape_html=False, strict=False)
+                                  helpers=self._helpers_for(markers), partials=partials, escape_html=False, strict=False)
             meter.check_size(len(text), "output")
         except BudgetExceededError as exc:
             if exc.line is None:
@@ -117,13 +124,21 @@ class HandlebarsTemplate:
         return text
 
 
+    def _helpers_for(self, markers: Markers) -> dict[str, HelperFn]:
+        own = helpers_for(markers)
+        return {**self.helpers, **own} if self.helpers else own
+
+
 class HandlebarsEngine:
     """Compiles templates; partials come from `lookup` and are compiled once per distinct source."""
 
     name = "handlebars"
 
-    def __init__(self, lookup: PartialLookup, cache_size: int | None = None) -> None:
+    def __init__(self, lookup: PartialLookup, cache_size: int | None = None,
+                 helpers: Mapping[str, Callable[..., Any]] | None = None) -> None:
         self._lookup = lookup
+        # The application's own helpers by name (the library's table, read at each compile).
+        self._helpers = helpers if helpers is not None else {}
         # One entry per file (or per distinct source without one), holding its content hash: an edit
         # replaces the entry instead of adding one, and the least recently used go past the bound.
         self._programs: LRU[list[Node]] = LRU(cache_size or settings.PARTIAL_CACHE_SIZE)
@@ -139,13 +154,21 @@ class HandlebarsEngine:
         where = path or label or "<prompt from source>"
         program = self._parse(source, where, first_line, path)
         partials: dict[str, list[Node]] = {}
-        self._resolve(program, source, where, first_line, (), partials)
+        missing = self._missing_helpers(program, source, where, first_line)
+        self._resolve(program, source, where, first_line, (), partials, missing)
         # Imported here, not at the top: the fast path (and the converter it compiles with) loads with
         # the first Handlebars template, so `import dotprompt` does not pay for it.
         from .fast import fast_template
 
-        return HandlebarsTemplate(program, partials, where, frozenset(template_variables(program)),
-                                  fast_template(source, program), source, first_line)
+        own = {name: fn for name, fn in self._helpers.items() if name not in KNOWN_HELPERS}
+        called = {n.call["name"] for p in (program, *partials.values()) for n in walk(p) if isinstance(n, (Mustache, Block))}
+        # The fast path knows the built-in helpers only: a template calling any other renders by reference.
+        fast = fast_template(source, program) if not missing and not (called & set(own)) else None
+        template = HandlebarsTemplate(program, partials, where, frozenset(template_variables(program) - set(own)),
+                                      fast, source, first_line)
+        template.helpers = {name: _application_helper(fn) for name, fn in own.items() if name in called}
+        template.missing = tuple(dict.fromkeys(missing))
+        return template
 
     def check(self, source: str, path: str | None, first_line: int = 1) -> None:
         """Raise the PromptFileError compiling would raise (for the linter: partial files)."""
@@ -161,24 +184,30 @@ class HandlebarsEngine:
             except (ValueError, RecursionError) as exc:
                 line = first_line - 1 + syntax_error_line(source, str(exc))
                 raise PromptFileError(f"Handlebars syntax error: {exc}", path=where, line=line) from None
-            self._check_helpers(program, source, where, first_line)
             self._programs.put(key, digest, program)
         return program
 
-    def _check_helpers(self, program: list[Node], source: str, where: str, first_line: int) -> None:
+    def _missing_helpers(self, program: list[Node], source: str, where: str, first_line: int) -> list[MissingHelper]:
+        """(name, file, line) of each helper called with arguments that nothing defines (an application's
+        own, to be defined in code). A near miss of a known helper is a typo: raised at once."""
+        known = [*KNOWN_HELPERS, *self._helpers]
+        out: list[MissingHelper] = []
         for node in walk(program):
             if not isinstance(node, (Mustache, Block)):
                 continue
             call = node.call
             name = call["name"]
-            if name in KNOWN_HELPERS or call.get("literal") or not (call["args"] or call["hash"]):
+            if name in known or call.get("literal") or not (call["args"] or call["hash"]):
                 continue
             line = first_line - 1 + line_of(source, rf"{{{{~?\s*[#^]?\s*{re.escape(name)}\b")
-            raise PromptFileError(f"unknown helper {name!r}", path=where, line=line,
-                                  hint=f"available helpers: {', '.join(sorted(KNOWN_HELPERS))}")
+            typo = near_miss(name, known)
+            if typo:
+                raise PromptFileError(f"unknown helper {name!r}", path=where, line=line, hint=typo)
+            out.append((name, where, line))
+        return out
 
     def _resolve(self, program: list[Node], source: str, where: str, first_line: int,
-                 chain: tuple[str, ...], out: dict[str, list[Node]]) -> None:
+                 chain: tuple[str, ...], out: dict[str, list[Node]], missing: list[MissingHelper]) -> None:
         """Every partial reachable from `program`: found, compiled, and no chain comes back on itself."""
         inline = {node.name for node in walk(program) if isinstance(node, InlinePartial)}
         for node in walk(program):
@@ -204,5 +233,16 @@ class HandlebarsEngine:
             partial_where = filename or f"<partial {name}>"
             partial_program = self._parse(text, partial_where, body_line, filename)
             out[name] = partial_program
-            self._resolve(partial_program, text, partial_where, body_line, (*chain, name), out)
+            missing += self._missing_helpers(partial_program, text, partial_where, body_line)
+            self._resolve(partial_program, text, partial_where, body_line, (*chain, name), out, missing)
+
+
+def _application_helper(fn: Callable[..., Any]) -> HelperFn:
+    """An application's helper, `fn(*arguments, **hash)` returning text, in the renderer's calling form."""
+
+    def call(args: list[Any], options: HelperOptions) -> Any:
+        value = fn(*args, **options.hash)
+        return "" if value is None else SafeString(str(value))
+
+    return call
 

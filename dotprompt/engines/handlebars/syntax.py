@@ -39,7 +39,8 @@ def template_variables(program: list[Node]) -> set[str]:
         call = getattr(node, "call", None)
         if call is not None:
             tokens = [*call["args"], *call["hash"].values()]
-            if call["name"] not in KNOWN_HELPERS and not call.get("literal"):
+            # A name called with arguments is a helper (the application's own, if not known), never input.
+            if call["name"] not in KNOWN_HELPERS and not call.get("literal") and not (call["args"] or call["hash"]):
                 tokens.append(call["name"])
             for token in tokens:
                 m = PATH_HEAD.match(token)

@@ -1,0 +1,163 @@
+"""`engine: auto`: which engine renders a file that names none, read from its template's syntax.
+
+One job: a cheap, single pass over the template (no parse, no try-one-then-the-other). The rule:
+
+- Handlebars when a `{{ ... }}` tag holds syntax only Handlebars reads: a block or its end
+  (`{{#if x}}`, `{{/each}}`, `{{^x}}`), a partial (`{{> style}}`), a comment (`{{! }}`), a data
+  variable (`{{@key}}`, `{{@state.x}}`), unescaped output (`{{&x}}`, `{{{x}}}`), whitespace control
+  (`{{~x~}}`), a parent path (`{{../x}}`), a helper called with arguments (`{{role "system"}}`,
+  `{{media url=photoUrl}}`, `{{list items}}`), or the bare `{{history}}` helper.
+- jinja2 otherwise, and also when the template has jinja2 tags (`{% ... %}`, `{# ... #}`) besides:
+  a mixed file is most likely jinja2 with a slip, and the jinja2 error says how to write it.
+
+Every construct in the first list is one jinja2 cannot compile (or, for `{{history}}`, cannot
+render), so a template that works as jinja2 today holds none of them outside its `{% raw %}`
+blocks, comments and string literals, which the scan skips: such a file never changes engine.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from ..settings import TEMPLATE_ENGINES as ENGINE_SETTINGS
+
+__all__ = ["ENGINE_KEY", "ENGINE_SETTINGS", "EngineChoice", "choose_engine", "declared_engine", "detect_engine", "scan"]
+
+ENGINE_KEY = "dotprompt"  # frontmatter `dotprompt.engine: handlebars` lands in ext["dotprompt"]["engine"]
+
+Source = Literal["file", "library", "detected"]
+
+_OPENER = re.compile(r"{{|{%|{#")
+_RAW = re.compile(r"{%[-+]?\s*raw\s*[-+]?%}")
+_END_RAW = re.compile(r"{%[-+]?\s*endraw\s*[-+]?%}")
+# The inside of `{{ ... }}` (stripped) that only Handlebars reads.
+_HANDLEBARS_TAG = re.compile(
+    r"""^(?:[#/^>!@&~.]            # block, close, inverse, partial, comment, @data, unescaped, ~, ../path
+          |history$               # the bare history helper (jinja2 cannot print a helper)
+          |.*~$                   # whitespace control on the right: {{x~}}
+          |(?!not\b)[A-Za-z_][\w.-]*\s+       # a helper name, then an argument jinja2 cannot follow it with:
+           (?:["'@0-9]|(?!(?:is|in|if|else|and|or|not)\b)[A-Za-z_])
+        )""", re.VERBOSE | re.DOTALL)
+
+
+@dataclass(frozen=True)
+class EngineChoice:
+    """The engine a file renders with, and why (shown by `render --json` and `check -v`)."""
+
+    engine: str
+    source: Source  # file: `dotprompt.engine` in its frontmatter; library: an explicit setting; detected: auto
+    reason: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"name": self.engine, "source": self.source, "reason": self.reason}
+
+
+def declared_engine(ext: Mapping[str, Any]) -> str | None:
+    """The engine a file asks for with `dotprompt.engine: ...`, if it names one."""
+    block = ext.get(ENGINE_KEY)
+    engine = block.get("engine") if isinstance(block, Mapping) else None
+    return engine if isinstance(engine, str) and engine else None
+
+
+def choose_engine(ext: Mapping[str, Any], template: str, setting: str, first_line: int = 1) -> EngineChoice:
+    """The file's own `dotprompt.engine`, else the library's engine, else (`auto`) the template's syntax."""
+    declared = declared_engine(ext)
+    if declared is not None:
+        return EngineChoice(declared, "file", "`dotprompt.engine` in the frontmatter")
+    if setting != "auto":
+        return EngineChoice(setting, "library", f"the library's engine is {setting}")
+    return detect_engine(template, first_line)
+
+
+def detect_engine(template: str, first_line: int = 1) -> EngineChoice:
+    handlebars, jinja = scan(template)
+    if handlebars is not None and jinja is None:
+        offset, tag = handlebars
+        line = first_line + template.count("\n", 0, offset)
+        return EngineChoice("handlebars", "detected", f"`{tag}` on line {line} is Handlebars syntax")
+    if handlebars is not None and jinja is not None:
+        line = first_line + template.count("\n", 0, jinja[0])
+        return EngineChoice("jinja2", "detected", f"Handlebars syntax mixed with the jinja2 tag `{jinja[1]}` "
+                                                  f"on line {line}: read as jinja2")
+    return EngineChoice("jinja2", "detected", "no Handlebars-only syntax")
+
+
+def scan(template: str) -> tuple[tuple[int, str] | None, tuple[int, str] | None]:
+    """(offset, text) of the first Handlebars-only tag and of the first jinja2 tag, each or None."""
+    handlebars = jinja = None
+    position = 0
+    while handlebars is None or jinja is None:
+        opener = _OPENER.search(template, position)
+        if opener is None:
+            break
+        start = opener.start()
+        kind = opener.group()
+        if kind == "{{":
+            end, is_handlebars = _mustache(template, start)
+            if is_handlebars and handlebars is None:
+                handlebars = (start, _shown(template[start:end]))
+        else:
+            closed = _jinja_tag_end(template, start, kind)
+            if closed is None:  # never closed: jinja2 would fail on it, so it is no sign of jinja2
+                position = start + 2
+                continue
+            end = closed
+            if jinja is None:
+                jinja = (start, _shown(template[start:end]))
+        position = end
+    return handlebars, jinja
+
+
+def _mustache(template: str, start: int) -> tuple[int, bool]:
+    """(offset past the tag, whether it is Handlebars-only) for the `{{` at `start`."""
+    if template.startswith("{{!--", start):
+        close = template.find("--}}", start + 5)
+        return (len(template) if close < 0 else close + 4), True
+    if template.startswith("{{{", start):
+        close = template.find("}}}", start + 3)
+        inner = template[start + 3:close] if close >= 0 else ""
+        # jinja2 reads `{{{...}}}` as a dict literal, which needs `key: value`: without a colon it cannot parse.
+        return (start + 3 if close < 0 else close + 3), bool(inner.strip()) and ":" not in inner
+    close = _close_of(template, start + 2)
+    if close < 0:
+        return start + 2, False
+    return close + 2, _HANDLEBARS_TAG.match(template[start + 2:close].strip()) is not None
+
+
+def _close_of(template: str, position: int) -> int:
+    """The `}}` ending a tag that starts at `position`, stepping over string literals as jinja2's lexer does."""
+    quote = None
+    index = position
+    while index < len(template) - 1:
+        char = template[index]
+        if quote is not None:
+            if char == "\\":
+                index += 1
+            elif char == quote:
+                quote = None
+        elif char in "\"'":
+            quote = char
+        elif char == "}" and template[index + 1] == "}":
+            return index
+        index += 1
+    return -1
+
+
+def _jinja_tag_end(template: str, start: int, kind: str) -> int | None:
+    if kind == "{#":
+        close = template.find("#}", start + 2)
+        return None if close < 0 else close + 2
+    raw = _RAW.match(template, start)
+    if raw is not None:
+        end_raw = _END_RAW.search(template, raw.end())
+        return None if end_raw is None else end_raw.end()
+    close = template.find("%}", start + 2)
+    return None if close < 0 else close + 2
+
+
+def _shown(tag: str) -> str:
+    tag = " ".join(tag.split())
+    return tag if len(tag) <= 40 else tag[:37] + "..."

@@ -11,15 +11,17 @@ __all__ = ["close_matches"]
 CUTOFF = 0.6
 
 
-def close_matches(word: str, choices: Iterable[str], n: int = 1) -> list[str]:
+def close_matches(word: str, choices: Iterable[str], n: int = 1, *, cutoff: float = CUTOFF) -> list[str]:
     """Up to `n` of `choices` nearest to `word`, best first, as the choices spell them.
+
+    A stricter `cutoff` is for callers where a near miss means "typo" rather than "suggestion".
 
     Case and underscores are ignored, so `JSONL` finds `jsonl` and `maxTokens` finds `max_tokens`.
     """
     by_folded: dict[str, list[str]] = {}
     for choice in choices:
         by_folded.setdefault(_fold(choice), []).append(choice)
-    found = difflib.get_close_matches(_fold(word), list(by_folded), n=n, cutoff=CUTOFF)
+    found = difflib.get_close_matches(_fold(word), list(by_folded), n=n, cutoff=cutoff)
     return [choice for folded in found for choice in by_folded[folded]][:n]
 
 

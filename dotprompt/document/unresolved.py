@@ -9,12 +9,14 @@ miss of a name that is known (`strng` for `string`) is a typo, and stays an erro
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
+from .._util.suggest import close_matches
 from ..errors import PromptFileError
+
+__all__ = ["SETTING", "TYPO_CUTOFF", "Kind", "Unresolved", "near_miss"]
 
 Kind = Literal["schema", "helper", "tool"]
 SETTING: dict[Kind, str] = {"schema": "schemas", "helper": "helpers", "tool": "tools"}
@@ -24,7 +26,7 @@ TYPO_CUTOFF = 0.75  # `jsno`/`json` is 0.75, `strng`/`string` 0.91; an applicati
 
 def near_miss(name: str, known: Iterable[str]) -> str | None:
     """`did you mean `x`?` when `name` is a typo of a known name (close enough to be no other name)."""
-    close = difflib.get_close_matches(name, list(known), n=1, cutoff=TYPO_CUTOFF)
+    close = close_matches(name, known, cutoff=TYPO_CUTOFF)
     return f"did you mean `{close[0]}`?" if close else None
 
 

@@ -43,9 +43,10 @@ class GroundingCheck:
     @classmethod
     def for_run(cls, output: OutputOptions, input: Any) -> GroundingCheck | None:
         mode = mode_of(output)
-        if mode == "off" or input is None:
+        sources = input_sources(input) if mode != "off" and input is not None else {}
+        if not sources:  # a prompt without input text has nothing to ground in: every value would be flagged
             return None
-        return cls(mode, input_sources(input), output.json_schema)
+        return cls(mode, sources, output.json_schema)
 
     def apply(self, value: Any, response: Any, text: str) -> None:
         """Ground `value` (the validated JSON output) onto `response`; with `require`, raise on ungrounded values."""

@@ -124,3 +124,18 @@ def test_run_log_entry_carries_grounding(tmp_path):
     entry, = list_runs(log)
     grounding = entry["response"]["grounding"]["fields"]
     assert grounding["$.currency"]["status"] == "ungrounded" and grounding["$.total"]["status"] == "normalised"
+
+
+def test_batch_rows_carry_grounding(tmp_path):
+    import asyncio
+
+    from dotprompt.batch.runner import read_rows, run_batch
+
+    prompt = prompt_file(tmp_path, "report")
+    inputs, output = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
+    inputs.write_text(json.dumps({"text": INVOICE}) + "\n")
+    model = ScriptedModel([json.dumps(BAD)])
+    asyncio.run(run_batch(prompt, read_rows(inputs), output, model=model))
+    row, = [json.loads(line) for line in output.read_text().splitlines()]
+    assert row["grounding"]["fields"]["$.currency"]["status"] == "ungrounded"
+    assert row["grounding"]["fields"]["$.number"]["spans"][0]["text"] == "INV-7"

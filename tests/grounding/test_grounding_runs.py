@@ -108,7 +108,8 @@ def test_a_bad_policy_is_a_prompt_file_error_naming_the_key(tmp_path):
 
 def test_defaults_of_the_input_are_grounded_in_too(tmp_path):
     (tmp_path / "d.prompt").write_text("---\nmodel: scripted\ninput:\n  schema:\n    text: string\n    who?: string\n"
-                                       "  default:\n    who: Alice Smith\noutput:\n  schema:\n    name: string\n---\n{{ text }}\n")
+                                       "  default:\n    who: Alice Smith\noutput:\n  schema:\n    name: string\n"
+                                       "---\n{{ text }}\n")
     response = PromptLibrary(tmp_path).load("d")({"text": "x"}, model=ScriptedModel(['{"name": "alice smith"}']))
     assert (response.grounding["$.name"].status, response.grounding["$.name"].variable) == ("normalised", "who")
 

@@ -73,6 +73,10 @@ EXPECT_SHAPES: dict[str, dict[str, Any]] = {
     "max_tokens": {"description": "The run used at most this many tokens.", "type": "integer", "minimum": 0},
     "function": {"description": "A check written in Python, named `module:function`."},
     "judge": {"description": "A rubric judged by a model ({rubric, model, path})."},
+    "grounded": {"description": "These output values (`all`, or a list of JSON paths; `[*]` any item) are found "
+                                "in the case's input.",
+                 "anyOf": [{"const": "all"}, {"type": "string", "pattern": r"^\$"},
+                           {"type": "array", "items": {"type": "string", "pattern": r"^\$"}}]},
 }
 
 

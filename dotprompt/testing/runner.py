@@ -159,7 +159,8 @@ class TestRun:
         seen = Observed(output=response.output, text=response.text, tool_calls=_tool_calls(response.messages),
                         turns=recorder.stats.calls, repairs=[getattr(r, "detail", str(r)) for r in response.output_repairs],
                         latency_ms=recorder.stats.latency_ms or (time.perf_counter() - started) * 1000,
-                        tokens=recorder.stats.tokens, cost=price_run(recorder.name, recorder.stats.usages))
+                        tokens=recorder.stats.tokens, cost=price_run(recorder.name, recorder.stats.usages),
+                        grounding=response.grounding)
         failures = [*corrupt, *recorder.stale, *check(case.expect, seen, timed=True)]
         failures += function_problems(case.expect.functions, response.output, case.input)
         problems = [*corrupt, *recorder.stale]

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
+from .currency import glued_to_letters, signs_for
 from .dates import Day, index_dates, value_dates
 from .fuzzy import THRESHOLD, WordSequence, best_window
 from .leaves import Leaf, walk
@@ -115,6 +116,8 @@ class _Run:
         if found is None and isinstance(value, str):
             found = self._indexed(leaf.path, value, written, self.inputs.dates, value_dates(value))
         if found is None and isinstance(value, str):
+            found = self._currency(leaf.path, value)
+        if found is None and isinstance(value, str):
             found = self._fuzzy(leaf.path, value)
         if found is not None:
             return found
@@ -151,6 +154,23 @@ class _Run:
         status = "exact" if exact else "normalised"
         ordered = exact + [s for s in spans if s.text != written]
         return FieldGrounding(path, status, value, tuple(ordered[:self.limits.max_spans]))
+
+    def _currency(self, path: str, value: str) -> FieldGrounding | None:
+        """A currency code printed as its sign (`EUR` as `€`)."""
+        spans: list[Span] = []
+        text = self.inputs.text
+        for sign in signs_for(value):
+            needle = normalise(sign)
+            for start in text.occurrences(needle, self.limits.max_tries):
+                if not glued_to_letters(text.text, start):
+                    span = self.inputs.span(start, start + len(needle))
+                    if span is not None:
+                        spans.append(span)
+                if len(spans) >= self.limits.max_spans:
+                    break
+            if spans:
+                return FieldGrounding(path, "normalised", value, tuple(spans))
+        return None
 
     def _fuzzy(self, path: str, value: str) -> FieldGrounding | None:
         if self.fuzzy_left <= 0:

@@ -37,6 +37,7 @@ class CaseResult:
     output: Any = None
     cost: Cost | None = None  # what its model calls cost (replayed ones priced as if made live)
     recording_problems: list[str] = field(default_factory=list)  # missing, stale or corrupt recordings
+    grounding: Any = None  # where the output's values are in the input (a Grounding), when grounded
 
 
 @dataclass
@@ -170,6 +171,7 @@ class TestRun:
             failures += judged
             problems += missing
         result = self._result(case, not failures, failures, recorder, response.output, problems, seen.cost)
+        result.grounding = response.grounding
         result.repairs = len(seen.repairs)
         return result
 

@@ -124,3 +124,11 @@ def test_to_dict_shape():
     data = located({"v": "EUR", "b": False}).to_dict()
     assert data["fields"]["$.v"]["status"] == "exact" and data["fields"]["$.v"]["variable"] == "text"
     assert data["fields"]["$.b"] == {"status": "not_applicable", "value": False, "reason": "boolean"}
+
+
+@pytest.mark.parametrize(("value", "text", "found"), [
+    ("EUR", "4,50 € each", "€"), ("usd", "Total $12", "$"), ("GBP", "£3", "£"), ("AUD", "A$ 40", "A$"),
+    ("USD", "A$ 40", None), ("SEK", "120 kr", "kr"), ("SEK", "krona", None), ("XYZ", "xyzzy only", None)])
+def test_currency_codes_printed_as_signs(value, text, found):
+    field = located({"v": value}, text=text)["$.v"]
+    assert field.text == found and field.status == ("normalised" if found else "ungrounded")

@@ -16,7 +16,7 @@ from typing import Any
 
 from .currency import glued_to_letters, signs_for
 from .dates import Day, index_dates, value_dates
-from .fuzzy import THRESHOLD, WordSequence, best_window
+from .fuzzy import THRESHOLD, WordSequence, best_window, could_align
 from .leaves import Leaf, walk
 from .numbers import index_numbers, value_readings
 from .result import FieldGrounding, Grounding, Span
@@ -175,8 +175,11 @@ class _Run:
     def _fuzzy(self, path: str, value: str) -> FieldGrounding | None:
         if self.fuzzy_left <= 0:
             return None
+        needle = normalise(value)
+        if not could_align(self.inputs.text.words, needle, self.limits.fuzzy_threshold):
+            return None  # decided on the word index the text search built, before the fuzzy one is built
         self.fuzzy_left -= 1
-        match = best_window(self.inputs.words, normalise(value), self.limits.fuzzy_threshold)
+        match = best_window(self.inputs.words, needle, self.limits.fuzzy_threshold)
         if match is None:
             return None
         span = self.inputs.span(match.start, match.end)

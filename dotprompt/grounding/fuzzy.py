@@ -9,6 +9,7 @@ it holds (as a multiset, after light stemming) over the longer of the two. Bound
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from .text import WORD, NormalisedText
@@ -47,6 +48,16 @@ class WordSequence:
         self.positions: dict[str, list[int]] = {}
         for number, key in enumerate(self.stems):
             self.positions.setdefault(key, []).append(number)
+
+
+def could_align(words: Mapping[str, object], value: str, threshold: float = THRESHOLD) -> bool:
+    """Whether enough of the value's words occur in the text at all (in some form) for a window to
+    reach `threshold`: a cheap test on the plain word index that spares most values the fuzzy step."""
+    wanted = WORD.findall(value)
+    if not MIN_WORDS <= len(wanted) <= MAX_WORDS:
+        return False
+    present = sum(any(form in words for form in (w, stem(w), w + "s", w + "es")) for w in wanted)
+    return present / len(wanted) >= threshold
 
 
 def best_window(words: WordSequence, value: str, threshold: float = THRESHOLD) -> FuzzyMatch | None:

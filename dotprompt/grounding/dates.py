@@ -1,5 +1,5 @@
 """Dates as written in documents: `2026-11-02`, `02.11.2026`, `11/02/26`, `2 November 2026`,
-`Nov. 2nd, 2026`, `2. November 2026`, in English, German, French, Spanish, Italian and Dutch month names.
+`Nov. 2nd, 2026`, `2. November 2026`, `2026年11月2日`, in English, German, French, Spanish, Italian and Dutch month names.
 
 Read from normalised (case-folded) text. `02/11/2026` is both 2 November and 11 February: both are
 indexed, so either reading grounds. The patterns are fixed here; nothing the model wrote becomes one.
@@ -32,6 +32,7 @@ _ORD = r"(?:st|nd|rd|th|er|º)?"
 _ISO = re.compile(r"(?<!\d)(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})(?!\d)")
 _NUMERIC = re.compile(r"(?<![\d.])(\d{1,2})[-/.](\d{1,2})[-/.](\d{4}|\d{2})(?![\d])")
 _DAY_MONTH = re.compile(rf"(?<!\w)(\d{{1,2}}){_ORD}\.?\s?(?:of |de )?({_MONTH})\.?,?\s?(?:de )?(\d{{4}})(?!\d)")
+_CJK = re.compile(r"(?<!\d)(\d{4})\s?年\s?(\d{1,2})\s?月\s?(\d{1,2})\s?日")
 _MONTH_DAY = re.compile(rf"(?<!\w)({_MONTH})\.?\s?(\d{{1,2}}){_ORD},?\s?(\d{{4}})(?!\d)")
 
 
@@ -59,6 +60,8 @@ def _candidates(text: str, run: re.Match[str]) -> list[tuple[re.Pattern[str], st
     out: list[tuple[re.Pattern[str], str, int]] = []
     if len(after) == 2 and after[0] in "-/." and after[1].isdigit():
         out += [(_ISO, "ymd", start), (_NUMERIC, "dmy", start), (_NUMERIC, "mdy", start)]
+    if after.lstrip()[:1] == "年":
+        out.append((_CJK, "ymd", start))
     if end - start <= 2:
         out.append((_DAY_MONTH, "dMy", start))
         head = text[max(start - 12, 0):start]
@@ -74,7 +77,7 @@ def _readings(text: str, *, whole: bool) -> Iterator[tuple[Day, int, int]]:
     (an ISO date may carry a time after it). Every date holds a run of digits, so patterns are tried
     only at those (or, for "Nov 2", at the month name just before one)."""
     if whole:
-        tries = [(_ISO, "ymd", 0), (_NUMERIC, "dmy", 0), (_NUMERIC, "mdy", 0), (_DAY_MONTH, "dMy", 0),
+        tries = [(_ISO, "ymd", 0), (_CJK, "ymd", 0), (_NUMERIC, "dmy", 0), (_NUMERIC, "mdy", 0), (_DAY_MONTH, "dMy", 0),
                  (_MONTH_DAY, "Mdy", 0)]
     else:
         tries = [t for run in _DIGITS.finditer(text) for t in _candidates(text, run)]

@@ -14,7 +14,8 @@ from decimal import Decimal, InvalidOperation
 
 # A sign, then digit groups joined by one separator each (bounded, so a page of digits and spaces
 # becomes many short numbers, not one huge one).
-NUMBER = re.compile(r"(?<![\w.,])([-\u2212]?)(\d{1,30}(?:[ .,'\u2019]\d{1,30}){0,8})(?![\w])")
+# A number starts where no word does, or right after a quantity's `x` ("x4", "3×").
+NUMBER = re.compile(r"(?:(?<![\w.,])|(?<=\bx)|(?<=×))([-\u2212]?)(\d{1,30}(?:[ .,'\u2019]\d{1,30}){0,8})(?![\w])")
 _SEPARATOR = re.compile(r"[ .,'\u2019]")
 _CODE = re.compile(r"^[A-Z]{3}\s*|\s*[A-Z]{3}$")
 
@@ -77,10 +78,16 @@ def index_numbers(text: str) -> dict[Decimal, list[tuple[int, int]]]:
 
 
 def _pieces(index: dict[Decimal, list[tuple[int, int]]], digits: str, offset: int) -> None:
-    for piece in re.finditer(r"[^ '\u2019]+", digits):
-        if piece.group()[-1].isdigit() and piece.group()[0].isdigit():
-            for value in readings(piece.group()):
-                _put(index, value, offset + piece.start(), offset + piece.end())
+    """Numbers joined by spaces: each run of up to four of them read on its own too, so a column
+    "1   1 200,00" (a quantity, then an amount) yields 1 and 1200.00."""
+    pieces = [m.span() for m in re.finditer(r"[^ '\u2019]+", digits)]
+    for first in range(len(pieces)):
+        for last in range(first, min(first + 4, len(pieces))):
+            start, end = pieces[first][0], pieces[last][1]
+            text = digits[start:end]
+            if (first, last) != (0, len(pieces) - 1) and text[0].isdigit() and text[-1].isdigit():
+                for value in readings(text):
+                    _put(index, value, offset + start, offset + end)
 
 
 def _put(index: dict[Decimal, list[tuple[int, int]]], value: Decimal, start: int, end: int) -> None:

@@ -20,7 +20,7 @@ PACKAGE = ROOT / "dotprompt"
 # the loop never needs a Prompt.) docs/architecture.md explains each folder.
 FLOORS: list[tuple[str, ...]] = [
     ("errors", "types", "settings", "identity", "_util"),  # the ground: public shapes and private helpers
-    ("document", "schema", "engines", "formats", "tools"),  # a prompt file parsed, its schemas, templates, formats
+    ("document", "schema", "engines", "formats", "tools", "grounding"),  # prompt files, schemas, templates, formats, grounding
     ("_http", "providers", "local", "doubles"),  # the model seam: HTTP, providers, the local model, test doubles
     ("observe",),  # run log, spans, cost
     ("generation",),  # the model <-> tool loop

@@ -21,7 +21,8 @@ Output columns, beside the input's own: `key` (the row's identity: `id:<id>` fro
 else a hash of its content), `output` (the parsed output as JSON text), `error` (JSON text:
 type, message and the model's reply when there was one; null on success), `usage` (JSON text),
 `cost` (US dollars, when the model's price is known), `repairs` (JSON text list), `prompt` (the
-prompt's identity, when it has one) and `latency_ms`. JSON text keeps every column one type, so
+prompt's identity, when it has one), `latency_ms` and `grounding` (JSON text: where each output
+value is in the row's input, when the prompt grounds its output). JSON text keeps every column one type, so
 Parquet, CSV and JSON lines all hold them whatever the output schema.
 
 A failing row is a row with an error, never a failed job. Ray Data's actor pools restart a dead
@@ -48,7 +49,7 @@ from .runner import row_of, run_row
 
 __all__ = ["COLUMNS", "PromptActor", "map_prompt", "resume_filter", "written_keys"]
 
-COLUMNS = ("key", "output", "error", "usage", "cost", "repairs", "prompt", "latency_ms")
+COLUMNS = ("key", "output", "error", "usage", "cost", "repairs", "prompt", "latency_ms", "grounding")
 
 
 def _ray() -> Any:
@@ -115,7 +116,7 @@ def _as_list(values: Any) -> list[Any]:
 
 
 def _column(name: str, value: Any) -> Any:
-    if name in ("output", "error", "usage", "repairs", "prompt"):
+    if name in ("output", "error", "usage", "repairs", "prompt", "grounding"):
         return None if value is None else json.dumps(value, ensure_ascii=False, default=str)
     if name in ("cost", "latency_ms"):
         return None if value is None else float(value)

@@ -619,6 +619,13 @@ async def run_row(prompt: Prompt, row: Row, model: Any, **overrides: Any) -> dic
     return record
 
 
+def _grounding(record: dict[str, Any], response: Any) -> None:
+    """The row's grounding (where each output value is in its input), when the run grounded it."""
+    grounding = getattr(response, "grounding", None)
+    if grounding is not None:
+        record["grounding"] = grounding.to_dict()
+
+
 async def priced_row(prompt: Prompt, row: Row, model: Any, **overrides: Any) -> tuple[dict[str, Any], Cost | None]:
     """`run_row`, and what the row's model calls cost (None when the run failed before a reply)."""
     record: dict[str, Any] = {"key": row.key, "row": row.number, "digest": row.digest, "input": row.input}
@@ -628,6 +635,7 @@ async def priced_row(prompt: Prompt, row: Row, model: Any, **overrides: Any) -> 
         response = await prompt.generate(row.input, model=model, **overrides)
     except OutputValidationError as exc:
         record["error"] = {"type": type(exc).__name__, "message": str(exc), "reply": exc.text}
+        _grounding(record, exc.response)  # output.grounding: require names what it did not find
     except DotpromptError as exc:
         reply = getattr(getattr(exc, "response", None), "text", None)
         record["error"] = {"type": type(exc).__name__, "message": str(exc), **({"reply": reply} if reply else {})}
@@ -640,6 +648,7 @@ async def priced_row(prompt: Prompt, row: Row, model: Any, **overrides: Any) -> 
         record["output"] = output.model_dump(mode="json") if hasattr(output, "model_dump") else output
         if response.output_repairs:
             record["repairs"] = [getattr(r, "detail", str(r)) for r in response.output_repairs]
+        _grounding(record, response)
         if response.usage is not None:
             record["usage"] = response.usage.to_dict()
         cost = price_response(_priced_name(prompt, model), response)

@@ -13,6 +13,7 @@ from ..errors import GenerationError
 from ..observe.runrecord import log_source
 from ..settings import BATCH_LOG_ROWS
 from .common import DIR_HELP, EXIT_FAILED, EXIT_OK, CommandLineError, add_engine_flag, json_arg, library
+from .grounding_view import show_grounding
 from .progress import StreamView, elapsed_status
 
 __all__ = ["add_parser", "run"]
@@ -35,6 +36,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument("--concurrency", type=int, default=8, help="with --input-file: rows run at once")
     parser.add_argument("--cost", action="store_true",
                         help="always show the run's cost on stderr, or why it is unknown (it is shown whenever known)")
+    parser.add_argument("--grounding", action="store_true",
+                        help="show where each output value is in the input (stderr); ungrounded values are always shown")
     parser.add_argument("--no-log", action="store_true", help="do not add this run (or these rows) to the run log")
     parser.add_argument("--log-rows", choices=BATCH_LOG_ROWS, default=BATCH_LOG_ROWS[0],
                         help="with --input-file: which rows the run log keeps besides the batch's own entry: the failed "
@@ -111,6 +114,7 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(output, indent=2, ensure_ascii=False, default=lambda o: o.model_dump(mode="json")))
     for repair in response.output_repairs:
         print(f"note: the output needed a repair: {repair.detail}", file=sys.stderr)
+    show_grounding(response.grounding, sys.stderr, spans=args.grounding)
     from ..batch.runner import model_name
 
     _show_cost(model_name(prompt, args.model), response, asked=args.cost)

@@ -40,7 +40,8 @@ KNOWN_KEYS: dict[str, tuple[type, ...]] = {
     "use": (list,),
 }
 INPUT_KEYS = ("schema", "default")
-OUTPUT_KEYS = ("format", "schema", "constrained", "instructions")
+OUTPUT_KEYS = ("format", "schema", "constrained", "instructions", "grounding")
+GROUNDING_MODES = ("off", "report", "require")  # output.grounding; see dotprompt/grounding
 TOOL_CHOICES = ("auto", "required", "none")
 Problems = list[PromptFileError]  # every problem found in a file, for `dotprompt check`
 
@@ -383,6 +384,14 @@ def _check_nested(src: PromptSource, report: Any) -> None:
                 src.ignored_keys.append((section, str(key)))
         if unknown:
             meta[section] = {k: v for k, v in meta[section].items() if k in allowed}
+    grounding = meta.get("output", {}).get("grounding")
+    if grounding is False:  # YAML reads a bare `off` as false
+        grounding = "off"
+        meta["output"] = {**meta["output"], "grounding": grounding}
+    if grounding is not None and grounding not in GROUNDING_MODES:
+        report(src.error(f"`output.grounding` must be one of {', '.join(GROUNDING_MODES)}", "output", "grounding",
+                         hint=did_you_mean(str(grounding), GROUNDING_MODES)))
+        meta["output"] = {k: v for k, v in meta["output"].items() if k != "grounding"}
     default = meta.get("input", {}).get("default")
     if default is not None and not isinstance(default, dict):
         report(src.error("`input.default` must be a mapping of input field values", "input", "default"))

@@ -25,6 +25,7 @@ class OutputSpec(_Spec):
     json_schema: Any = Field(default=None, alias="schema")
     constrained: bool | None = None
     instructions: bool | str | None = None
+    grounding: Literal["off", "report", "require"] | None = None  # ours; None: report for JSON with a schema
 
     @property
     def schema(self) -> Any:  # `rendered.output.schema`, as in Dotprompt

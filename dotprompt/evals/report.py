@@ -15,6 +15,7 @@ from typing import Any, TextIO
 
 from .._util.redact import redact
 from .gates import Delta, Miss
+from .grounding_stats import OVERALL
 from .run import ArmResult
 
 __all__ = ["Verdict", "fixture_note", "markdown", "print_report", "table", "to_json", "write_json", "write_junit",
@@ -59,7 +60,18 @@ def table(group: Sequence[Verdict]) -> tuple[list[str], list[list[str]]]:
         rows.append([name, str(support.support if support else 0), *(_cell(v, name, name) for v in group)])
     for name in sorted({n for v in group for n in v.result.scores.lists}):
         rows.append([f"{name} (items)", "", *(_items_cell(v, name) for v in group)])
+    for name in sorted({n for v in group for n in v.result.grounding}, key=lambda n: (n != OVERALL, n)):
+        looked = group[0].result.grounding.get(name)
+        rows.append([f"{name} (grounding)", str(looked.looked if looked else 0), *(_grounding_cell(v, name) for v in group)])
     return header, rows
+
+
+def _grounding_cell(verdict: Verdict, name: str) -> str:
+    """Grounded rate, and how well "ungrounded" flags a wrong value (precision / recall against gold)."""
+    counts = verdict.result.grounding.get(name)
+    if counts is None:
+        return "-"
+    return f"{counts.rate:.3f} grounded, flag P {counts.flag_precision:.2f} R {counts.flag_recall:.2f}"
 
 
 def _cell(verdict: Verdict, key: str, name: str | None) -> str:
@@ -158,6 +170,7 @@ def _verdict_json(verdict: Verdict) -> dict[str, Any]:
             "variant": result.arm.variant_for(result.spec), "model": result.arm.model, "passed": verdict.passed,
             "prompt_identity": result.identity.to_dict() if result.identity is not None else None,
             "fixture_rows": result.fixture_rows, "scores": result.scores.to_dict(),
+            "grounding": {name: counts.to_dict() for name, counts in result.grounding.items()},
             "failures": [redact(f) for f in verdict.failures()],
             "deltas": [{"field": d.field, "metric": d.metric, "baseline": d.baseline, "now": d.now}
                        for d in verdict.deltas or ()],

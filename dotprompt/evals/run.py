@@ -23,6 +23,7 @@ from ..testing.runner import CaseResult, TestRun
 from .compare import Comparer, Comparison, ScorerFailedError
 from .config import EvalSpec
 from .datasets import GoldRow, read_dataset
+from .grounding_stats import GroundingCounts, grounding_counts
 from .metrics import Scores, score_rows
 from .scorers import SCORERS
 
@@ -51,6 +52,7 @@ class RowResult:
     problems: list[str] = field(default_factory=list)  # the run's failures (schema, provider, ...)
     recording_problems: list[str] = field(default_factory=list)
     fixture: bool = False  # replayed from a hand-written reply (`"source": "fixture"`), not a model's
+    grounding: Any = None  # where the output's values are in the row's input, when grounded
 
 
 @dataclass
@@ -60,6 +62,7 @@ class ArmResult:
     rows: list[RowResult]
     scores: Scores
     identity: PromptIdentity | None = None  # the exact prompt text the scores came from
+    grounding: dict[str, GroundingCounts] = field(default_factory=dict)  # per field; empty when not grounded
 
     @property
     def errors(self) -> list[str]:
@@ -116,7 +119,8 @@ class EvalRun:
         summaries = await test_run.run(cases)
         results = [self.scored(row, summary.last, comparer) for row, summary in zip(rows, summaries, strict=True)]
         scores = score_rows((r.row.id, r.comparison) for r in results)
-        return ArmResult(spec, arm, results, scores, self.identity(spec.prompt, arm.variant_for(spec)))
+        grounding = grounding_counts((r.comparison, r.grounding) for r in results)
+        return ArmResult(spec, arm, results, scores, self.identity(spec.prompt, arm.variant_for(spec)), grounding)
 
     def identity(self, name: str, variant: str | None) -> PromptIdentity | None:
         try:
@@ -132,7 +136,8 @@ class EvalRun:
             comparison = comparer.compare(row.expected, output)
         except ScorerFailedError as exc:
             raise DatasetError(f"row {row.id}: {exc}") from None
-        return RowResult(row, output, comparison, problems, list(result.recording_problems), result.fixtures > 0)
+        return RowResult(row, output, comparison, problems, list(result.recording_problems), result.fixtures > 0,
+                         result.grounding)
 
     def save(self) -> None:
         for test_run in self.runs:

@@ -17,6 +17,7 @@ from ..settings import check_max_turns
 from ..tools.define import Tool, tool_from_definition
 from ..types import GenerateRequest, ToolDefinition
 from .formatting import plan_output
+from .grounded import GroundingCheck
 from .lookup import ToolLookup
 from .loop import Loop, Runtime
 from .middleware import added_tools, generate_hook, model_hook, tool_hook
@@ -33,8 +34,12 @@ def prepare(options: GenerateActionOptions | GenerateOptions, *, library: ToolLo
             tools: Sequence[Any] = (), use: Sequence[Any] = (), output_type: Any = None, model: Any = None,
             on_chunk: ChunkCallback | None = None,
             context: Mapping[str, Any] | None = None,
-            identity: PromptIdentity | None = None) -> tuple[GenerateActionOptions, Runtime]:
-    """Plain options plus the live objects they name; every misuse raises here, before any model call."""
+            identity: PromptIdentity | None = None,
+            grounding_input: Any = None) -> tuple[GenerateActionOptions, Runtime]:
+    """Plain options plus the live objects they name; every misuse raises here, before any model call.
+
+    `grounding_input` is the input the output is grounded in (a prompt's input variables); without it
+    nothing is grounded."""
     live_tools: list[Any] = [t for t in tools if not isinstance(t, str)]
     named_tools = [t for t in tools if isinstance(t, str)]
     live_use: list[Any] = [u for u in use if not isinstance(u, str)]
@@ -61,7 +66,8 @@ def prepare(options: GenerateActionOptions | GenerateOptions, *, library: ToolLo
                       tool_hooks=[h for h in map(tool_hook, layers) if h is not None], on_chunk=on_chunk,
                       context=dict(context or {}),
                       trace=tracing(identity, resolved_model.name, stream=on_chunk is not None,
-                                    output_format=plan.format_name))
+                                    output_format=plan.format_name),
+                      grounding=GroundingCheck.for_run(options.output, grounding_input))
     return options.model_copy(update={"tools": list(tool_map), "model": resolved_model.name}), runtime
 
 
@@ -118,15 +124,18 @@ async def generate(options: GenerateActionOptions | GenerateOptions | None = Non
                    library: ToolLookup | None = None, tools: Sequence[Any] = (), use: Sequence[Any] = (),
                    output_type: Any = None, on_chunk: ChunkCallback | None = None,
                    context: Mapping[str, Any] | None = None, identity: PromptIdentity | None = None,
-                   **kwargs: Any) -> GenerateResponse:
+                   grounding_input: Any = None, **kwargs: Any) -> GenerateResponse:
     """Run the model <-> tool loop to a validated result. Pass options, or GenerateOptions fields as keywords.
 
     With an options object, `model=` may still name or give the model to use instead of the options' one.
     `context` (auth and the like) reaches every tool through its ToolContext; it is never sent to the model.
-    `identity` names the prompt being run, for its spans (`Prompt.generate` passes it)."""
+    `identity` names the prompt being run, for its spans (`Prompt.generate` passes it). `grounding_input`
+    (the prompt's input; `Prompt.generate` passes it) is what the output is grounded in, per
+    `output.grounding` (see dotprompt/grounding); the result is on `response.grounding`."""
     options, model = _options_and_model(options, kwargs)
     action, runtime = prepare(options, library=library, tools=tools, use=use, output_type=output_type, model=model,
-                              on_chunk=on_chunk, context=context, identity=identity)
+                              on_chunk=on_chunk, context=context, identity=identity,
+                              grounding_input=grounding_input)
     response = await Loop(runtime).run(action)
     response.identity = identity
     return response

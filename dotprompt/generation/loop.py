@@ -43,6 +43,7 @@ from ..types import (
     Usage,
 )
 from .formatting import OutputPlan
+from .grounded import GroundingCheck
 from .middleware import TurnEnvelope, chain, model_override
 from .options import GenerateActionOptions
 from .response import Chunk, ChunkCallback, GenerateResponse, StreamState
@@ -78,6 +79,7 @@ class Runtime:
     on_chunk: ChunkCallback | None = None
     context: Mapping[str, Any] = field(default_factory=dict)
     trace: Any = NO_TRACING  # spans of this run (telemetry.tracing); NO_TRACING records nothing
+    grounding: GroundingCheck | None = None  # locate the output's values in the input (output.grounding)
 
 
 INTERRUPTED = "One or more tool calls resulted in interrupts."
@@ -189,6 +191,8 @@ class Loop:
             if problems:
                 raise OutputValidationError("the model's output does not match the output schema", problems,
                                             text=text, response=response, messages=response.messages)
+        if self.rt.grounding is not None:
+            self.rt.grounding.apply(parsed.value, response, text)
         if self.rt.output_type is not None and isinstance(parsed.value, dict):
             try:
                 return self.rt.output_type.model_validate(parsed.value), parsed.repairs

@@ -31,6 +31,7 @@ class OutputOptions(WireModel):
     constrained: bool | None = None
     instructions: bool | str | None = None
     content_type: str | None = None
+    grounding: Literal["off", "report", "require"] | None = None  # None: report for JSON with a schema
 
 
 class Resume(WireModel):
@@ -77,6 +78,7 @@ class GenerateOptions:
     output_format: str | None = None
     output_constrained: bool | None = None
     output_instructions: bool | str | None = None
+    output_grounding: Literal["off", "report", "require"] | None = None  # needs grounding_input= to apply
     max_turns: int | None = None
     return_tool_requests: bool = False
     tool_errors: ToolErrors = "return"
@@ -96,7 +98,8 @@ def to_action_options(opts: GenerateOptions) -> GenerateActionOptions:
         check_max_turns(opts.max_turns)
     schema = json_schema_of(opts.output_schema) if opts.output_schema is not None else None
     output = OutputOptions(format=opts.output_format or ("json" if schema is not None else None), schema=schema,
-                           constrained=opts.output_constrained, instructions=opts.output_instructions)
+                           constrained=opts.output_constrained, instructions=opts.output_instructions,
+                           grounding=opts.output_grounding)
     resume = Resume.model_validate(opts.resume) if isinstance(opts.resume, dict) else opts.resume
     return GenerateActionOptions(
         model=opts.model if isinstance(opts.model, str) or opts.model is None else getattr(opts.model, "name", None),
@@ -137,5 +140,6 @@ def rendered_options(rendered: RenderedPrompt) -> GenerateActionOptions:
         config=rendered.config, max_turns=rendered.max_turns or DEFAULT_MAX_TURNS,
         return_tool_requests=bool(rendered.return_tool_requests),
         output=construct(OutputOptions, format=output.format or ("json" if output.schema is not None else None),
-                         json_schema=output.schema, constrained=output.constrained, instructions=output.instructions),
+                         json_schema=output.schema, constrained=output.constrained, instructions=output.instructions,
+                         grounding=output.grounding),
         use=[u for u in rendered.use if isinstance(u, str)])

@@ -41,6 +41,15 @@ class GenerateResponse(WireModel):
     attempts: list[Attempt] = Field(default_factory=list, exclude=True)
     usage_per_call: list[Usage | None] = Field(default_factory=list, exclude=True)
     identity: PromptIdentity | None = Field(default=None, exclude=True)  # the prompt run (name, variant, hash)
+    # Where each output value is in the input (a dotprompt.grounding.Grounding), when the run grounded it.
+    grounding: Any = Field(default=None, exclude=True)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The wire shape; with `grounding` (by JSON path) added when the run grounded its output."""
+        out = super().to_dict()
+        if self.grounding is not None:
+            out["grounding"] = self.grounding.to_dict()
+        return out
 
     @property
     def text(self) -> str:

@@ -16,7 +16,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
-from ..document.parse import INPUT_KEYS, KNOWN_KEYS, OUTPUT_KEYS, TOOL_CHOICES
+from ..document.parse import GROUNDING_MODES, INPUT_KEYS, KNOWN_KEYS, OUTPUT_KEYS, TOOL_CHOICES
 from ..testing.assertions import path_assertion_names
 from ..testing.cases import CASE_KEYS, EXPECT_KEYS, FILE_KEYS
 
@@ -73,6 +73,10 @@ EXPECT_SHAPES: dict[str, dict[str, Any]] = {
     "max_tokens": {"description": "The run used at most this many tokens.", "type": "integer", "minimum": 0},
     "function": {"description": "A check written in Python, named `module:function`."},
     "judge": {"description": "A rubric judged by a model ({rubric, model, path})."},
+    "grounded": {"description": "These output values (`all`, or a list of JSON paths; `[*]` any item) are found "
+                                "in the case's input.",
+                 "anyOf": [{"const": "all"}, {"type": "string", "pattern": r"^\$"},
+                           {"type": "array", "items": {"type": "string", "pattern": r"^\$"}}]},
 }
 
 
@@ -88,6 +92,10 @@ def frontmatter_schema() -> dict[str, Any]:
     properties["input"].update(properties={key: {} for key in INPUT_KEYS}, additionalProperties=False)
     properties["output"].update(properties={key: {} for key in OUTPUT_KEYS}, additionalProperties=False)
     properties["output"]["properties"]["constrained"] = {"type": "boolean"}
+    properties["output"]["properties"]["grounding"] = {
+        "enum": [*GROUNDING_MODES, False], "description": "Locate each output value in the input: off, report "
+        "(the default for JSON output with a schema: `response.grounding`) or require (an ungrounded value fails "
+        "validation and is re-asked by validate_and_retry)."}
     return {
         "$schema": DRAFT, "title": "dotprompt .prompt frontmatter",
         "description": "The YAML between the `---` lines of a .prompt file (Dotprompt-compatible).",
@@ -154,7 +162,7 @@ def main(argv: list[str]) -> int:
     if argv != ["--write"]:
         print("usage: python -m dotprompt.lint.editor_schemas --write", file=sys.stderr)
         return 2
-    folder = Path(__file__).resolve().parent / "data"
+    folder = Path(__file__).resolve().parent.parent / "data"  # dotprompt/data, where shipped_schema reads
     folder.mkdir(exist_ok=True)
     for kind, file in SCHEMA_FILES.items():
         (folder / file).write_text(render(kind), encoding="utf-8")

@@ -100,6 +100,8 @@ class LoggedRun:
         response = self.response
         if response is not None:
             entry["response"] = self._conversation(sent, response.messages, response)
+            if getattr(response, "grounding", None) is not None:  # where each output value is in the input
+                entry["response"]["grounding"] = response.grounding.to_dict()
             entry["output"] = _plain(response.output)
             entry["repairs"] = len(response.output_repairs)
             entry["repair_details"] = [getattr(r, "detail", str(r)) for r in response.output_repairs] or None

@@ -182,7 +182,7 @@ class Prompt:
         with logged_run(self.library.run_log, identity, input, action, model) as logged:
             return logged.ended(await generate(action, library=self.library, model=model, tools=tools, use=use,
                                                output_type=output_type, on_chunk=on_chunk, context=context,
-                                               identity=identity))
+                                               identity=identity, grounding_input=self._grounding_input(input)))
 
     def _action(self, compiled: CompiledPrompt, input: Any, context: Any, history: Any, options: Any,
                 overrides: dict[str, Any]) -> tuple[GenerateActionOptions, PromptIdentity | None]:
@@ -196,6 +196,10 @@ class Prompt:
         if "resume" in overrides and isinstance(overrides["resume"], Mapping):
             overrides["resume"] = Resume.model_validate(overrides["resume"])
         return rendered_options(rendered).model_copy(update=overrides), rendered.identity
+
+    def _grounding_input(self, input: Any) -> Any:
+        """The input variables the output is grounded in: the input as rendered, defaults filled in."""
+        return _with_default(input, _default_of(self.compiled.meta))
 
     def _use_objects(self, compiled: CompiledPrompt) -> list[Any]:
         """`use:` entries written as {name: {arguments}} become configured middleware objects."""

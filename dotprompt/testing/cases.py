@@ -31,6 +31,7 @@ from ..document.parse import compose_yaml, did_you_mean, load_yaml_safely, yaml_
 from ..errors import PromptFileError, TestFileError
 from .assertions import PATH_ASSERTIONS, ExpectedValueError, path_assertion_names
 from .functions import FunctionSpecError, check_spec
+from .grounded import Grounded, read_grounded
 from .paths import PathError, parse_path
 
 __all__ = ["CASE_KEYS", "EXPECT_KEYS", "FILE_KEYS", "Expectations", "FunctionCheck", "JudgeCheck", "PathCheck", "TestCase",
@@ -39,7 +40,7 @@ __all__ = ["CASE_KEYS", "EXPECT_KEYS", "FILE_KEYS", "Expectations", "FunctionChe
 CASE_KEYS = ("name", "input", "context", "history", "model", "config", "expect", "variant")
 FILE_KEYS = ("prompt", "variant", "model", "config", "cases", "tests", "eval")  # `eval`: read by dotprompt.evals
 EXPECT_KEYS = ("output", "output_subset", "paths", "text_contains", "tool_called", "max_turns_used", "no_repairs",
-               "latency_ms", "max_tokens", "max_cost", "function", "judge")
+               "latency_ms", "max_tokens", "max_cost", "function", "judge", "grounded")
 JUDGE_KEYS = ("rubric", "model", "path")
 _UNSET = object()
 
@@ -87,6 +88,7 @@ class Expectations:
     max_cost: float | None = None  # US dollars for the case's model calls (priced by genai-prices)
     functions: list[FunctionCheck] = field(default_factory=list)
     judges: list[JudgeCheck] = field(default_factory=list)
+    grounded: Grounded | None = None  # `all` or paths whose values must be found in the input
 
     def has_output(self) -> bool:
         return self.output is not _UNSET
@@ -280,6 +282,11 @@ class _Reader:
         out.functions = [check for check in functions if check is not None]
         judges = [self.judge_check(item, n, case) for item, n in _items(raw.get("judge", []), yaml_child(node, "judge"))]
         out.judges = [check for check in judges if check is not None]
+        if "grounded" in raw:
+            try:
+                out.grounded = read_grounded(raw["grounded"])
+            except ValueError as exc:
+                self.report(f"case {case!r}: {exc}", yaml_child(node, "grounded"), "e.g. grounded: all")
         return out
 
     def function_check(self, raw: Any, node: Any, case: str) -> FunctionCheck | None:

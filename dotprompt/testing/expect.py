@@ -10,6 +10,7 @@ from ..observe.cost import Cost
 from .assertions import PATH_ASSERTIONS
 from .cases import Expectations, FunctionCheck, PathCheck, ToolCheck
 from .functions import FunctionSpecError, load_function
+from .grounded import grounded_problems
 from .paths import evaluate, parse_path
 from .values import plain, short, subset_problems
 
@@ -28,6 +29,7 @@ class Observed:
     latency_ms: float
     tokens: int
     cost: Cost | None = None  # the case's model calls, priced (None: not computed)
+    grounding: Any = None  # where the output's values are in the input (a Grounding), when grounded
 
 
 def check(expect: Expectations, seen: Observed, *, timed: bool) -> list[str]:
@@ -51,6 +53,7 @@ def check(expect: Expectations, seen: Observed, *, timed: bool) -> list[str]:
         failures.append(f"used {seen.tokens} tokens, over the max_tokens budget of {expect.max_tokens}")
     if expect.max_cost is not None:
         failures += [p for p in [cost_problem(expect.max_cost, seen.cost)] if p]
+    failures += grounded_problems(expect.grounded, seen.grounding)
     return failures
 
 

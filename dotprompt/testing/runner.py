@@ -39,6 +39,7 @@ class CaseResult:
     output: Any = None
     cost: Cost | None = None  # what its model calls cost (replayed ones priced as if made live)
     recording_problems: list[str] = field(default_factory=list)  # missing, stale or corrupt recordings
+    grounding: Any = None  # where the output's values are in the input (a Grounding), when grounded
 
 
 @dataclass
@@ -161,7 +162,8 @@ class TestRun:
         seen = Observed(output=response.output, text=response.text, tool_calls=_tool_calls(response.messages),
                         turns=recorder.stats.calls, repairs=[getattr(r, "detail", str(r)) for r in response.output_repairs],
                         latency_ms=recorder.stats.latency_ms or (time.perf_counter() - started) * 1000,
-                        tokens=recorder.stats.tokens, cost=price_run(recorder.name, recorder.stats.usages))
+                        tokens=recorder.stats.tokens, cost=price_run(recorder.name, recorder.stats.usages),
+                        grounding=response.grounding)
         failures = [*corrupt, *recorder.stale, *check(case.expect, seen, timed=True)]
         failures += function_problems(case.expect.functions, response.output, case.input)
         problems = [*corrupt, *recorder.stale]
@@ -171,6 +173,7 @@ class TestRun:
             failures += judged
             problems += missing
         result = self._result(case, not failures, failures, recorder, response.output, problems, seen.cost)
+        result.grounding = response.grounding
         result.repairs = len(seen.repairs)
         return result
 

@@ -1,0 +1,89 @@
+"""Grounding against gold: per field, how many predicted values grounding found in the input, and
+how well "ungrounded" predicts "wrong" (flag precision and recall).
+
+A predicted value is wrong when the comparison says `wrong` or `extra` (the gold has another value, or
+none). Values grounding does not look for (booleans, enum labels, derived fields) are left out.
+Fields are matched to grounding by pattern (`line_items[*].qty`) and predicted value.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from .compare import Comparison
+
+OVERALL = "(overall)"
+_INDEX = re.compile(r"\[\d+\]")
+
+
+@dataclass
+class GroundingCounts:
+    looked: int = 0  # predicted values grounding looked for
+    grounded: int = 0
+    flagged_wrong: int = 0  # ungrounded and wrong: the flag was right
+    flagged_right: int = 0  # ungrounded but correct: a false alarm
+    unflagged_wrong: int = 0  # grounded but wrong: the flag missed it
+
+    @property
+    def rate(self) -> float:
+        return self.grounded / self.looked if self.looked else 1.0
+
+    @property
+    def flag_precision(self) -> float:
+        flagged = self.flagged_wrong + self.flagged_right
+        return self.flagged_wrong / flagged if flagged else 1.0
+
+    @property
+    def flag_recall(self) -> float:
+        wrong = self.flagged_wrong + self.unflagged_wrong
+        return self.flagged_wrong / wrong if wrong else 1.0
+
+    def add(self, grounded: bool, wrong: bool) -> None:
+        self.looked += 1
+        self.grounded += grounded
+        self.flagged_wrong += not grounded and wrong
+        self.flagged_right += not grounded and not wrong
+        self.unflagged_wrong += grounded and wrong
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"grounded_rate": round(self.rate, 6), "flag_precision": round(self.flag_precision, 6),
+                "flag_recall": round(self.flag_recall, 6), "looked": self.looked, "grounded": self.grounded,
+                "flagged_wrong": self.flagged_wrong, "flagged_right": self.flagged_right,
+                "unflagged_wrong": self.unflagged_wrong}
+
+
+def grounding_counts(rows: Iterable[tuple[Comparison, Any]]) -> dict[str, GroundingCounts]:
+    """Per field (and OVERALL) over (comparison, grounding) of each row; empty when no row was grounded."""
+    out: dict[str, GroundingCounts] = {}
+    for comparison, grounding in rows:
+        if grounding is None:
+            continue
+        found = _by_pattern(grounding)
+        for result in comparison.fields:
+            if result.outcome == "missing":
+                continue
+            status = _status(found.get(result.field, []), result.predicted)
+            if status is None or status == "not_applicable":
+                continue
+            grounded, wrong = status != "ungrounded", result.outcome in ("wrong", "extra")
+            for key in (result.field, OVERALL):
+                out.setdefault(key, GroundingCounts()).add(grounded, wrong)
+    return out
+
+
+def _by_pattern(grounding: Any) -> dict[str, list[Any]]:
+    out: dict[str, list[Any]] = {}
+    for path, field in grounding.items():
+        out.setdefault(_INDEX.sub("[*]", path)[2:], []).append(field)
+    return out
+
+
+def _status(fields: list[Any], predicted: Any) -> str | None:
+    """The status of the grounded value equal to `predicted` (the first, when several are)."""
+    for field in fields:
+        if field.value == predicted:
+            return str(field.status)
+    return None

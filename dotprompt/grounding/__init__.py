@@ -1,0 +1,15 @@
+"""Grounding: where in the input each value of an extracted output came from.
+
+`ground(output, sources, schema)` returns a `Grounding`: per JSON path of every leaf, a status
+(`exact`, `normalised`, `fuzzy`, `ungrounded`, `not_applicable`), the spans of the input variables
+that hold it and their text. Schema annotation `x-derived: true` (Picoschema: `total(derived): number`)
+marks computed fields, which are not looked for.
+"""
+
+from .align import Inputs, Limits, ground
+from .leaves import DERIVED
+from .result import GROUNDED, FieldGrounding, Grounding, Span, Status
+from .sources import input_sources
+
+__all__ = ["DERIVED", "GROUNDED", "FieldGrounding", "Grounding", "Inputs", "Limits", "Span", "Status", "ground",
+           "input_sources"]

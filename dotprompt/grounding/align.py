@@ -1,0 +1,197 @@
+"""Ground an output in its input: each leaf value located exact, then normalised, then fuzzy.
+
+Per leaf: the value's text looked up in the normalised input through its word index (exact when
+the original text there is the value itself, normalised otherwise); a number through every value the
+input's written numbers can mean; a date through every date written there; a description of three
+or more words by token alignment. Each step is an index lookup or a bounded scan, so the cost is
+linear in the input (one normalisation, indexes built on first need) plus a bounded amount per value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+from .currency import glued_to_letters, signs_for
+from .dates import Day, index_dates, value_dates
+from .fuzzy import THRESHOLD, WordSequence, best_window, could_align
+from .leaves import Leaf, walk
+from .numbers import index_numbers, value_readings
+from .result import FieldGrounding, Grounding, Span, Status
+from .sources import Joined
+from .text import NormalisedText, normalise
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Bounds on one grounding run; past them the result says what it left out (`Grounding.skipped`)."""
+
+    max_input_chars: int = 5_000_000
+    max_values: int = 10_000
+    max_depth: int = 64
+    max_spans: int = 5  # spans reported per value found several times
+    max_tries: int = 1_000  # candidate places checked per value
+    max_fuzzy: int = 2_000  # values that may go on to the fuzzy step in one run
+    max_value_chars: int = 20_000
+    fuzzy_threshold: float = THRESHOLD
+
+
+class Inputs:
+    """The input of one run, normalised once; its indexes built when a value first needs them."""
+
+    def __init__(self, sources: Mapping[str, str]) -> None:
+        self.joined = Joined(sources)
+        self.size = len(self.joined.text)
+        self._text: NormalisedText | None = None
+        self._numbers: dict[Decimal, list[tuple[int, int]]] | None = None
+        self._dates: dict[Day, list[tuple[int, int]]] | None = None
+        self._words: WordSequence | None = None
+
+    @property
+    def text(self) -> NormalisedText:
+        if self._text is None:
+            self._text = NormalisedText(self.joined.text)
+        return self._text
+
+    @property
+    def numbers(self) -> dict[Decimal, list[tuple[int, int]]]:
+        if self._numbers is None:
+            self._numbers = index_numbers(self.text.text)
+        return self._numbers
+
+    @property
+    def dates(self) -> dict[Day, list[tuple[int, int]]]:
+        if self._dates is None:
+            self._dates = index_dates(self.text.text)
+        return self._dates
+
+    @property
+    def words(self) -> WordSequence:
+        if self._words is None:
+            self._words = WordSequence(self.text)
+        return self._words
+
+    def span(self, norm_start: int, norm_end: int) -> Span | None:
+        """The normalised span as a Span of one variable, or None when it crosses two."""
+        start, end = self.text.to_original(norm_start, norm_end)
+        located = self.joined.locate(start, end)
+        if located is None:
+            return None
+        return Span(located[0], located[1], located[2], self.joined.text[start:end])
+
+
+def ground(output: Any, sources: Mapping[str, str] | Inputs, schema: Any = None,
+           limits: Limits = Limits()) -> Grounding:
+    """Where each leaf of `output` (JSON data) is in the named input texts `sources`."""
+    inputs = sources if isinstance(sources, Inputs) else Inputs(sources)
+    if inputs.size > limits.max_input_chars:
+        return Grounding({}, f"the input is {inputs.size:,} characters; grounding reads at most "
+                             f"{limits.max_input_chars:,}")
+    walked = walk(output, schema, max_depth=limits.max_depth, max_leaves=limits.max_values)
+    run = _Run(inputs, limits)
+    return Grounding({leaf.path: run.leaf(leaf) for leaf in walked.leaves}, walked.skipped)
+
+
+class _Run:
+    def __init__(self, inputs: Inputs, limits: Limits) -> None:
+        self.inputs = inputs
+        self.limits = limits
+        self.fuzzy_left = limits.max_fuzzy
+
+    def leaf(self, leaf: Leaf) -> FieldGrounding:
+        value = leaf.value
+        if leaf.exempt is not None:
+            return FieldGrounding(leaf.path, "not_applicable", value, reason=leaf.exempt)
+        if isinstance(value, str) and len(value) > self.limits.max_value_chars:
+            return FieldGrounding(leaf.path, "ungrounded", value,
+                                  reason=f"longer than {self.limits.max_value_chars:,} characters; not looked for")
+        written = value if isinstance(value, str) else _number_text(value)
+        if isinstance(value, str):
+            found = self._text(leaf.path, value)
+            if found is not None:
+                return found
+        found = self._indexed(leaf.path, value, written, self.inputs.numbers, value_readings(value))
+        if found is None and isinstance(value, str):
+            found = self._indexed(leaf.path, value, written, self.inputs.dates, value_dates(value))
+        if found is None and isinstance(value, str):
+            found = self._currency(leaf.path, value)
+        if found is None and isinstance(value, str):
+            found = self._fuzzy(leaf.path, value)
+        if found is not None:
+            return found
+        return FieldGrounding(leaf.path, "ungrounded", value, reason=self._why_not(value))
+
+    def _text(self, path: str, value: str) -> FieldGrounding | None:
+        needle = normalise(value)
+        exact: list[Span] = []
+        close: list[Span] = []
+        limit = self.limits.max_spans
+        for start in self.inputs.text.occurrences(needle, self.limits.max_tries):
+            span = self.inputs.span(start, start + len(needle))
+            if span is None:
+                continue
+            (exact if span.text == value else close).append(span)
+            if len(exact) >= limit:
+                break
+        if exact:
+            return FieldGrounding(path, "exact", value, tuple((exact + close)[:limit]))
+        if close:
+            return FieldGrounding(path, "normalised", value, tuple(close[:limit]))
+        return None
+
+    def _indexed(self, path: str, value: Any, written: str, index: Mapping[Any, list[tuple[int, int]]],
+                 keys: set[Any]) -> FieldGrounding | None:
+        """A number or a date, by every value it can mean; exact when the input wrote it the same way."""
+        if not keys:
+            return None
+        places = sorted({place for key in keys for place in index.get(key, ())[:self.limits.max_tries]})
+        spans = [s for s in (self.inputs.span(a, b) for a, b in places[:self.limits.max_tries]) if s is not None]
+        if not spans:
+            return None
+        exact = [s for s in spans if s.text == written]
+        status: Status = "exact" if exact else "normalised"
+        ordered = exact + [s for s in spans if s.text != written]
+        return FieldGrounding(path, status, value, tuple(ordered[:self.limits.max_spans]))
+
+    def _currency(self, path: str, value: str) -> FieldGrounding | None:
+        """A currency code printed as its sign (`EUR` as `€`)."""
+        spans: list[Span] = []
+        text = self.inputs.text
+        for sign in signs_for(value):
+            needle = normalise(sign)
+            for start in text.occurrences(needle, self.limits.max_tries):
+                if not glued_to_letters(text.text, start):
+                    span = self.inputs.span(start, start + len(needle))
+                    if span is not None:
+                        spans.append(span)
+                if len(spans) >= self.limits.max_spans:
+                    break
+            if spans:
+                return FieldGrounding(path, "normalised", value, tuple(spans))
+        return None
+
+    def _fuzzy(self, path: str, value: str) -> FieldGrounding | None:
+        if self.fuzzy_left <= 0:
+            return None
+        needle = normalise(value)
+        if not could_align(self.inputs.text.words, needle, self.limits.fuzzy_threshold):
+            return None  # decided on the word index the text search built, before the fuzzy one is built
+        self.fuzzy_left -= 1
+        match = best_window(self.inputs.words, needle, self.limits.fuzzy_threshold)
+        if match is None:
+            return None
+        span = self.inputs.span(match.start, match.end)
+        if span is None:
+            return None
+        return FieldGrounding(path, "fuzzy", value, (span,), score=match.score)
+
+    def _why_not(self, value: Any) -> str | None:
+        if isinstance(value, str) and self.fuzzy_left <= 0:
+            return f"the fuzzy step is limited to {self.limits.max_fuzzy:,} values a run; not tried"
+        return None
+
+
+def _number_text(value: Any) -> str:
+    return str(value) if isinstance(value, int) else repr(value) if isinstance(value, float) else str(value)

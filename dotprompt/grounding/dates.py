@@ -1,0 +1,107 @@
+"""Dates as written in documents: `2026-11-02`, `02.11.2026`, `11/02/26`, `2 November 2026`,
+`Nov. 2nd, 2026`, `2. November 2026`, `2026年11月2日`, in English, German, French, Spanish, Italian and Dutch month names.
+
+Read from normalised (case-folded) text. `02/11/2026` is both 2 November and 11 February: both are
+indexed, so either reading grounds. The patterns are fixed here; nothing the model wrote becomes one.
+"""
+
+from __future__ import annotations
+
+import calendar
+import re
+from collections.abc import Iterator
+
+from .text import normalise
+
+Day = tuple[int, int, int]  # (year, month, day)
+
+_MONTHS: dict[str, int] = {}
+for _number, _names in enumerate([
+    "january jan januar janvier enero gennaio januari jänner", "february feb februar février fevrier febrero febbraio februari",
+    "march mar märz maerz mars marzo maart", "april apr avril abril aprile", "may mai mayo maggio mei",
+    "june jun juni juin junio giugno", "july jul juli juillet julio luglio",
+    "august aug août aout agosto augustus", "september sep sept septembre septiembre settembre",
+    "october oct oktober octobre octubre ottobre okt", "november nov novembre noviembre",
+    "december dec dezember décembre decembre diciembre dicembre dez",
+], start=1):
+    for _name in _names.split():
+        _MONTHS[_name] = _number
+_MONTH = "|".join(sorted(map(re.escape, _MONTHS), key=len, reverse=True))
+_ORD = r"(?:st|nd|rd|th|er|º)?"
+
+_ISO = re.compile(r"(?<!\d)(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})(?!\d)")
+_NUMERIC = re.compile(r"(?<![\d.])(\d{1,2})[-/.](\d{1,2})[-/.](\d{4}|\d{2})(?![\d])")
+_DAY_MONTH = re.compile(rf"(?<!\w)(\d{{1,2}}){_ORD}\.?\s?(?:of |de )?({_MONTH})\.?,?\s?(?:de )?(\d{{4}})(?!\d)")
+_CJK = re.compile(r"(?<!\d)(\d{4})\s?年\s?(\d{1,2})\s?月\s?(\d{1,2})\s?日")
+_MONTH_DAY = re.compile(rf"(?<!\w)({_MONTH})\.?\s?(\d{{1,2}}){_ORD},?\s?(\d{{4}})(?!\d)")
+
+
+def _day(year: int, month: int, day: int) -> Day | None:
+    if year < 100:
+        year += 2000 if year < 70 else 1900
+    if not (1 <= month <= 12 and 1 <= year <= 9999) or not 1 <= day <= calendar.monthrange(year, month)[1]:
+        return None
+    return year, month, day
+
+
+_DIGITS = re.compile(r"\d+")
+
+
+def _read(match: re.Match[str], order: str) -> Day | None:
+    fields = dict(zip(order.lower(), match.groups(), strict=True))
+    month = _MONTHS[fields["m"]] if "M" in order else int(fields["m"])
+    return _day(int(fields["y"]), month, int(fields["d"]))
+
+
+def _candidates(text: str, run: re.Match[str]) -> list[tuple[re.Pattern[str], str, int]]:
+    """The patterns worth trying at a run of digits, by the characters around it (most runs are no date)."""
+    start, end = run.span()
+    after = text[end:end + 2]
+    out: list[tuple[re.Pattern[str], str, int]] = []
+    if len(after) == 2 and after[0] in "-/." and after[1].isdigit():
+        out += [(_ISO, "ymd", start), (_NUMERIC, "dmy", start), (_NUMERIC, "mdy", start)]
+    if after.lstrip()[:1] == "年":
+        out.append((_CJK, "ymd", start))
+    if end - start <= 2:
+        out.append((_DAY_MONTH, "dMy", start))
+        head = text[max(start - 12, 0):start]
+        trimmed = head.rstrip(" .")
+        word = trimmed.rpartition(" ")[2]
+        if word in _MONTHS:
+            out.append((_MONTH_DAY, "Mdy", start - len(head) + len(trimmed) - len(word)))
+    return out
+
+
+def _readings(text: str, *, whole: bool) -> Iterator[tuple[Day, int, int]]:
+    """(date, start, end) for every date written in `text`; with `whole`, only one covering all of it
+    (an ISO date may carry a time after it). Every date holds a run of digits, so patterns are tried
+    only at those (or, for "Nov 2", at the month name just before one)."""
+    if whole:
+        tries = [(_ISO, "ymd", 0), (_CJK, "ymd", 0), (_NUMERIC, "dmy", 0), (_NUMERIC, "mdy", 0), (_DAY_MONTH, "dMy", 0),
+                 (_MONTH_DAY, "Mdy", 0)]
+    else:
+        tries = [t for run in _DIGITS.finditer(text) for t in _candidates(text, run)]
+    for pattern, order, start in tries:
+        match = pattern.match(text, start)
+        if match is None or (whole and match.end() != len(text) and not (order == "ymd" and text[match.end()] == "t")):
+            continue
+        found = _read(match, order)
+        if found is not None:
+            yield found, match.start(), match.end()
+
+
+def value_dates(value: object) -> set[Day]:
+    """The dates an extracted string stands for (empty when it is not a date)."""
+    if not isinstance(value, str) or len(value) > 64:
+        return set()
+    return {day for day, _, _ in _readings(normalise(value), whole=True)}
+
+
+def index_dates(normalised_text: str) -> dict[Day, list[tuple[int, int]]]:
+    """Every date written in the (normalised) text -> its spans there."""
+    index: dict[Day, list[tuple[int, int]]] = {}
+    for day, start, end in _readings(normalised_text, whole=False):
+        index.setdefault(day, []).append((start, end))
+    for spans in index.values():
+        spans.sort()  # several patterns add to one date: report its spans in reading order
+    return index

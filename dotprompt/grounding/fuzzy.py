@@ -1,0 +1,116 @@
+"""Fuzzy grounding: a description the model paraphrased by a word ("Widgets, blue" for "blue widget").
+
+Token alignment over the input's words: the value's words are looked up in the word index, each hit
+proposes a window of the value's length there, and a window scores the share of the value's words
+it holds (as a multiset, after light stemming) over the longer of the two. Bounded: at most
+`MAX_ANCHORS` windows per value, each O(words in the value), and only values of 3 to `MAX_WORDS` words.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from .text import WORD, NormalisedText
+
+THRESHOLD = 2 / 3  # one word in three may differ: "blue widgets, large" ~ "large blue widget"
+MIN_WORDS = 3
+MAX_WORDS = 64
+MAX_ANCHORS = 48
+COMMON = 2000  # past the rarest word, a word found more often than this proposes no windows
+
+
+@dataclass(frozen=True)
+class FuzzyMatch:
+    start: int  # normalised offsets
+    end: int
+    score: float
+
+
+def stem(word: str) -> str:
+    """Plural and simple verb endings off, so "services" meets "service"."""
+    if len(word) > 4 and word.endswith("es"):
+        return word[:-2]
+    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
+        return word[:-1]
+    return word
+
+
+class WordSequence:
+    """The normalised text's words in order (stemmed) with their offsets, and an index by stem."""
+
+    def __init__(self, text: NormalisedText) -> None:
+        words, self.starts = text.word_list
+        stems = {word: stem(word) for word in text.words}
+        self.stems = [stems[word] for word in words]
+        self.ends = [start + len(word) for word, start in zip(words, self.starts, strict=True)]
+        self.positions: dict[str, list[int]] = {}
+        for number, key in enumerate(self.stems):
+            self.positions.setdefault(key, []).append(number)
+
+
+def could_align(words: Mapping[str, object], value: str, threshold: float = THRESHOLD) -> bool:
+    """Whether enough of the value's words occur in the text at all (in some form) for a window to
+    reach `threshold`: a cheap test on the plain word index that spares most values the fuzzy step."""
+    wanted = WORD.findall(value)
+    if not MIN_WORDS <= len(wanted) <= MAX_WORDS:
+        return False
+    present = sum(any(form in words for form in (w, stem(w), w + "s", w + "es")) for w in wanted)
+    return present / len(wanted) >= threshold
+
+
+def best_window(words: WordSequence, value: str, threshold: float = THRESHOLD) -> FuzzyMatch | None:
+    """The best-scoring window for the normalised `value`, if it reaches `threshold`."""
+    wanted = [stem(m.group()) for m in WORD.finditer(value)]
+    if not MIN_WORDS <= len(wanted) <= MAX_WORDS:
+        return None
+    counts = Counter(wanted)
+    present = sum(n for key, n in counts.items() if key in words.positions)
+    if present / len(wanted) < threshold:
+        return None  # no window can hold more of the value's words than the whole input does
+    best: tuple[float, int, int] | None = None
+    for first in _window_starts(words, wanted):
+        for size in (len(wanted) - 1, len(wanted), len(wanted) + 1):
+            scored = _score(words, counts, len(wanted), first, size)
+            if scored is not None and (best is None or scored[0] > best[0]):
+                best = scored
+    if best is None or best[0] < threshold:
+        return None
+    return FuzzyMatch(words.starts[best[1]], words.ends[best[2]], round(best[0], 3))
+
+
+def _window_starts(words: WordSequence, wanted: list[str]) -> list[int]:
+    """Where windows begin: each hit of the value's rarer words, shifted back by the word's place."""
+    places: dict[str, list[int]] = {}
+    for place, key in enumerate(wanted):
+        places.setdefault(key, []).append(place)
+    starts: dict[int, None] = {}
+    for rank, key in enumerate(sorted(places, key=lambda k: len(words.positions.get(k, ())))):
+        hits = words.positions.get(key, ())
+        if rank and len(hits) > COMMON:
+            break  # the rarest word's first hits are tried even when every word is common
+        for hit in hits:
+            # The window that keeps the word at its place in the value, and the two that start or end
+            # at it (the words reordered: "large blue widget" for "blue widgets, large").
+            for first in (*(hit - place for place in places[key]), hit - len(wanted) + 1, hit):
+                starts.setdefault(max(first, 0), None)
+            if len(starts) >= MAX_ANCHORS:
+                return list(starts)
+    return list(starts)
+
+
+def _score(words: WordSequence, counts: Counter[str], size_wanted: int, first: int,
+           size: int) -> tuple[float, int, int] | None:
+    """(score, first word, last word) of the window, trimmed to the words it shares with the value."""
+    left = dict(counts)
+    shared, head, tail = 0, -1, -1
+    for i, key in enumerate(words.stems[first:first + size]):
+        if left.get(key, 0) > 0:
+            left[key] -= 1
+            shared += 1
+            tail = i
+            head = i if head < 0 else head
+    if not shared:
+        return None
+    return shared / max(size_wanted, tail - head + 1), first + head, first + tail

@@ -1,0 +1,156 @@
+"""One input text, normalised once (NFKC, case folded, whitespace collapsed) with a map back to the
+original offsets, and a word index over it, so each extracted value is looked up, not scanned for.
+
+The map stores only the stretches where the normalised text differs in length from the original (a
+run of whitespace, a word that NFKC or case folding changes); everything between them is offset by a
+constant, so typical ASCII text costs a handful of entries. Inside a changed stretch a span snaps to
+the stretch's ends: the reported text is always `original[start:end]`.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from bisect import bisect_right
+from collections.abc import Iterator
+
+# Runs that may change under normalisation: anything but printable ASCII and lone spaces (a run of
+# whitespace, a non-ASCII word), found with one character class, which the regex engine scans fast.
+_CHANGED = re.compile(r"[^\x21-\x7e ]+| {2,}")
+_SPACES = re.compile(r"(\s+)")
+WORD = re.compile(r"\w+")
+
+
+def normalise(value: str) -> str:
+    """What a value is compared as: NFKC, case folded, whitespace runs as one space, trimmed."""
+    return " ".join(unicodedata.normalize("NFKC", value).casefold().split())
+
+
+class NormalisedText:
+    """`text` normalised, `to_original` mapping its offsets back; `words` built on first use."""
+
+    def __init__(self, text: str) -> None:
+        self.original = text
+        self._norm_starts: list[int] = []
+        self._norm_ends: list[int] = []
+        self._orig_starts: list[int] = []
+        self._orig_ends: list[int] = []
+        pieces: list[str] = []
+        at = length = 0
+        for match in _CHANGED.finditer(text):
+            start, end = _widened(text, match.start(), match.end(), at)
+            if start < at:
+                continue  # taken in by the previous run already
+            kept = text[at:start].lower()  # printable ASCII and lone spaces: same length
+            pieces.append(kept)
+            length = self._changed(text[start:end], start, length + len(kept), pieces)
+            at = end
+        pieces.append(text[at:].lower())
+        self.text = "".join(pieces)
+        self._words: dict[str, list[int]] | None = None
+        self._word_list: tuple[list[str], list[int]] | None = None
+
+    def _changed(self, run: str, start: int, length: int, pieces: list[str]) -> int:
+        """Normalise one run (whitespace to one space, the rest NFKC and case folded); the new length."""
+        for piece in _SPACES.split(run):
+            if not piece:
+                continue
+            new = " " if piece.isspace() else unicodedata.normalize("NFKC", piece).casefold()
+            if len(new) != len(piece):
+                self._add(length, length + len(new), start, start + len(piece))
+            pieces.append(new)
+            length += len(new)
+            start += len(piece)
+        return length
+
+    def _add(self, norm_start: int, norm_end: int, orig_start: int, orig_end: int) -> None:
+        self._norm_starts.append(norm_start)
+        self._norm_ends.append(norm_end)
+        self._orig_starts.append(orig_start)
+        self._orig_ends.append(orig_end)
+
+    def to_original(self, start: int, end: int) -> tuple[int, int]:
+        """The original span of normalised `[start, end)`; widened to whole changed stretches."""
+        return self._map(start, inside_end=False), self._map(end, inside_end=True)
+
+    def _map(self, position: int, *, inside_end: bool) -> int:
+        probe = position - 1 if inside_end else position
+        i = bisect_right(self._norm_starts, probe) - 1
+        if i < 0:
+            return position
+        if probe < self._norm_ends[i]:
+            return self._orig_ends[i] if inside_end else self._orig_starts[i]
+        return self._orig_ends[i] + position - self._norm_ends[i]
+
+    @property
+    def words(self) -> dict[str, list[int]]:
+        """Each word of the normalised text -> where it starts (normalised offsets), in order."""
+        if self._words is None:
+            index: dict[str, list[int]] = {}
+            for word, start in zip(*self.word_list, strict=True):
+                index.setdefault(word, []).append(start)
+            self._words = index
+        return self._words
+
+    @property
+    def word_list(self) -> tuple[list[str], list[int]]:
+        """The words of the normalised text in order, and their start offsets."""
+        if self._word_list is None:
+            starts = [m.start() for m in WORD.finditer(self.text)]
+            self._word_list = WORD.findall(self.text), starts
+        return self._word_list
+
+    def occurrences(self, needle: str, limit: int) -> Iterator[int]:
+        """Normalised offsets where `needle` (already normalised) starts on word boundaries.
+
+        Looked up through the needle's rarest word, so the cost is that word's occurrences, not the
+        text's length; at most `limit` candidates are tried. A needle without a word is found with
+        `str.find`, again at most `limit` times."""
+        words = [(m.group(), m.start()) for m in WORD.finditer(needle)]
+        if not words:
+            yield from self._found(needle, limit)
+            return
+        index = self.words
+        word, offset = min(words, key=lambda w: len(index.get(w[0], ())))
+        text, size = self.text, len(needle)
+        for tried, position in enumerate(index.get(word, ())):
+            if tried >= limit:
+                return
+            start = position - offset
+            if start >= 0 and text.startswith(needle, start) and self._bounded(start, start + size):
+                yield start
+
+    def _found(self, needle: str, limit: int) -> Iterator[int]:
+        if not needle:
+            return
+        start = self.text.find(needle)
+        for _ in range(limit):
+            if start < 0:
+                return
+            yield start
+            start = self.text.find(needle, start + 1)
+
+    def _bounded(self, start: int, end: int) -> bool:
+        """Neither end of the match cuts a word of the text in two."""
+        text = self.text
+        if start > 0 and _wordy(text[start]) and _wordy(text[start - 1]):
+            return False
+        return not (end < len(text) and _wordy(text[end - 1]) and _wordy(text[end]))
+
+
+def _wordy(char: str) -> bool:
+    return char.isalnum() or char == "_"
+
+
+def _widened(text: str, start: int, end: int, floor: int) -> tuple[int, int]:
+    """A run grown over the spaces touching it (so " \n " collapses to one space) and over the
+    character a combining mark belongs to (so NFKC composes them together)."""
+    if text[start].isspace():
+        while start > floor and text[start - 1] == " ":
+            start -= 1
+    elif start > floor and unicodedata.combining(text[start]):
+        start -= 1
+    if text[end - 1].isspace():
+        while end < len(text) and text[end] == " ":
+            end += 1
+    return start, end

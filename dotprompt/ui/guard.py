@@ -1,0 +1,91 @@
+"""The workbench's front door: which requests reach the app at all, and the headers every answer carries.
+
+A page on another site can make the browser send requests to 127.0.0.1, and DNS rebinding can give
+that site's own name a loopback address. So: the Host header must name this server exactly (a rebound
+name does not); a request carrying an Origin must come from this server's own origin; every request
+that changes anything (POST) must carry the session's CSRF token in a header, which a cross-site form
+cannot set and a cross-site script cannot read (the token comes from a JSON answer, and no CORS header
+lets another origin read one). The Content-Security-Policy allows scripts from this server only, so
+even text that slipped into the page as markup could not run.
+"""
+
+from __future__ import annotations
+
+import hmac
+import secrets
+from collections.abc import Iterable
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+CSRF_HEADER = "x-csrf-token"
+CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; "
+       "base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+HEADERS = {"content-security-policy": CSP, "x-content-type-options": "nosniff", "x-frame-options": "DENY",
+           "referrer-policy": "no-referrer", "cross-origin-opener-policy": "same-origin",
+           "cross-origin-resource-policy": "same-origin", "cache-control": "no-store"}
+SAFE_METHODS = frozenset({"GET", "HEAD"})
+LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
+
+
+def new_token() -> str:
+    return secrets.token_urlsafe(32)
+
+
+def allowed_hosts(host: str, port: int) -> frozenset[str]:
+    """The Host header values that name this server: its loopback names (or the host it was bound to) with its port."""
+    names = set(LOOPBACK_NAMES) if host in ("127.0.0.1", "localhost", "::1") else {host if ":" not in host else f"[{host}]"}
+    return frozenset(f"{name}:{port}" for name in names)
+
+
+class Guard:
+    """ASGI middleware: refuses foreign hosts and origins (403) and state-changing requests without the token."""
+
+    def __init__(self, app: ASGIApp, *, hosts: Iterable[str], token: str) -> None:
+        self.app = app
+        self.hosts = frozenset(h.lower() for h in hosts)
+        self.origins = frozenset(f"http://{h}" for h in self.hosts)
+        self.token = token
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        problem = self.problem(Request(scope))
+        if problem is not None:
+            await with_headers(JSONResponse({"error": problem}, status_code=403))(scope, receive, send)
+            return
+
+        async def send_with_headers(message: dict) -> None:
+            if message["type"] == "http.response.start":
+                present = {k.lower() for k, _ in message.get("headers", [])}
+                message["headers"] = [*message.get("headers", []),
+                                      *((k.encode(), v.encode()) for k, v in HEADERS.items() if k.encode() not in present)]
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
+
+    def problem(self, request: Request) -> str | None:
+        """Why this request is refused, or None."""
+        host = request.headers.get("host", "").lower()
+        if host not in self.hosts:
+            return "this server answers only to its own address (Host header refused)"
+        origin = request.headers.get("origin")
+        if origin is not None and origin.lower() not in self.origins:
+            return "cross-origin requests are refused"
+        if request.method in SAFE_METHODS:
+            return None
+        if request.method != "POST":
+            return "method not allowed"
+        if not hmac.compare_digest(request.headers.get(CSRF_HEADER, ""), self.token):
+            return "missing or wrong CSRF token (reload the page)"
+        if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
+            return "state-changing requests send JSON"
+        return None
+
+
+def with_headers(response: Response) -> Response:
+    for name, value in HEADERS.items():
+        response.headers.setdefault(name, value)
+    return response

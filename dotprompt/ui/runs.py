@@ -7,6 +7,7 @@ a key configured after a run was logged is hidden too.
 from __future__ import annotations
 
 import datetime
+import json
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +40,8 @@ def run(path: Path | None, run_id: int) -> dict[str, Any] | None:
 def _summary(row: dict[str, Any]) -> dict[str, Any]:
     out = {k: row.get(k) for k in SUMMARY}
     output = row.get("output")
-    out["preview"] = (output if isinstance(output, str) else str(output))[:200] if output is not None else None
+    if output is not None:
+        out["preview"] = (output if isinstance(output, str) else json.dumps(output, ensure_ascii=False, default=str))[:200]
     if row.get("error"):
         out["error"] = str(row["error"]).splitlines()[0][:300]
     return out

@@ -1,0 +1,142 @@
+"""A project for the workbench's tests: pyproject.toml, a tools module, prompts (one with a tool and
+an interrupt, hostile ones), a run log of its own and an eval report, in a temporary folder."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+KEY = "sk-workbench-secret-key-0123456789"
+
+ORDER_PROMPT = """---
+description: Refund an order; asks a human before refunding.
+model: openai/gpt-test
+tools: [lookup_order, approve_refund]
+maxTurns: 5
+input:
+  schema:
+    order_id: string, the order to refund
+    reason?(enum): [damaged, late, other]
+    amount?: number
+    urgent?: boolean
+  default:
+    reason: late
+output:
+  format: json
+  schema:
+    answer: string
+    amount: number
+    link?: string
+---
+{{ role("system") }}
+You refund orders.
+{{ role("user") }}
+Order {{ order_id }}: refund because {{ reason }}{% if amount %} ({{ amount }}){% endif %}.
+"""
+
+TOOLS = '''
+from dotprompt import ToolContext, tool
+
+
+@tool
+def approve_refund(order_id: str, amount: float, ctx: ToolContext) -> dict:
+    """A human approves the refund: the run stops until they answer (or restart it, approved)."""
+    if not ctx.resumed:
+        ctx.interrupt({"question": f"refund {amount} on order {order_id}?"})
+    return {"approved": True, "by": "restart"}
+
+
+@tool
+def lookup_order(order_id: str) -> dict:
+    """Look an order up."""
+    return {"order_id": order_id, "total": 20, "status": "delivered"}
+'''
+
+REPORT = {"evals": [
+    {"eval": "extract", "file": "extract.test.yaml", "prompt": "extract", "arm": "base", "variant": None, "model": "m",
+     "passed": False, "fixture_rows": 0, "failures": ["total: F1 0.500 < 0.9"],
+     "scores": {"rows": 2, "exact_match": 0.5,
+                "overall": {"f1": 0.75, "precision": 0.75, "recall": 0.75, "support": 4, "correct": 3, "wrong": 1, "missing": 0, "extra": 0},
+                "fields": {"total": {"f1": 0.5, "precision": 0.5, "recall": 0.5, "support": 2, "correct": 1, "wrong": 1, "missing": 0, "extra": 0},
+                           "vendor": {"f1": 1.0, "precision": 1.0, "recall": 1.0, "support": 2, "correct": 2, "wrong": 0, "missing": 0, "extra": 0}},
+                "lists": {}},
+     "deltas": [{"field": "total", "metric": "f1", "baseline": 0.75, "now": 0.5}],
+     "rows": [{"id": "row-2", "exact": False, "problems": [],
+               "fields": [{"field": "total", "where": "total", "outcome": "wrong", "expected": 120.5,
+                           "predicted": "<img src=x onerror=alert(1)>"}]}]},
+    {"eval": "extract", "file": "extract.test.yaml", "prompt": "extract", "arm": "fast", "variant": "fast", "model": "m",
+     "passed": True, "fixture_rows": 0, "failures": [],
+     "scores": {"rows": 2, "exact_match": 1.0,
+                "overall": {"f1": 1.0, "precision": 1.0, "recall": 1.0, "support": 4, "correct": 4, "wrong": 0, "missing": 0, "extra": 0},
+                "fields": {"total": {"f1": 1.0, "precision": 1.0, "recall": 1.0, "support": 2, "correct": 2, "wrong": 0, "missing": 0, "extra": 0},
+                           "vendor": {"f1": 1.0, "precision": 1.0, "recall": 1.0, "support": 2, "correct": 2, "wrong": 0, "missing": 0, "extra": 0}},
+                "lists": {}},
+     "deltas": [], "rows": []}]}
+
+
+def make_project(root: Path) -> Path:
+    """The project folder (its prompts in `prompts/`)."""
+    prompts = root / "prompts"
+    (prompts / "billing").mkdir(parents=True)
+    (root / "pyproject.toml").write_text('[tool.dotprompt]\nprompts_dir = "prompts"\ntools = ["tools.py"]\n'
+                                         'log_path = "runs.db"\n')
+    (root / "tools.py").write_text(TOOLS)
+    (prompts / "order.prompt").write_text(ORDER_PROMPT)
+    (prompts / "order.short.prompt").write_text(ORDER_PROMPT.replace("You refund orders.", "Refund. Be brief."))
+    (prompts / "_signature.prompt").write_text("Kind regards, the shop\n")
+    (prompts / "billing" / "note.prompt").write_text("---\ninput:\n  schema:\n    text: string\n---\n"
+                                                     "{{ text }} {% include 'signature' %}\n")
+    (prompts / "broken.prompt").write_text("---\ninput:\n  schema:\n    text: string\n---\nHello {{ txt }}\n")
+    (prompts / "reports").mkdir()
+    (prompts / "reports" / "extract.eval.json").write_text(json.dumps(REPORT, indent=2))
+    return root
+
+
+def environment(base_url: str, root: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DOTPROMPT_")}
+    env.update(OPENAI_BASE_URL=base_url, OPENAI_API_KEY=KEY, XDG_DATA_HOME=str(root / "data"),
+               PYTHONIOENCODING="utf-8", DOTPROMPT_LOG="1")
+    return env
+
+
+@contextmanager
+def running_ui(root: Path, env: dict[str, str], *extra: str) -> Iterator[str]:
+    """`dotprompt ui --port 0` in `root`; its URL while the block runs."""
+    process = subprocess.Popen([sys.executable, "-m", "dotprompt.cli", "ui", "--port", "0", *extra], cwd=root, env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = process.stdout.readline() if process.stdout else ""
+        found = re.search(r"http://\S+", line)
+        if not found:
+            process.kill()
+            raise AssertionError(f"no URL printed: {line!r} {process.stderr.read() if process.stderr else ''}")
+        yield found[0]
+    finally:
+        process.terminate()
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        if process.stderr:
+            process.stderr.close()
+        if process.stdout:
+            process.stdout.close()
+
+
+def wait_for(predicate, timeout: float = 10.0, interval: float = 0.05):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = predicate()
+        if found:
+            return found
+        time.sleep(interval)
+    raise AssertionError("timed out waiting")

@@ -86,6 +86,8 @@ async def body(request: Request) -> dict[str, Any]:
         value = json.loads(data or b"{}")
     except ValueError as exc:
         raise UsageError(f"the request is not JSON: {exc}") from None
+    except RecursionError:
+        raise UsageError("the request is nested too deeply") from None
     if not isinstance(value, dict):
         raise UsageError("the request is a JSON object")
     return value
@@ -154,7 +156,7 @@ def create_app(library: PromptLibrary, *, log_path: Path | None, hosts: frozense
         async def stream():
             async for batch in live.follow(start_at):
                 yield sse(batch)
-            yield "event: end\ndata: {}\n\n"
+            yield 'event: end\ndata: {"type": "end"}\n\n'
 
         return StreamingResponse(stream(), media_type="text/event-stream", headers={"x-accel-buffering": "no"})
 

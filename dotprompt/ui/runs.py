@@ -34,7 +34,10 @@ def runs(path: Path | None, params: dict[str, str]) -> dict[str, Any]:
 
 
 def run(path: Path | None, run_id: int) -> dict[str, Any] | None:
-    return get_run(path, run_id) if path is not None else None
+    try:
+        return get_run(path, run_id) if path is not None else None
+    except RecursionError:  # a logged value nested past what the JSON decoder follows
+        raise UsageError(f"run {run_id} holds a value nested too deeply to show") from None
 
 
 def _summary(row: dict[str, Any]) -> dict[str, Any]:

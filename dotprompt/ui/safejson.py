@@ -21,7 +21,7 @@ from .._util.redact import known_secrets, redact
 MAX_DEPTH = 40
 MAX_STRING = 200_000
 MAX_ITEMS = 5_000
-CUT = "… [cut by the workbench: {} more]"
+CUT = "… [cut by the workbench: {} not shown]"
 
 
 def clean(value: Any, secrets: list[str] | None = None) -> Any:
@@ -42,12 +42,12 @@ def _clean(value: Any, secrets: list[str], depth: int) -> Any:
         items = list(value.items())
         out = {_string(str(k), secrets): _clean(v, secrets, depth + 1) for k, v in items[:MAX_ITEMS]}
         if len(items) > MAX_ITEMS:
-            out["…"] = CUT.format(f"{len(items) - MAX_ITEMS:,} keys")
+            out["…"] = CUT.format(f"{len(items) - MAX_ITEMS:,} more keys")
         return out
     if isinstance(value, list | tuple):
         out_list = [_clean(v, secrets, depth + 1) for v in value[:MAX_ITEMS]]
         if len(value) > MAX_ITEMS:
-            out_list.append(CUT.format(f"{len(value) - MAX_ITEMS:,} items"))
+            out_list.append(CUT.format(f"{len(value) - MAX_ITEMS:,} more items"))
         return out_list
     dump = getattr(value, "model_dump", None)
     if dump is not None:
@@ -58,7 +58,7 @@ def _clean(value: Any, secrets: list[str], depth: int) -> Any:
 def _string(text: str, secrets: list[str]) -> str:
     text = redact(text, secrets)
     if len(text) > MAX_STRING:
-        return text[:MAX_STRING] + CUT.format(f"{len(text) - MAX_STRING:,} characters")
+        return text[:MAX_STRING] + CUT.format(f"{len(text) - MAX_STRING:,} more characters")
     return text
 
 

@@ -59,8 +59,9 @@ class Script(BaseHTTPRequestHandler):
         self.send_header("connection", "close")
         self.end_headers()
         if call:
+            function = {"name": call[1], "arguments": json.dumps(call[2])}
             self.event({"choices": [{"index": 0, "delta": {"role": "assistant", "tool_calls": [
-                {"index": 0, "id": call[0], "type": "function", "function": {"name": call[1], "arguments": json.dumps(call[2])}}]}}]})
+                {"index": 0, "id": call[0], "type": "function", "function": function}]}}]})
             self.event({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]})
         else:
             assert text is not None

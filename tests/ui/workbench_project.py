@@ -60,26 +60,30 @@ def lookup_order(order_id: str) -> dict:
     return {"order_id": order_id, "total": 20, "status": "delivered"}
 '''
 
+def counts(correct: int, wrong: int = 0, missing: int = 0, extra: int = 0) -> dict[str, float]:
+    predicted, support = correct + wrong + extra, correct + wrong + missing
+    precision, recall = correct / predicted, correct / support
+    return {"f1": round(2 * precision * recall / (precision + recall), 6), "precision": precision, "recall": recall,
+            "support": support, "correct": correct, "wrong": wrong, "missing": missing, "extra": extra}
+
+
+def arm(label: str, variant: str | None, *, total: dict, passed: bool, failures: list[str], deltas: list[dict],
+        rows: list[dict]) -> dict:
+    fields = {"total": total, "vendor": counts(2)}
+    overall = counts(sum(f["correct"] for f in fields.values()), sum(f["wrong"] for f in fields.values()))
+    return {"eval": "extract", "file": "extract.test.yaml", "prompt": "extract", "arm": label, "variant": variant,
+            "model": "m", "passed": passed, "fixture_rows": 0, "failures": failures, "deltas": deltas, "rows": rows,
+            "scores": {"rows": 2, "exact_match": 0.5 if total["wrong"] else 1.0, "overall": overall, "fields": fields,
+                       "lists": {}}}
+
+
+WRONG_ROW = {"id": "row-2", "exact": False, "problems": [],
+             "fields": [{"field": "total", "where": "total", "outcome": "wrong", "expected": 120.5,
+                         "predicted": "<img src=x onerror=alert(1)>"}]}
 REPORT = {"evals": [
-    {"eval": "extract", "file": "extract.test.yaml", "prompt": "extract", "arm": "base", "variant": None, "model": "m",
-     "passed": False, "fixture_rows": 0, "failures": ["total: F1 0.500 < 0.9"],
-     "scores": {"rows": 2, "exact_match": 0.5,
-                "overall": {"f1": 0.75, "precision": 0.75, "recall": 0.75, "support": 4, "correct": 3, "wrong": 1, "missing": 0, "extra": 0},
-                "fields": {"total": {"f1": 0.5, "precision": 0.5, "recall": 0.5, "support": 2, "correct": 1, "wrong": 1, "missing": 0, "extra": 0},
-                           "vendor": {"f1": 1.0, "precision": 1.0, "recall": 1.0, "support": 2, "correct": 2, "wrong": 0, "missing": 0, "extra": 0}},
-                "lists": {}},
-     "deltas": [{"field": "total", "metric": "f1", "baseline": 0.75, "now": 0.5}],
-     "rows": [{"id": "row-2", "exact": False, "problems": [],
-               "fields": [{"field": "total", "where": "total", "outcome": "wrong", "expected": 120.5,
-                           "predicted": "<img src=x onerror=alert(1)>"}]}]},
-    {"eval": "extract", "file": "extract.test.yaml", "prompt": "extract", "arm": "fast", "variant": "fast", "model": "m",
-     "passed": True, "fixture_rows": 0, "failures": [],
-     "scores": {"rows": 2, "exact_match": 1.0,
-                "overall": {"f1": 1.0, "precision": 1.0, "recall": 1.0, "support": 4, "correct": 4, "wrong": 0, "missing": 0, "extra": 0},
-                "fields": {"total": {"f1": 1.0, "precision": 1.0, "recall": 1.0, "support": 2, "correct": 2, "wrong": 0, "missing": 0, "extra": 0},
-                           "vendor": {"f1": 1.0, "precision": 1.0, "recall": 1.0, "support": 2, "correct": 2, "wrong": 0, "missing": 0, "extra": 0}},
-                "lists": {}},
-     "deltas": [], "rows": []}]}
+    arm("base", None, total=counts(1, 1), passed=False, failures=["total: F1 0.500 < 0.9"],
+        deltas=[{"field": "total", "metric": "f1", "baseline": 0.75, "now": 0.5}], rows=[WRONG_ROW]),
+    arm("fast", "fast", total=counts(2), passed=True, failures=[], deltas=[], rows=[])]}
 
 
 def make_project(root: Path) -> Path:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import importlib.util
 from typing import Any
 
 from .common import DIR_HELP, EXIT_OK, CommandLineError, library
@@ -21,9 +20,11 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    missing = [name for name in ("starlette", "uvicorn") if importlib.util.find_spec(name) is None]
-    if missing:
-        raise CommandLineError(f"the workbench needs {' and '.join(missing)}: {INSTALL}")
+    try:
+        import starlette  # noqa: F401
+        import uvicorn  # noqa: F401
+    except ImportError as exc:
+        raise CommandLineError(f"the workbench needs {exc.name or 'starlette and uvicorn'}: {INSTALL}") from None
     if not 0 <= args.port <= 65535:
         raise CommandLineError("--port must be between 0 and 65535")
     from ..ui.serve import serve

@@ -11,8 +11,10 @@ even text that slipped into the page as markup could not run.
 
 from __future__ import annotations
 
+import contextlib
 import hmac
 import secrets
+import socket
 from collections.abc import Iterable
 
 from starlette.requests import Request
@@ -33,10 +35,27 @@ def new_token() -> str:
     return secrets.token_urlsafe(32)
 
 
+WILDCARDS = ("0.0.0.0", "::", "")
+
+
 def allowed_hosts(host: str, port: int) -> frozenset[str]:
-    """The Host header values that name this server: its loopback names (or the host it was bound to) with its port."""
-    names = set(LOOPBACK_NAMES) if host in ("127.0.0.1", "localhost", "::1") else {host if ":" not in host else f"[{host}]"}
-    return frozenset(f"{name}:{port}" for name in names)
+    """The Host header values that name this server, with its port: its loopback names; the address it
+    was bound to; for a wildcard bind (0.0.0.0), also this machine's name and addresses."""
+    names = set(LOOPBACK_NAMES)
+    if host in WILDCARDS:
+        names |= machine_names()
+    elif host not in ("localhost", "::1"):
+        names.add(f"[{host}]" if ":" in host else host)
+    return frozenset(f"{name}:{port}".lower() for name in names)
+
+
+def machine_names() -> set[str]:
+    found = {socket.gethostname(), socket.getfqdn()}
+    with contextlib.suppress(OSError):
+        for *_, address in socket.getaddrinfo(socket.gethostname(), None):
+            ip = str(address[0])
+            found.add(f"[{ip}]" if ":" in ip else ip)
+    return found
 
 
 class Guard:

@@ -1,7 +1,7 @@
 """A scripted OpenAI-compatible chat server on loopback for the workbench's tests: real HTTP, real SSE.
 
 What it answers depends on the conversation it is sent, so any run (and a resumed one) gets the
-same script: no tool result yet -> a call of `lookup_order`; one tool result -> a call of
+same script: a request without tools -> the final JSON; no tool result yet -> a call of `lookup_order`; one tool result -> a call of
 `approve_refund` (a tool without a function: it interrupts); two -> the final JSON, streamed in
 `chunks` pieces `delay` seconds apart. A user message holding HOSTILE gets a reply full of markup.
 """
@@ -37,7 +37,9 @@ class Script(BaseHTTPRequestHandler):
         messages = body["messages"]
         tools_done = sum(m["role"] == "tool" for m in messages)
         hostile = any("HOSTILE" in json.dumps(m.get("content")) for m in messages if m["role"] == "user")
-        if tools_done == 0:
+        if not body.get("tools"):
+            self.reply(body, text=final_text(hostile))
+        elif tools_done == 0:
             self.reply(body, call=("call_1", "lookup_order", {"order_id": "A1"}))
         elif tools_done == 1:
             self.reply(body, call=("call_2", "approve_refund", {"order_id": "A1", "amount": 5}))

@@ -1,9 +1,10 @@
 """A scripted OpenAI-compatible chat server on loopback for the workbench's tests: real HTTP, real SSE.
 
 What it answers depends on the conversation it is sent, so any run (and a resumed one) gets the
-same script: a request without tools -> the final JSON; no tool result yet -> a call of `lookup_order`; one tool result -> a call of
-`approve_refund` (a tool without a function: it interrupts); two -> the final JSON, streamed in
-`chunks` pieces `delay` seconds apart. A user message holding HOSTILE gets a reply full of markup.
+same script: a request without tools -> the final JSON; no tool result yet -> a call of
+`lookup_order`; one tool result -> a call of `approve_refund` (a tool that interrupts until it is
+answered or restarted); two -> the final JSON. Text is streamed in `chunks` pieces `delay` seconds
+apart. A user message holding HOSTILE gets a reply full of markup.
 """
 
 from __future__ import annotations

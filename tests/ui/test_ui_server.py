@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 
 pytest.importorskip("uvicorn")
-import httpx  # noqa: E402
-from scripted_openai import FINAL, scripted_server  # noqa: E402
-from workbench_project import KEY, environment, make_project, running_ui, wait_for  # noqa: E402
+import httpx
+from scripted_openai import FINAL, scripted_server
+from workbench_project import KEY, environment, make_project, running_ui, wait_for
 
-from dotprompt.ui.serve import is_loopback  # noqa: E402
+from dotprompt.ui.serve import is_loopback
 
 
 @pytest.fixture

@@ -144,3 +144,11 @@ def wait_for(predicate, timeout: float = 10.0, interval: float = 0.05):
             return found
         time.sleep(interval)
     raise AssertionError("timed out waiting")
+
+
+def docs_shot(page, name: str) -> None:
+    """A picture of the page for the docs, when DOTPROMPT_UI_SCREENSHOTS names a folder."""
+    folder = os.environ.get("DOTPROMPT_UI_SCREENSHOTS")
+    if folder:
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(Path(folder) / f"{name}.png"), full_page=True)

@@ -56,9 +56,12 @@ export async function showRun(view, id) {
     if (run[key] === null || run[key] === undefined) continue;
     facts.append(el("dt", {}, key), el("dd", {}, key === "started" ? when(run.started) : String(run[key])));
   }
+  // The conversation sent (a resumed run sends the one it continues), then what the run added.
   const turns = el("div", { class: "messages", id: "run-turns" });
-  const messages = ((run.response && run.response.messages) || []);
-  messages.forEach((message, i) => turns.append(messageBox(message, i + 1)));
+  const sent = (run.request && Array.isArray(run.request.messages)) ? run.request.messages : [];
+  sent.forEach((message) => turns.append(messageBox(message, "sent")));
+  const added = ((run.response && run.response.messages) || []);
+  added.forEach((message, i) => turns.append(messageBox(message, `turn ${i + 1}`)));
   view.append(el("h1", {}, `Run #${run.id}: ${label || "(no prompt)"}`),
     run.prompt ? replay : null, facts,
     run.error ? errorBox({ type: run.error_type, message: run.error }) : null,
@@ -71,8 +74,8 @@ export async function showRun(view, id) {
   return null;
 }
 
-function messageBox(message, turn) {
-  const box = el("div", { class: `message ${message.role}` }, el("div", { class: "role" }, `${message.role} · turn ${turn}`));
+function messageBox(message, label) {
+  const box = el("div", { class: `message ${message.role}` }, el("div", { class: "role" }, `${message.role} · ${label}`));
   for (const part of message.content || []) {
     if (part.text !== undefined) box.append(el("pre", { class: "text" }, part.text));
     else if (part.toolRequest) box.append(el("div", { class: "tool-request" }, "→ tool call ", el("code", {}, part.toolRequest.name), jsonBlock(part.toolRequest.input)));

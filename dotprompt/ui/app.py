@@ -155,7 +155,7 @@ def create_app(library: PromptLibrary, *, log_path: Path | None, hosts: frozense
 
         async def stream():
             async for batch in live.follow(start_at):
-                yield sse(batch)
+                yield sse(batch, live.secrets(batch))
             yield 'event: end\ndata: {"type": "end"}\n\n'
 
         return StreamingResponse(stream(), media_type="text/event-stream", headers={"x-accel-buffering": "no"})

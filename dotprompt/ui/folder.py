@@ -8,9 +8,11 @@ before anything is opened. Nothing else on the disk is reachable.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -34,32 +36,63 @@ class Folder:
         self.library = library
         self.root = library.directory
         self._lock = threading.Lock()
+        self._root_text = os.path.abspath(self.root)
         self._checked: tuple[Any, list[Diagnostic]] | None = None
+        self._tree: tuple[Any, dict[str, Any]] | None = None
 
     def relative(self, path: str | os.PathLike[str]) -> str:
-        try:
-            return Path(path).relative_to(self.root).as_posix()
-        except ValueError:
-            return Path(path).name
+        text, root = os.fspath(path), self._root_text
+        if text.startswith(root + os.sep):
+            return text[len(root) + 1:].replace(os.sep, "/")
+        return Path(text).name  # never an absolute path in an answer
+
+    def _entries(self) -> Iterator[tuple[os.DirEntry[str], bool]]:
+        """Every entry under the folder (links not followed), with whether it is a folder."""
+        stack = [self._root_text]
+        while stack:
+            try:
+                with os.scandir(stack.pop()) as found:
+                    for entry in found:
+                        folder = entry.is_dir(follow_symlinks=False)
+                        if folder:
+                            stack.append(entry.path)
+                        yield entry, folder
+            except OSError:
+                continue
 
     def signature(self) -> tuple[tuple[str, int, int], ...]:
         """Every file of the folder with its mtime and size: when this changes, the page reloads what it shows."""
         found = []
-        for path in self.root.rglob("*"):
+        for entry, folder in self._entries():
             try:
-                st = path.stat()
+                st = entry.stat()
             except OSError:
                 continue
-            if path.is_file():
-                found.append((str(path), st.st_mtime_ns, st.st_size))
+            found.append((entry.path, st.st_mtime_ns, -1 if folder else st.st_size))
         return tuple(sorted(found))
 
+    def _layout(self) -> tuple[tuple[str, int], ...]:
+        """The folders and their mtimes: a file added, removed or renamed changes one of them."""
+        found = [(self._root_text, os.stat(self._root_text).st_mtime_ns)]
+        for entry, folder in self._entries():
+            if folder:
+                with contextlib.suppress(OSError):
+                    found.append((entry.path, entry.stat().st_mtime_ns))
+        return tuple(found)
+
     def tree(self) -> dict[str, Any]:
+        """The prompts and partials by name (the library's listing), kept until a file is added or removed."""
+        layout = self._layout()
+        with self._lock:
+            if self._tree is not None and self._tree[0] == layout:
+                return self._tree[1]
         prompts = [{"name": i.name, "variant": i.variant, "label": i.label, "path": self.relative(i.path)}
                    for i in self.library.list()]
-        partials = [{"name": p, "path": self.partial_path(p)}
-                    for p in self.library.partials()]
-        return {"folder": self.root.name, "engine": self.library.engine, "prompts": prompts, "partials": partials}
+        partials = [{"name": p, "path": self.partial_path(p)} for p in self.library.partials()]
+        tree = {"folder": self.root.name, "engine": self.library.engine, "prompts": prompts, "partials": partials}
+        with self._lock:
+            self._tree = (layout, tree)
+        return tree
 
     def partial_path(self, name: str) -> str | None:
         head, _, tail = name.rpartition("/")

@@ -17,6 +17,7 @@ from collections import OrderedDict
 from collections.abc import AsyncIterator
 from typing import Any
 
+from .._util.redact import known_secrets
 from ..batch.runner import model_name
 from ..errors import DotpromptError, UsageError
 from ..generation.response import Chunk, GenerateResponse
@@ -39,6 +40,15 @@ class LiveRun:
         self.finished = False
         self._changed = asyncio.Event()
         self.task: asyncio.Task[None] | None = None
+        self._secrets: list[str] | None = None
+
+    def secrets(self, batch: list[tuple[int, dict[str, Any]]]) -> list[str]:
+        """What to redact from `batch`. Reading the environment for every chunk cost more than the rest of
+        the stream, so a run's chunks share the list read at its first chunk (the model, and so its key,
+        exists by then); tool results, the end and errors read it afresh."""
+        if self._secrets is None or any(event["type"] != "chunk" for _, event in batch):
+            self._secrets = known_secrets()
+        return self._secrets
 
     def add(self, event: dict[str, Any]) -> None:
         self.events.append(event)
@@ -118,7 +128,7 @@ def error_event(exc: BaseException) -> dict[str, Any]:
     return {"type": "error", "error": error}
 
 
-def sse(batch: list[tuple[int, dict[str, Any]]]) -> str:
+def sse(batch: list[tuple[int, dict[str, Any]]], secrets: list[str] | None = None) -> str:
     """A batch of events as server-sent events. Only the last chunk of each message in a batch keeps
     its parsed output: a reader that fell behind gets the newest partial output, not every one."""
     if not batch:
@@ -128,7 +138,7 @@ def sse(batch: list[tuple[int, dict[str, Any]]]) -> str:
     for number, event in batch:
         if event.get("type") == "chunk" and "output" in event and last_output.get(event["index"]) != number:
             event = {k: v for k, v in event.items() if k != "output"}
-        lines.append(f"id: {number}\nevent: {event['type']}\ndata: {dumps(event)}\n\n")
+        lines.append(f"id: {number}\nevent: {event['type']}\ndata: {dumps(event, secrets)}\n\n")
     return "".join(lines)
 
 

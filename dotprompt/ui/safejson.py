@@ -62,9 +62,9 @@ def _string(text: str, secrets: list[str]) -> str:
     return text
 
 
-def dumps(value: Any) -> str:
+def dumps(value: Any, secrets: list[str] | None = None) -> str:
     """Cleaned JSON text with the HTML-significant characters escaped."""
-    text = json.dumps(clean(value), ensure_ascii=False, allow_nan=False, default=str)
+    text = json.dumps(clean(value, secrets), ensure_ascii=False, allow_nan=False, default=str)
     return text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e") \
         .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
 

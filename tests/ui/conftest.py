@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -60,3 +61,20 @@ def page(browser_context, request):
         print(f"screenshot of the failed page: {shot}")
     page.close()
 
+
+
+_browser_seconds: list[float] = []
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item):
+    started = time.perf_counter()
+    yield
+    if item.module.__name__.endswith("test_ui_browser"):
+        _browser_seconds.append(time.perf_counter() - started)
+
+
+def pytest_terminal_summary(terminalreporter):
+    if _browser_seconds:
+        terminalreporter.write_line(f"workbench browser tests (chromium): {len(_browser_seconds)} ran in "
+                                    f"{sum(_browser_seconds):.1f} s")

@@ -2,8 +2,8 @@
 
 let session = null;
 
-export async function getSession() {
-  if (!session) session = await get("/api/session");
+export function getSession() {
+  if (!session) session = get("/api/session"); // one request, however many callers wait for it
   return session;
 }
 

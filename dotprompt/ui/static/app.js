@@ -46,8 +46,9 @@ function watch() {
 }
 
 async function start() {
-  const session = await getSession();
-  document.getElementById("folder").textContent = `${session.folder} · dotprompt ${session.version}`;
+  getSession().then((session) => {
+    document.getElementById("folder").textContent = `${session.folder} · dotprompt ${session.version}`;
+  });
   window.addEventListener("hashchange", () => { view.removeAttribute("data-testid"); show(); });
   await show();
   watch();

@@ -18,7 +18,10 @@ import pytest
 CHROMIUM = os.environ.get("DOTPROMPT_CHROMIUM", "/usr/bin/chromium")
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "ui"
+# Test modules do `from conftest import ROOT`; pytest keeps one module named conftest at a time, so this
+# one offers the same ROOT as tests/conftest.py whichever was imported last.
+ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = ROOT / "test-artifacts" / "ui"
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -31,6 +34,8 @@ def pytest_runtest_makereport(item, call):
 @pytest.fixture(scope="session")
 def browser_context() -> Iterator[object]:
     if not Path(CHROMIUM).is_file():
+        if os.environ.get("CI"):  # .ci/run installs it: a missing browser there is a broken step, not a skip
+            pytest.fail(f"no chromium at {CHROMIUM} in CI")
         pytest.skip(f"no chromium at {CHROMIUM} (apt-get install chromium; .ci/run installs it)")
     sync_api = pytest.importorskip("playwright.sync_api")
     profile = tempfile.mkdtemp(prefix="dotprompt-ui-chromium-")  # a fresh user-data-dir for the run

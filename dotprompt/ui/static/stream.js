@@ -17,10 +17,12 @@ export function followRun(area, id) {
       const output = el("pre", { class: "json partial", "data-role": "partial-output" });
       output.hidden = true;
       const tools = el("ul", { class: "tools" });
+      const textBlock = el("pre", { class: "text", "data-role": "text" }, textNode);
+      textBlock.hidden = true; // until text comes: a turn may be tool calls only
       const box = el("div", { class: `turn ${role}`, "data-name": key }, el("div", { class: "role" }, `${role} (message ${index})`),
-        el("pre", { class: "text", "data-role": "text" }, textNode), output, tools);
+        textBlock, output, tools);
       area.insertBefore(box, status);
-      turns.set(key, { textNode, output, tools, latest: undefined });
+      turns.set(key, { textNode, textBlock, output, tools, latest: undefined });
     }
     return turns.get(key);
   };
@@ -41,7 +43,10 @@ export function followRun(area, id) {
   source.addEventListener("chunk", (e) => {
     const data = JSON.parse(e.data);
     const t = turn(data.index, data.role);
-    if (data.text) t.textNode.appendData(data.text);
+    if (data.text) {
+      t.textNode.appendData(data.text);
+      t.textBlock.hidden = false;
+    }
     for (const request of data.toolRequests || []) {
       t.tools.append(el("li", { class: "tool-request" }, "→ tool call ", el("code", {}, request.name), " ", jsonBlock(request.input)));
     }

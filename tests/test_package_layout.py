@@ -26,7 +26,7 @@ FLOORS: list[tuple[str, ...]] = [
     ("generation",),  # the model <-> tool loop
     ("prompts",),  # compile, render, the library
     ("testing", "evals", "batch", "lint"),  # what runs prompts: tests, evals, batches, check
-    ("cli",),
+    ("cli", "ui"),  # the commands, and the workbench they serve
 ]
 
 

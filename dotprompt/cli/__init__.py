@@ -14,12 +14,12 @@ from types import ModuleType
 
 from .._util.shutdown import exit_on_sigterm
 from ..errors import DotpromptError, OutputValidationError
-from . import check, convert, listing, local, logs, render, run, schema, test
+from . import check, convert, listing, local, logs, render, run, schema, test, ui
 from . import evaluate as eval
 from .common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, CommandLineError, package_version
 
 # The order is the order of `dotprompt --help`.
-COMMANDS: tuple[ModuleType, ...] = (render, check, schema, run, test, eval, logs, convert, listing, local)
+COMMANDS: tuple[ModuleType, ...] = (render, check, schema, run, test, eval, logs, convert, listing, local, ui)
 
 __all__ = ["COMMANDS", "build_parser", "main"]
 

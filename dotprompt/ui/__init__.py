@@ -1,0 +1,23 @@
+"""`dotprompt ui`: a local web workbench for a prompt folder (the optional extra `dotprompt-toolkit[ui]`).
+
+A Starlette app (`app.create_app`) serving JSON under `/api` and one static page of plain ES modules
+(`static/`, no build step). Every rule that keeps it safe to open on files from a pull request lives in
+`guard.py` (Host, Origin, CSRF token, headers) and `safejson.py` (redacted, clipped, HTML-inert JSON);
+the page writes every value with `textContent`. Only the prompt folder and the run log are read.
+"""
+
+from __future__ import annotations
+
+__all__ = ["create_app", "serve"]
+
+
+def __getattr__(name: str):  # starlette and uvicorn load only when the workbench is used
+    if name == "create_app":
+        from .app import create_app
+
+        return create_app
+    if name == "serve":
+        from .serve import serve
+
+        return serve
+    raise AttributeError(f"module 'dotprompt.ui' has no attribute {name!r}")

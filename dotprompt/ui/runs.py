@@ -1,0 +1,61 @@
+"""The run log for the page: the list (filtered, searched) and one run whole, from `observe/runlog.py`.
+
+The log stores its text redacted already; the answers are cleaned again on the way out (safejson), so
+a key configured after a run was logged is hidden too.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+from pathlib import Path
+from typing import Any
+
+from ..errors import UsageError
+from ..observe.runlog import LogQuery, get_run, list_runs, search_runs
+
+SUMMARY = ("id", "started", "source", "prompt", "variant", "model", "status", "error_type", "finish_reason",
+           "input_tokens", "output_tokens", "cost", "latency_ms")
+FILTERS = ("prompt", "model", "status", "source")
+MAX_LIMIT = 1000
+
+
+def runs(path: Path | None, params: dict[str, str]) -> dict[str, Any]:
+    if path is None:
+        return {"log": None, "runs": [], "indexed": False}
+    try:
+        limit = min(int(params.get("limit") or 100), MAX_LIMIT)
+    except ValueError:
+        raise UsageError("limit is a number") from None
+    filters = {k: params.get(k) or None for k in FILTERS}
+    query = LogQuery(prompt=filters["prompt"], model=filters["model"], status=filters["status"], source=filters["source"],
+                     since=_date(params.get("since")), limit=limit)
+    text = (params.get("q") or "").strip()
+    found, indexed = search_runs(path, text, query) if text else (list_runs(path, query), True)
+    return {"log": path.name, "indexed": indexed, "runs": [_summary(r) for r in found]}
+
+
+def run(path: Path | None, run_id: int) -> dict[str, Any] | None:
+    try:
+        return get_run(path, run_id) if path is not None else None
+    except RecursionError:  # a logged value nested past what the JSON decoder follows
+        raise UsageError(f"run {run_id} holds a value nested too deeply to show") from None
+
+
+def _summary(row: dict[str, Any]) -> dict[str, Any]:
+    out = {k: row.get(k) for k in SUMMARY}
+    output = row.get("output")
+    if output is not None:
+        out["preview"] = (output if isinstance(output, str) else json.dumps(output, ensure_ascii=False, default=str))[:200]
+    if row.get("error"):
+        out["error"] = str(row["error"]).splitlines()[0][:300]
+    return out
+
+
+def _date(value: str | None) -> float | None:
+    if not value:
+        return None
+    try:
+        return datetime.datetime.fromisoformat(value).timestamp()
+    except ValueError:
+        raise UsageError(f"since: not a date {value[:40]!r} (YYYY-MM-DD)") from None

@@ -7,6 +7,8 @@ import json
 import os
 from typing import Any, TextIO
 
+__all__ = ["show_grounding"]
+
 _STYLES = {"ungrounded": "\033[1;31m", "fuzzy": "\033[33m", "normalised": "\033[36m", "exact": "\033[32m",
            "not_applicable": "\033[2m"}
 _RESET = "\033[0m"

@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 from ..document.rendered import RenderedPrompt
+from ..prompts.prompt import render_record
 from .common import DIR_HELP, EXIT_OK, add_engine_flag, json_arg, library
 
 __all__ = ["add_parser", "readable", "run"]
@@ -28,9 +29,7 @@ def run(args: argparse.Namespace) -> int:
     prompt = library(args.dir, engine=args.template_engine).load(args.name, args.variant)
     rendered = prompt.render(json_arg(args.input, "--input"), context=json_arg(args.context, "--context"))
     if args.json:
-        engine = prompt.compiled.engine
-        shown = {**rendered.to_dict(), "engine": engine.to_dict() if engine else None}
-        print(json.dumps(shown, indent=2, ensure_ascii=False))
+        print(json.dumps(render_record(prompt, rendered), indent=2, ensure_ascii=False))
     else:
         print(readable(rendered))
     return EXIT_OK

@@ -7,6 +7,8 @@ from typing import Any
 
 from .common import DIR_HELP, EXIT_OK, CommandLineError, library
 
+__all__ = ["INSTALL", "add_parser", "run"]
+
 INSTALL = "pip install 'dotprompt-toolkit[ui]'"
 
 

@@ -15,6 +15,8 @@ from typing import Any
 
 from .compare import Comparison
 
+__all__ = ["OVERALL", "GroundingCounts", "grounding_counts"]
+
 OVERALL = "(overall)"
 _INDEX = re.compile(r"\[\d+\]")
 

@@ -17,6 +17,8 @@ from ..grounding import FieldGrounding, Inputs, Limits, ground, input_sources
 from ..grounding.text import WORD
 from .options import OutputOptions
 
+__all__ = ["JSON_FORMATS", "GroundingCheck", "Mode", "mode_of"]
+
 Mode = Literal["off", "report", "require"]
 JSON_FORMATS = ("json", "jsonl", "array")  # formats whose output is JSON data worth grounding
 _NEARBY = 60  # characters of input shown either side in a re-ask

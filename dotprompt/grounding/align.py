@@ -23,6 +23,8 @@ from .result import FieldGrounding, Grounding, Span, Status
 from .sources import Joined
 from .text import NormalisedText, normalise
 
+__all__ = ["Inputs", "Limits", "ground"]
+
 
 @dataclass(frozen=True)
 class Limits:

@@ -6,6 +6,8 @@ when no letter is glued before it (`A$`, `C$`, `R$` are other dollars and reals)
 
 from __future__ import annotations
 
+__all__ = ["SIGNS", "glued_to_letters", "signs_for"]
+
 SIGNS: dict[str, tuple[str, ...]] = {
     "EUR": ("€",), "USD": ("US$", "$"), "GBP": ("£",), "JPY": ("¥", "円"), "CNY": ("元", "¥"), "INR": ("₹", "Rs."),
     "CHF": ("SFr.", "Fr."), "AUD": ("A$", "AU$"), "CAD": ("C$", "CA$"), "NZD": ("NZ$",), "BRL": ("R$",),

@@ -13,6 +13,8 @@ from collections.abc import Iterator
 
 from .text import normalise
 
+__all__ = ["Day", "index_dates", "value_dates"]
+
 Day = tuple[int, int, int]  # (year, month, day)
 
 _MONTHS: dict[str, int] = {}

@@ -14,6 +14,19 @@ from dataclasses import dataclass
 
 from .text import WORD, NormalisedText
 
+__all__ = [
+    "COMMON",
+    "MAX_ANCHORS",
+    "MAX_WORDS",
+    "MIN_WORDS",
+    "THRESHOLD",
+    "FuzzyMatch",
+    "WordSequence",
+    "best_window",
+    "could_align",
+    "stem",
+]
+
 THRESHOLD = 2 / 3  # one word in three may differ: "blue widgets, large" ~ "large blue widget"
 MIN_WORDS = 3
 MAX_WORDS = 64

@@ -14,6 +14,8 @@ from typing import Any
 from ..schema.compiled import json_path
 from ..schema.picoschema import DERIVED  # the value is computed, not read (a total, an age)
 
+__all__ = ["Leaf", "Walk", "walk"]
+
 _MAX_REF_HOPS = 32
 
 

@@ -12,6 +12,8 @@ import re
 import unicodedata
 from decimal import Decimal, InvalidOperation
 
+__all__ = ["NUMBER", "index_numbers", "readings", "value_readings"]
+
 # A sign, then digit groups joined by one separator each (bounded, so a page of digits and spaces
 # becomes many short numbers, not one huge one).
 # A number starts where no word does, or right after a quantity's `x` ("x4", "3×").

@@ -6,6 +6,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+__all__ = ["GROUNDED", "FieldGrounding", "Grounding", "Span", "Status"]
+
 Status = Literal["exact", "normalised", "fuzzy", "ungrounded", "not_applicable"]
 GROUNDED: frozenset[str] = frozenset({"exact", "normalised", "fuzzy"})
 

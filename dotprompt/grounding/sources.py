@@ -13,6 +13,8 @@ from typing import Any
 
 from ..schema.compiled import json_path
 
+__all__ = ["SEPARATOR", "Joined", "input_sources"]
+
 SEPARATOR = "\x00"
 
 

@@ -14,6 +14,8 @@ import unicodedata
 from bisect import bisect_right
 from collections.abc import Iterator
 
+__all__ = ["WORD", "NormalisedText", "normalise"]
+
 # Runs that may change under normalisation: anything but printable ASCII and lone spaces (a run of
 # whitespace, a non-ASCII word), found with one character class, which the regex engine scans fast.
 _CHANGED = re.compile(r"[^\x21-\x7e ]+| {2,}")

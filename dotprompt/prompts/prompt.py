@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from ..generation.response import ChunkCallback, GenerateResponse
     from .library import PromptLibrary
 
-__all__ = ["Prompt"]
+__all__ = ["Prompt", "render_record"]
 
 
 class Prompt:
@@ -285,3 +285,10 @@ def _template_line(exc: BaseException, compiled: CompiledPrompt) -> int | None:
             line = tb.tb_lineno
         tb = tb.tb_next
     return line
+
+
+def render_record(prompt: Prompt, rendered: RenderedPrompt) -> dict[str, Any]:
+    """What `render --json` prints (and the workbench shows): the Dotprompt JSON shape of `rendered`,
+    plus the engine the file renders with and why."""
+    engine = prompt.compiled.engine
+    return {**rendered.to_dict(), "engine": engine.to_dict() if engine else None}

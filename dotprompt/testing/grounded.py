@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
+__all__ = ["Grounded", "grounded_problems", "read_grounded"]
+
 Grounded = list[str] | Literal["all"]
 
 

@@ -8,10 +8,16 @@ the page writes every value with `textContent`. Only the prompt folder and the r
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # what type checkers see; at run time the names load on first use
+    from .app import create_app
+    from .serve import serve
+
 __all__ = ["create_app", "serve"]
 
 
-def __getattr__(name: str):  # starlette and uvicorn load only when the workbench is used
+def __getattr__(name: str) -> Any:  # starlette and uvicorn load only when the workbench is used
     if name == "create_app":
         from .app import create_app
 

@@ -35,6 +35,19 @@ from .guard import Guard, new_token
 from .live import LiveRuns, sse
 from .safejson import SafeJSON
 
+__all__ = [
+    "CHANGES_POLL_SECONDS",
+    "MAX_BODY",
+    "STATIC_TYPES",
+    "Handler",
+    "Workbench",
+    "api",
+    "body",
+    "create_app",
+    "log",
+    "static_files",
+]
+
 log = logging.getLogger("dotprompt.ui")
 MAX_BODY = 10_000_000  # bytes a POST may send (inputs are JSON typed into a page)
 CHANGES_POLL_SECONDS = 1.0

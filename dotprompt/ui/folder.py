@@ -18,11 +18,13 @@ from typing import Any
 
 from .._util.files import read_snapshot
 from ..document.parse import parse_source
-from ..engines.handlebars import file_engine
+from ..engines.detect import choose_engine
 from ..errors import DotpromptError, PromptFileError
 from ..lint.check import Diagnostic, check_library
 from ..prompts.compiler import read_text
 from ..prompts.library import PromptLibrary, check_name
+
+__all__ = ["MAX_REPORT_BYTES", "REPORT_GLOB", "Folder"]
 
 MAX_REPORT_BYTES = 50_000_000  # an eval report larger than this is not opened
 REPORT_GLOB = "*.json"
@@ -122,7 +124,7 @@ class Folder:
         except PromptFileError as exc:
             return {**out, "error": _error(exc)}
         out.update(frontmatter=src.raw, template=src.template, body_line=src.body_line,
-                   engine=file_engine(src.ext, self.library.engine))
+                   engine=choose_engine(src.ext, src.template, self.library.engine, src.body_line).engine)
         try:
             compiled = self.library.load(name, variant).compiled
         except DotpromptError as exc:

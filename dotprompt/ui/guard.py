@@ -22,6 +22,20 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+__all__ = [
+    "CSP",
+    "CSRF_HEADER",
+    "HEADERS",
+    "LOOPBACK_NAMES",
+    "SAFE_METHODS",
+    "WILDCARDS",
+    "Guard",
+    "allowed_hosts",
+    "machine_names",
+    "new_token",
+    "with_headers",
+]
+
 CSRF_HEADER = "x-csrf-token"
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; "
        "base-uri 'none'; form-action 'none'; frame-ancestors 'none'")

@@ -27,6 +27,8 @@ from ..prompts.library import PromptLibrary
 from ..prompts.prompt import Prompt
 from .safejson import dumps
 
+__all__ = ["HEARTBEAT_SECONDS", "KEEP_RUNS", "LiveRun", "LiveRuns", "chunk_event", "done_event", "error_event", "sse"]
+
 KEEP_RUNS = 64  # live runs kept for their streams; older ones are forgotten (the run log keeps them)
 HEARTBEAT_SECONDS = 15.0
 

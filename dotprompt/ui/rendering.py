@@ -13,12 +13,15 @@ from typing import Any
 from ..errors import DotpromptError
 from ..generation.api import preview_request
 from ..prompts.library import PromptLibrary
+from ..prompts.prompt import render_record
 from ..providers.anthropic import AnthropicModel
 from ..providers.base import Model
 from ..providers.config import ProviderConfig
 from ..providers.gemini import GeminiModel
 from ..providers.openai import OpenAIModel
 from ..providers.registry import resolve_model
+
+__all__ = ["PREVIEW_MODELS", "render", "wire_bodies"]
 
 # One model per wire format the page previews besides the prompt's own.
 PREVIEW_MODELS: dict[str, tuple[type[Any], str]] = {
@@ -32,7 +35,7 @@ def render(library: PromptLibrary, name: str, variant: str | None, data: Any, co
     prompt = library.load(name, variant)
     rendered = prompt.render(data, context=context)
     options = prompt.to_options(data, context=context)
-    return {"rendered": rendered.to_dict(), "wire": wire_bodies(library, options, rendered.model)}
+    return {"rendered": render_record(prompt, rendered), "wire": wire_bodies(library, options, rendered.model)}
 
 
 def wire_bodies(library: PromptLibrary, options: Any, own: str | None) -> list[dict[str, Any]]:

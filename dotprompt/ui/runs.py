@@ -14,6 +14,8 @@ from typing import Any
 from ..errors import UsageError
 from ..observe.runlog import LogQuery, get_run, list_runs, search_runs
 
+__all__ = ["FILTERS", "MAX_LIMIT", "SUMMARY", "run", "runs"]
+
 SUMMARY = ("id", "started", "source", "prompt", "variant", "model", "status", "error_type", "finish_reason",
            "input_tokens", "output_tokens", "cost", "latency_ms")
 FILTERS = ("prompt", "model", "status", "source")

@@ -18,6 +18,8 @@ from starlette.responses import Response
 
 from .._util.redact import known_secrets, redact
 
+__all__ = ["CUT", "MAX_DEPTH", "MAX_ITEMS", "MAX_STRING", "SafeJSON", "clean", "dumps"]
+
 MAX_DEPTH = 40
 MAX_STRING = 200_000
 MAX_ITEMS = 5_000

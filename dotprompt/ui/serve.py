@@ -17,6 +17,8 @@ from ..prompts.library import PromptLibrary
 from .app import create_app
 from .guard import allowed_hosts
 
+__all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "bind", "is_loopback", "serve", "url_of"]
+
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
 

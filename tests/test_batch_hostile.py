@@ -16,7 +16,8 @@ import time
 from pathlib import Path
 
 import pytest
-from isolation import ROOT, run_limited
+
+from tests.isolation import ROOT, run_limited
 
 PROMPT = "---\nmodel: scripted-hostile\noutput:\n  schema:\n    double: integer\n---\n{{ n }}"
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 
-from isolation import assert_finishes
+from tests.isolation import assert_finishes
 
 CHILD = """
 import json

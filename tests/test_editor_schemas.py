@@ -10,10 +10,10 @@ from pathlib import Path
 import jsonschema
 import pytest
 import yaml
-from conftest import ROOT
 
 from dotprompt.lint.editor_schemas import SCHEMA_FILES, build_schema, shipped_schema
 from dotprompt.prompts.library import PromptLibrary
+from tests.conftest import ROOT
 
 SCHEMA_LINE = re.compile(r"^# yaml-language-server: \$schema=(\S+)$")
 
@@ -71,7 +71,7 @@ def test_frontmatter_schema_knows_keys_and_extensions():
 
 
 def test_schema_command_prints_the_shipped_schemas(dotprompt_cmd, cli_env):
-    from cli_process import run
+    from tests.cli_process import run
 
     for flag, kind in (("--frontmatter", "frontmatter"), ("--test-file", "test-file")):
         done = run(dotprompt_cmd, "schema", flag, env=cli_env)

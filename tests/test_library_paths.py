@@ -11,7 +11,8 @@ import json
 from pathlib import Path
 
 import pytest
-from isolation import assert_finishes
+
+from tests.isolation import assert_finishes
 
 # Runs in the child: `attempt(label, fn)` records the outcome of one call as
 # {"label": ..., "error": exception class or None, "message": ..., "result": ...}.

@@ -8,7 +8,7 @@ so a render of a torn file (config of one version, body of another or cut short)
 
 from __future__ import annotations
 
-from isolation import assert_finishes
+from tests.isolation import assert_finishes
 
 PRELUDE = """
 import json, os, sys, threading, time

@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from conftest import ROOT
+from tests.conftest import ROOT
 
 PACKAGE = ROOT / "dotprompt"
 

@@ -8,9 +8,9 @@ import subprocess
 import sys
 
 import pytest
-from conftest import ROOT
 
 import dotprompt
+from tests.conftest import ROOT
 
 
 def test_exported_names_are_pinned():

@@ -5,8 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from cli_process import dotprompt
-from echo_project import TESTS, project
+from tests.cli_process import dotprompt
+from tests.echo_project import TESTS, project
 
 
 def test_plain_pytest_collects_and_replays_prompt_tests(tmp_path, cli_env):

@@ -11,7 +11,8 @@ import json
 import threading
 
 import pytest
-from isolation import assert_finishes
+
+from tests.isolation import assert_finishes
 
 # The child loads/validates and prints {"error": type, "message": ...} or {"ok": ...} as its last line.
 CHILD = """

@@ -16,7 +16,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from isolation import ROOT, assert_finishes
+
+from tests.isolation import ROOT, assert_finishes
 
 TIMEOUT = float(os.environ.get("DOTPROMPT_HOSTILE_TIMEOUT", "60"))  # seconds a hostile child may take
 FRONT = "---\nmodel: echo\n---\n"  # the body starts on line 4

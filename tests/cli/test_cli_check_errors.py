@@ -4,9 +4,9 @@ variables and input fields named like a template helper are errors. Run as a rea
 from __future__ import annotations
 
 import pytest
-from cli_process import run
 
 from dotprompt import PromptFileError, PromptLibrary, RenderError
+from tests.cli_process import run
 
 
 def check(tmp_path, dotprompt_cmd, cli_env, files: dict[str, str], *flags: str):

@@ -6,7 +6,8 @@ import json
 from pathlib import Path
 
 import jsonschema
-from cli_process import run
+
+from tests.cli_process import run
 
 SARIF_SUBSET = json.loads((Path(__file__).parent / "fixtures" / "sarif-2.1.0-subset.schema.json").read_text())
 

@@ -3,7 +3,7 @@ run's unknown-tool error names that setting (the real CLI in a project folder)."
 
 from __future__ import annotations
 
-from cli_process import run
+from tests.cli_process import run
 
 PYPROJECT = '[tool.dotprompt]\nprompts_dir = "prompts"\ntools = ["mytools.py"]\n'
 TOOLS = '''from dotprompt import tool

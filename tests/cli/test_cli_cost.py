@@ -10,9 +10,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from cli_process import dotprompt
 
 from dotprompt.observe.cost import format_usd
+from tests.cli_process import dotprompt
 
 genai_prices = pytest.importorskip("genai_prices")
 

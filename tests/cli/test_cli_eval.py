@@ -5,12 +5,9 @@ from __future__ import annotations
 import json
 import sys
 import xml.etree.ElementTree as ET
-from pathlib import Path
 
-from cli_process import dotprompt
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "evals"))
-from eval_project import project
+from tests.cli_process import dotprompt
+from tests.evals.eval_project import project
 
 
 def replay_env(cli_env: dict[str, str]) -> dict[str, str]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from cli_process import run
+from tests.cli_process import run
 
 
 def test_list_command(dotprompt_cmd, cli_env):

@@ -9,10 +9,10 @@ import subprocess
 import sys
 
 import pytest
-from cli_process import dotprompt
-from echo_project import project
 
 from dotprompt import PromptLibrary
+from tests.cli_process import dotprompt
+from tests.echo_project import project
 
 SCRIPTED = '''
 from dotprompt import Usage, tool

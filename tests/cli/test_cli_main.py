@@ -9,11 +9,10 @@ import sys
 from pathlib import Path
 from types import SimpleNamespace
 
-from cli_process import run
-
 from dotprompt.cli import COMMANDS, build_parser, main
 from dotprompt.cli.common import CommandLineError
 from dotprompt.errors import UsageError
+from tests.cli_process import run
 
 
 def test_console_script_is_installed(cli_env):

@@ -9,8 +9,9 @@ import sys
 from pathlib import Path
 
 import yaml
-from cli_process import run
-from conftest import ROOT
+
+from tests.cli_process import run
+from tests.conftest import ROOT
 
 HOOKS = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
 REQUIRED = {"id", "name", "entry", "language"}

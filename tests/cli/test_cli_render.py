@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from cli_process import run
+from tests.cli_process import run
 
 
 def test_render_readable_with_input_file(dotprompt_cmd, cli_env):

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from cli_process import dotprompt, run
-from echo_project import project
+from tests.cli_process import dotprompt, run
+from tests.echo_project import project
 
 
 def test_run_with_the_echo_model_prints_the_output(tmp_path, dotprompt_cmd, cli_env):

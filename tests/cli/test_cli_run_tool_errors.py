@@ -5,7 +5,7 @@ The model is a scripted one defined by the project's tools module ([tool.dotprom
 
 from __future__ import annotations
 
-from cli_process import dotprompt
+from tests.cli_process import dotprompt
 
 TOOLS = '''
 from dotprompt import define_model, tool

@@ -9,7 +9,8 @@ import subprocess
 import sys
 
 import pytest
-from terminal import REPLY, project, run_on_terminal, slow_server
+
+from tests.cli.terminal import REPLY, project, run_on_terminal, slow_server
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="pseudo-terminals are POSIX")
 ELAPSED = re.compile(r"\d:\d\d:\d\d")

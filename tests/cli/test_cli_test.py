@@ -7,8 +7,8 @@ import subprocess
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from cli_process import dotprompt
-from echo_project import PROMPT, TESTS, project
+from tests.cli_process import dotprompt
+from tests.echo_project import PROMPT, TESTS, project
 
 
 def test_record_replay_report_and_exit_codes(tmp_path, cli_env):

@@ -10,8 +10,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from cli_process import dotprompt
-from echo_project import project
+
+from tests.cli_process import dotprompt
+from tests.echo_project import project
 
 CHECKS = '''
 def says_yes(output, case_input):

@@ -8,11 +8,11 @@ import json
 from pathlib import Path
 
 import pytest
-from isolation import assert_finishes
 
 from dotprompt.errors import DatasetError
 from dotprompt.evals.datasets import read_dataset
 from dotprompt.settings import EVAL_MAX_DEPTH, EVAL_MAX_ROW_BYTES
+from tests.isolation import assert_finishes
 
 
 def write(tmp_path: Path, name: str, text: str | bytes) -> Path:

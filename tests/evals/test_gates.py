@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 
 import pytest
-from isolation import assert_finishes
 
 from dotprompt.errors import DatasetError
 from dotprompt.evals.config import EvalSpec
 from dotprompt.evals.gates import deltas, load_baseline, regressions, save_baseline, threshold_misses
 from dotprompt.evals.metrics import Counts, Scores
+from tests.isolation import assert_finishes
 
 
 def scores() -> Scores:

@@ -7,10 +7,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from cli_process import dotprompt
-from conftest import ROOT
-
 from dotprompt import PromptLibrary
+from tests.cli_process import dotprompt
+from tests.conftest import ROOT
 
 BASELINE = "examples/gold/extract.baseline.json"
 EVAL = "prompts/extract.test.yaml"

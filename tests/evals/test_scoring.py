@@ -6,13 +6,13 @@ import itertools
 import random
 
 import pytest
-from isolation import assert_finishes
 
 from dotprompt.evals.align import align, best_assignment
 from dotprompt.evals.compare import Comparer
 from dotprompt.evals.config import FieldRule
 from dotprompt.evals.metrics import Counts, score_rows
 from dotprompt.evals.scorers import SCORERS
+from tests.isolation import assert_finishes
 
 
 def score(name: str, expected, predicted, **options) -> float:

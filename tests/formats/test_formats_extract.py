@@ -7,10 +7,10 @@ import random
 
 import pytest
 from hypothesis import HealthCheck, given, settings
-from jsondocs import FENCES, PROSE, ROOTS, SEEDS, Writer
 
 from dotprompt.errors import DotpromptError
 from dotprompt.formats import IncrementalJsonParser, OutputParseError, Repair, extract_json
+from tests.formats.jsondocs import FENCES, PROSE, ROOTS, SEEDS, Writer
 
 
 def kinds(parsed):

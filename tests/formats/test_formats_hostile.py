@@ -15,13 +15,14 @@ import random
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from isolation import assert_finishes
-from jsondocs import PROSE, ROOTS, SEEDS, Writer
 
 from dotprompt import OutputValidationError, generate
 from dotprompt.doubles import ScriptedModel
 from dotprompt.formats import IncrementalJsonParser, OutputParseError, extract_json, get_format
 from dotprompt.formats.limits import MAX_NESTING_DEPTH
+from tests.conftest import ROOT
+from tests.formats.jsondocs import PROSE, ROOTS, SEEDS, Writer
+from tests.isolation import assert_finishes
 
 MB = 1 << 20
 
@@ -81,9 +82,7 @@ def test_fuzz_prose_wrapped_documents_with_a_fence_in_a_string(root, seed, prose
 # -- class 3: nesting beyond the documented limit is a typed error carrying the text -----------------
 
 def test_the_nesting_limit_is_documented():
-    from pathlib import Path
-
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    readme = (ROOT / "README.md").read_text()
     assert "MAX_NESTING_DEPTH" in readme and str(MAX_NESTING_DEPTH) in readme
 
 

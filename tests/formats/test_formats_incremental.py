@@ -11,9 +11,9 @@ import random
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from jsondocs import FENCES, PROSE, ROOTS, SEEDS, TAILS, Writer, assert_grows, split
 
 from dotprompt.formats import IncrementalJsonParser
+from tests.formats.jsondocs import FENCES, PROSE, ROOTS, SEEDS, TAILS, Writer, assert_grows, split
 
 # FUZZ_EXAMPLES=5000 for a longer hunt; the default keeps the suite quick.
 FUZZ = settings(max_examples=int(os.environ.get("FUZZ_EXAMPLES", "300")), deadline=None,

@@ -12,8 +12,7 @@ import pytest
 from dotprompt import PromptLibrary
 from dotprompt.engines.handlebars import convert_source
 from dotprompt.errors import PromptFileError
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.conftest import ROOT
 
 
 def body(source: str) -> str:

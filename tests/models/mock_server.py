@@ -35,7 +35,7 @@ class Server:
 
     def __call__(self, request: httpx.Request) -> httpx.Response:
         if self.conform:
-            from vendor_types import check_request  # the SDKs load on first use: children that never check skip them
+            from tests.models.vendor_types import check_request  # the SDKs load on first use: children that never check skip them
 
             check_request(request.url.path, json.loads(request.content))
         self.requests.append(request)

@@ -11,12 +11,12 @@ import json
 
 import httpx
 import pytest
-from isolation import ROOT, assert_finishes
-from mock_server import Server, add
 
 from dotprompt import ModelError, generate
 from dotprompt.providers.config import ProviderConfig
 from dotprompt.providers.openai_responses import OpenAIResponsesModel
+from tests.isolation import ROOT, assert_finishes
+from tests.models.mock_server import Server, add
 
 PROVIDER = "openai-responses"
 

@@ -13,8 +13,6 @@ import json
 
 import httpx
 import pytest
-from isolation import assert_finishes
-from mock_server import Server
 
 from dotprompt import ModelError, generate
 from dotprompt._http.client import retry_after
@@ -22,6 +20,8 @@ from dotprompt.providers.anthropic import AnthropicModel
 from dotprompt.providers.config import ProviderConfig
 from dotprompt.providers.gemini import GeminiModel
 from dotprompt.providers.openai import OPENAI, OpenAIModel
+from tests.isolation import assert_finishes
+from tests.models.mock_server import Server
 
 KEY = "sk-hostile-test-key-0000"
 MAX_RETRY_AFTER = 600.0  # dotprompt.errors.MAX_RETRY_AFTER (checked below; a literal so each test fails alone before the fix)
@@ -253,7 +253,6 @@ def test_the_limits_have_generous_defaults_and_are_configurable():
 
 PRELUDE = """
 import asyncio, json, sys, time
-sys.path.insert(0, "tests/models")
 import httpx
 from dotprompt import ModelError, generate
 from dotprompt.providers.config import ProviderConfig
@@ -279,7 +278,7 @@ def outcome(m, stream=True):
 
 def run_child(body: str, *, timeout: float = 40, memory_mb: int = 1024) -> list[dict]:
     """Run `body` after PRELUDE in a limited child; every `outcome(...)` it printed, in order."""
-    from isolation import ROOT
+    from tests.isolation import ROOT
 
     done = assert_finishes(PRELUDE + body, timeout=timeout, memory_mb=memory_mb, cwd=ROOT)
     return [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]

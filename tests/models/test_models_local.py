@@ -17,9 +17,6 @@ from pathlib import Path
 
 import jinja2
 import pytest
-from conftest import ROOT
-from isolation import assert_finishes
-from isolation_procs import run_owner_and_kill
 
 from dotprompt import ModelError, UsageError, generate, settings
 from dotprompt.local.catalog import CATALOG, SETUP_ESTIMATE
@@ -40,6 +37,9 @@ from dotprompt.local.server import free_port, prune_logs
 from dotprompt.local.setup import CHAT_TEMPLATE, SERVER_SOURCE, pip_detail
 from dotprompt.local.tuning import LocalTuning, bounded_arrays, token_estimate
 from dotprompt.types import GenerateRequest, Message, OutputConfig, Part
+from tests.conftest import ROOT
+from tests.isolation import assert_finishes
+from tests.isolation_procs import run_owner_and_kill
 
 # A stand-in for llama-server: it parses the same arguments and checks the same key; $FAKE_LLAMA
 # picks how it behaves: exit at once, answer normally, or die in the middle of a reply.

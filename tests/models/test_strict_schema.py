@@ -9,9 +9,9 @@ import jsonschema
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from isolation import assert_finishes
 
 from dotprompt.providers.dialects.strict import ANTHROPIC_STRICT, OPENAI_STRICT, strict_schema
+from tests.isolation import assert_finishes
 
 
 def test_optional_properties_become_required_and_nullable_and_objects_closed():

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from isolation import assert_finishes
+from tests.isolation import assert_finishes
 
 RUN = """
     import asyncio, json, sys

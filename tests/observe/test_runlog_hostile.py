@@ -12,9 +12,9 @@ import sys
 import textwrap
 import time
 
-from cli_process import dotprompt
-from echo_project import project
-from isolation import assert_finishes
+from tests.cli_process import dotprompt
+from tests.echo_project import project
+from tests.isolation import assert_finishes
 
 ANSWER = '{\n  "answer": "yes"\n}\n'
 

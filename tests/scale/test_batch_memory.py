@@ -6,7 +6,7 @@ would add tens of megabytes at this size)."""
 
 from __future__ import annotations
 
-from isolation import assert_finishes
+from tests.isolation import assert_finishes
 
 CHILD = '''
 import asyncio, json, resource, sys, tempfile

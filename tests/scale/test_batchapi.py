@@ -9,13 +9,13 @@ import uuid
 from pathlib import Path
 
 import pytest
-from cli_process import dotprompt
-from fake_server import FakeProviders
 
 from dotprompt import PromptLibrary
 from dotprompt.batch.api.jobs import job_folder, resume, state_path, submit
 from dotprompt.batch.runner import InputFile
 from dotprompt.errors import BatchJobError
+from tests.cli_process import dotprompt
+from tests.scale.fake_server import FakeProviders
 
 PROVIDERS = {"openai": ("OPENAI_BASE_URL", "OPENAI_API_KEY", "/v1"),
              "anthropic": ("ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", "/v1"),

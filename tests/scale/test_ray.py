@@ -12,12 +12,12 @@ import os
 import pytest
 import ray
 import ray.data
-from cli_process import dotprompt
-from fake_server import FakeProviders
-from isolation import ROOT
-from ray_helpers import install_killer
 
 import dotprompt.batch.ray as dray
+from tests.cli_process import dotprompt
+from tests.isolation import ROOT
+from tests.scale.fake_server import FakeProviders
+from tests.scale.ray_helpers import install_killer
 
 PROMPT = """---
 model: {model}

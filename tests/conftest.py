@@ -22,6 +22,9 @@ def pytest_configure(config):
         os.environ.pop(name, None)
     _data_home.append(tempfile.mkdtemp(prefix="dotprompt-tests-data-"))
     os.environ["XDG_DATA_HOME"] = _data_home[-1]
+    from tests.cli_inprocess import take_pristine_state
+
+    take_pristine_state()  # before any test module is imported: the in-process CLI starts from this state
 
 
 def pytest_sessionfinish(session, exitstatus):

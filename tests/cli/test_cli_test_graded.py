@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli_process import dotprompt
+from tests.cli_inprocess import cli
 from tests.echo_project import project
 
 CHECKS = '''
@@ -79,7 +79,7 @@ def write_project(tmp_path: Path, expect_yes: str, expect_no: str) -> Path:
 def test_function_assertions_pass_fail_and_explain(tmp_path, cli_env):
     write_project(tmp_path, "      function: [checks:says_yes, checks:reasons]\n",
                   "      function: [checks:says_yes, checks:reasons, checks:strict, checks:forgets]\n")
-    done = dotprompt("test", "--record", cwd=tmp_path, env=cli_env)
+    done = cli("test", "--record", cwd=tmp_path, env=cli_env)
     assert done.returncode == 1, done.stdout + done.stderr
     assert "says yes: FAILED" not in done.stdout and "says no: FAILED" in done.stdout
     assert 'function checks:says_yes returned False for {"answer": "no"}' in done.stdout
@@ -90,11 +90,11 @@ def test_function_assertions_pass_fail_and_explain(tmp_path, cli_env):
 
 def test_function_assertion_names_are_checked_when_the_file_is_read(tmp_path, cli_env):
     prompts = write_project(tmp_path, "      function: not a function\n", "      function: checks:missing\n")
-    done = dotprompt("test", "--record", cwd=tmp_path, env=cli_env)
+    done = cli("test", "--record", cwd=tmp_path, env=cli_env)
     assert done.returncode == 2 and "yesno.test.yaml:5:" in done.stderr and "is not a `module:function` name" in done.stderr
     (prompts / "yesno.test.yaml").write_text("cases:\n  - name: a\n    input: {answer: x}\n    expect:\n"
                                              "      function: nomodule:f\n")
-    done = dotprompt("test", "--record", cwd=tmp_path, env=cli_env)
+    done = cli("test", "--record", cwd=tmp_path, env=cli_env)
     assert done.returncode == 1 and "cannot import 'nomodule' for 'nomodule:f'" in done.stdout
 
 
@@ -105,7 +105,7 @@ def test_judge_verdicts_are_recorded_then_replayed_offline(tmp_path, cli_env, ju
     prompts = write_project(tmp_path, judge, judge)
     env = {**cli_env, "OPENAI_BASE_URL": base_url, "OPENAI_API_KEY": "sk-test-judge-key-123456"}
     env.pop("CI", None)
-    done = dotprompt("test", "--record", cwd=tmp_path, env=env)
+    done = cli("test", "--record", cwd=tmp_path, env=env)
     assert done.returncode == 1, done.stdout + done.stderr
     assert "judge 1 (openai/judge-test) failed the rubric 'The answer is an affirmative yes.': does not say yes" \
         in done.stdout
@@ -118,14 +118,14 @@ def test_judge_verdicts_are_recorded_then_replayed_offline(tmp_path, cli_env, ju
 
     offline = {**cli_env, "CI": "true", "OPENAI_BASE_URL": "http://127.0.0.1:9/v1"}  # nothing listens there
     offline.pop("OPENAI_API_KEY", None)
-    done = dotprompt("test", cwd=tmp_path, env=offline)
+    done = cli("test", cwd=tmp_path, env=offline)
     assert done.returncode == 1 and len(seen) == 2
     assert "says no: FAILED" in done.stdout and "does not say yes" in done.stdout and "1 passed, 1 failed" in done.stdout
 
     # A changed rubric is a new request for the judge: replay refuses the old verdict and says to re-record.
     text = (prompts / "yesno.test.yaml").read_text()
     (prompts / "yesno.test.yaml").write_text(text.replace("affirmative", "emphatic", 1))
-    done = dotprompt("test", cwd=tmp_path, env=offline)
+    done = cli("test", cwd=tmp_path, env=offline)
     assert done.returncode == 1 and len(seen) == 2
     assert "the recording of case 'says yes [judge 1]', model call 1, no longer matches its request" in done.stdout
     assert "re-record" in done.stdout

@@ -9,7 +9,6 @@ import json
 import os
 import signal
 import socket
-import subprocess
 import sys
 import textwrap
 import time
@@ -37,6 +36,7 @@ from dotprompt.local.server import free_port, prune_logs
 from dotprompt.local.setup import CHAT_TEMPLATE, SERVER_SOURCE, pip_detail
 from dotprompt.local.tuning import LocalTuning, bounded_arrays, token_estimate
 from dotprompt.types import GenerateRequest, Message, OutputConfig, Part
+from tests import cli_inprocess
 from tests.conftest import ROOT
 from tests.isolation import assert_finishes
 from tests.isolation_procs import run_owner_and_kill
@@ -122,9 +122,8 @@ def fake_setup(local_dir: Path) -> Path:
     return local_dir
 
 
-def cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "dotprompt.cli", *args], capture_output=True, text=True, cwd=ROOT,
-                          env=env, timeout=60)
+def cli(*args: str, env: dict[str, str]) -> cli_inprocess.CliResult:
+    return cli_inprocess.cli(*args, cwd=ROOT, env=env)
 
 
 def cli_env(**extra: str) -> dict[str, str]:

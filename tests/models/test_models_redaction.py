@@ -8,8 +8,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
-import subprocess
-import sys
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -23,6 +21,7 @@ from dotprompt.providers.anthropic import AnthropicModel
 from dotprompt.providers.config import ProviderConfig
 from dotprompt.providers.gemini import GeminiModel
 from dotprompt.providers.openai import OpenAIModel
+from tests import cli_inprocess
 
 KEY = "sk-proj-REDACTME-4f9a1c2e7b"
 URL_SECRET = "urlpass-REDACTME-77c1"
@@ -184,9 +183,8 @@ def cli_project(tmp_path: Path, port: int, cli_env: dict[str, str]) -> dict[str,
     return {**env, "OPENAI_API_KEY": KEY, "OPENAI_BASE_URL": f"http://user:{URL_SECRET}@127.0.0.1:{port}/v1"}
 
 
-def dotprompt(*args: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "dotprompt.cli", *args], cwd=cwd, capture_output=True, text=True,
-                          env=env, timeout=120)
+def dotprompt(*args: str, cwd: Path, env: dict[str, str]) -> cli_inprocess.CliResult:
+    return cli_inprocess.cli(*args, cwd=cwd, env=env)
 
 
 def test_cli_run_batch_output_and_stderr_hold_no_key(tmp_path, echo_server, cli_env):

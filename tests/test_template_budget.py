@@ -155,7 +155,9 @@ def test_nested_loops_in_a_set_block_meet_the_time_budget():
 def test_macro_fan_out_is_stopped_before_it_is_built():
     macros = "".join(f"{{% macro m{i}() %}}" + f"{{{{ m{i - 1}() }}}}" * 10 + "{% endmacro %}" for i in range(1, 10))
     body = "{% macro m0() %}xxxxxxxxxx{% endmacro %}" + macros + "\n{{ m9() }}\n"
-    refused(attempt(body), 4, words="render budget")  # inside the macros, where the text got too long
+    # The time budget stops it, inside the macros (line 4): the text a macro builds is not counted as output
+    # (even max_chars=1,000,000 let it run to the time limit), so a 1 s budget, not the 10 s default, to wait.
+    refused(attempt(body, budget={"max_seconds": 1.0}), 4, words="render budget exceeded: the render took more than 1 seconds")
 
 
 def test_namespace_doubling():
@@ -193,10 +195,13 @@ ITEMS = '{"items": list(range(1000))}'
 
 
 def test_handlebars_each_three_deep_fast_path():
+    # A billion characters: the fast path counts what it writes, so a small max_chars stops it at once. With the
+    # default 20,000,000 it was the 10 s time limit or the size, whichever this machine's speed made come first.
     body = "A\n{{#each items}}{{#each @root.items}}{{#each @root.items}}x{{/each}}{{/each}}{{/each}}\n"
-    result = attempt(body, ITEMS, engine="handlebars")
+    result = attempt(body, ITEMS, engine="handlebars", budget={"max_chars": 1_000_000})
     assert not result["ok"] and result["type"] == "RenderError", result
-    assert "hostile" in result["message"] and result["line"] == 5 and "render budget" in result["message"], result
+    assert "hostile" in result["message"] and result["line"] == 5, result
+    assert "render budget exceeded: the output is over 1,000,000 characters (max_chars)" in result["message"], result
 
 
 def test_handlebars_each_three_deep_reference_renderer():

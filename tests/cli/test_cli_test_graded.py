@@ -5,14 +5,14 @@ wire format, recorded once and then replayed with the server gone."""
 from __future__ import annotations
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+import httpx
 import pytest
 
 from tests.cli_inprocess import cli
 from tests.echo_project import project
+from tests.models.mock_server import Loopback
 
 CHECKS = '''
 def says_yes(output, case_input):
@@ -33,37 +33,22 @@ def forgets(output, case_input):
 '''
 
 
+def _verdict(request: httpx.Request) -> dict:
+    """An OpenAI chat reply whose verdict passes when the graded output is "yes"."""
+    body = json.loads(request.content)
+    graded = body["messages"][-1]["content"].split("Output to grade:")[1].strip()
+    verdict = {"pass": graded == "yes", "reason": "says yes" if graded == "yes" else "does not say yes"}
+    return {"id": "c1", "object": "chat.completion", "model": body["model"],
+            "choices": [{"index": 0, "finish_reason": "stop",
+                         "message": {"role": "assistant", "content": json.dumps(verdict)}}],
+            "usage": {"prompt_tokens": 5, "completion_tokens": 5, "total_tokens": 10}}
+
+
 @pytest.fixture
 def judge_server():
     """An OpenAI-compatible server whose verdict passes when the graded output contains "yes"."""
-    seen: list[dict] = []
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            body = json.loads(self.rfile.read(int(self.headers["content-length"])))
-            seen.append(body)
-            graded = body["messages"][-1]["content"].split("Output to grade:")[1].strip()
-            verdict = {"pass": graded == "yes", "reason": "says yes" if graded == "yes" else "does not say yes"}
-            reply = {"id": "c1", "object": "chat.completion", "model": body["model"],
-                     "choices": [{"index": 0, "finish_reason": "stop",
-                                  "message": {"role": "assistant", "content": json.dumps(verdict)}}],
-                     "usage": {"prompt_tokens": 5, "completion_tokens": 5, "total_tokens": 10}}
-            data = json.dumps(reply).encode()
-            self.send_response(200)
-            self.send_header("content-type", "application/json")
-            self.send_header("content-length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/v1", seen
-    server.shutdown()
-    server.server_close()
+    with Loopback(_verdict) as server:
+        yield f"{server.url}/v1", server.requests
 
 
 def write_project(tmp_path: Path, expect_yes: str, expect_no: str) -> Path:
@@ -110,7 +95,7 @@ def test_judge_verdicts_are_recorded_then_replayed_offline(tmp_path, cli_env, ju
     assert "judge 1 (openai/judge-test) failed the rubric 'The answer is an affirmative yes.': does not say yes" \
         in done.stdout
     assert "says yes: FAILED" not in done.stdout and len(seen) == 2
-    assert "Rubric:\nThe answer is an affirmative yes." in seen[0]["messages"][-1]["content"]
+    assert "Rubric:\nThe answer is an affirmative yes." in json.loads(seen[0].content)["messages"][-1]["content"]
     recorded = (prompts / "__recordings__" / "yesno.jsonl").read_text()
     cases = sorted(json.loads(line)["case"] for line in recorded.splitlines())
     assert cases == ["says no", "says no [judge 1]", "says yes", "says yes [judge 1]"]

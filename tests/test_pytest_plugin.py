@@ -5,10 +5,13 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 from tests.cli_process import dotprompt
 from tests.echo_project import TESTS, project
 
 
+@pytest.mark.slow
 def test_plain_pytest_collects_and_replays_prompt_tests(tmp_path, cli_env):
     prompts = project(tmp_path)
     dotprompt("test", "--record", cwd=tmp_path, env=cli_env)
@@ -22,6 +25,7 @@ def test_plain_pytest_collects_and_replays_prompt_tests(tmp_path, cli_env):
     assert "case 'says yes' failed" in done.stdout and 'expected {"answer": "YES"}' in done.stdout
 
 
+@pytest.mark.slow
 def test_prompt_library_fixture_in_a_users_test(tmp_path, cli_env):
     project(tmp_path)
     (tmp_path / "test_mine.py").write_text(

@@ -117,12 +117,14 @@ def test_json_filter_with_a_huge_literal_indent_at_load():
     refused(attempt("A\n{{ [1, 2]|json(indent=1000000000) }}\n"), 5, words="indent")
 
 
+@pytest.mark.slow
 def test_width_filters_with_huge_widths():
     refused(attempt("A\n{{ 'x'|center(1000000000) }}\n"), 5, words="render budget")
     refused(attempt("A\n{{ 'a\\nb'|indent(1000000000) }}\n"), 5, words="render budget")
     refused(attempt("A\n{{ [1]|batch(1000000000, 'x')|list }}\n"), 5, words="render budget")
 
 
+@pytest.mark.slow
 def test_join_and_lipsum_that_multiply_the_text():
     refused(attempt("A\n{{ (s * 9000)|list|join(s * 9000) }}\n", {"s": "ab"}), 5, words="render budget")
     refused(attempt("A\n{{ (s * 9000).join(s * 9000) }}\n", {"s": "ab"}), 5, words="render budget")
@@ -136,6 +138,7 @@ def test_replace_that_multiplies_the_text():
 
 # -- loops, macros, namespaces ---------------------------------------------------------------
 
+@pytest.mark.slow
 def test_nested_loops_that_print():
     body = "A\n{% for i in range(100000) %}{% for j in range(100000) %}xxxxxxxxxx{% endfor %}{% endfor %}\n"
     refused(attempt(body), 5, words="render budget")
@@ -325,6 +328,7 @@ def assert_finishes_cli(code: str, cwd: Path) -> subprocess.CompletedProcess[str
                           env=env, preexec_fn=limit)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("body", "line"), [
     ("A\n{{ 10**(10**10) }}\n", 5),
     ("A\n{{ 'ab' * 10000000000 }}\n", 5),
@@ -351,6 +355,7 @@ def test_cli_check_reports_deep_nesting_with_its_line(tmp_path):
     assert "hostile.prompt:5" in checked.stdout + checked.stderr, checked.stdout + checked.stderr
 
 
+@pytest.mark.slow
 def test_cli_render_reports_nested_loops_with_its_line(tmp_path):
     folder = tmp_path / "prompts"
     folder.mkdir()

@@ -6,6 +6,8 @@ import json
 import sys
 import xml.etree.ElementTree as ET
 
+import pytest
+
 from tests.cli_inprocess import cli
 from tests.evals.eval_project import project
 
@@ -130,6 +132,7 @@ def test_check_reports_every_problem_of_an_eval_section(tmp_path, cli_env):
     assert "inv.test.yaml:7:" in done.stdout and "unknown key `maxregression` in eval" in done.stdout
 
 
+@pytest.mark.slow
 def test_progress_is_shown_on_a_terminal(tmp_path, cli_env):
     import os
     import pty

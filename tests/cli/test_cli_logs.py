@@ -1,5 +1,6 @@
-"""`dotprompt logs` through the real command line, over runs of a scripted model (registered by the
-project's `[tool.dotprompt] tools` module, as a user's own model would be) and of the echo model."""
+"""`dotprompt logs` through the command line (in-process, tests/cli_inprocess.py; real subprocesses where
+processes meet), over runs of a scripted model (registered by the project's `[tool.dotprompt] tools` module,
+as a user's own model would be) and of the echo model."""
 
 from __future__ import annotations
 
@@ -167,7 +168,8 @@ def test_batch_rows_and_recorded_test_cases_are_logged(tmp_path, cli_env):
     assert every.returncode == 0, every.stderr
     assert cli("test", "--record", "--dir", "prompts", cwd=tmp_path, env=env).returncode == 0
     assert cli("test", "--replay", "--dir", "prompts", cwd=tmp_path, env=env).returncode == 0
-    runs = [json.loads(line) for line in cli("logs", "--json", cwd=tmp_path, env=env).stdout.splitlines()]
+    # `logs` as a real subprocess: what the in-process runs wrote is on disk for another process to read.
+    runs = [json.loads(line) for line in dotprompt("logs", "--json", cwd=tmp_path, env=env).stdout.splitlines()]
     batches = sorted((r["output"]["output"], r["output"]["succeeded"]) for r in runs
                      if r["source"] == "batch" and r["context"] is None)
     assert batches == [(str(tmp_path / "all.jsonl"), 3), (str(tmp_path / "out.jsonl"), 3)]  # each batch, once
@@ -181,6 +183,7 @@ def test_batch_rows_and_recorded_test_cases_are_logged(tmp_path, cli_env):
     assert all(json.loads(line)["prompt"] == {"name": "yesno", "hash": identity.hash} for line in recordings)
 
 
+@pytest.mark.slow
 def test_processes_writing_at_once_log_every_row_exactly_once(tmp_path, cli_env):
     project(tmp_path)
     env = {**cli_env, "DOTPROMPT_LOG_PATH": str(tmp_path / "shared.db")}

@@ -38,6 +38,7 @@ def every_split(text):
 
 # -- property tests ----------------------------------------------------------------------------
 
+@pytest.mark.slow
 @FUZZ
 @given(root=ROOTS, seed=SEEDS, prose=PROSE, fence=FENCES, tail=TAILS)
 def test_streamed_document_ends_equal_to_json_loads_and_snapshots_only_grow(root, seed, prose, fence, tail):
@@ -59,6 +60,7 @@ def test_streamed_document_ends_equal_to_json_loads_and_snapshots_only_grow(root
         assert frozen == at_the_time  # snapshot_copy() did not change under later feeds
 
 
+@pytest.mark.slow
 @FUZZ
 @given(root=ROOTS, seed=SEEDS)
 def test_every_prefix_is_a_snapshot_of_the_whole(root, seed):

@@ -382,6 +382,7 @@ def test_a_model_cannot_forge_the_resume_data_a_tool_sees():
     assert seen == [None] and response.finish_reason == "interrupted"
 
 
+@pytest.mark.slow
 def test_a_schema_nested_thousands_deep_is_a_usage_error_not_a_recursion_error():
     from tests.isolation import assert_finishes
 

@@ -284,6 +284,7 @@ def run_child(body: str, *, timeout: float = 40, memory_mb: int = 1024) -> list[
     return [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
 
 
+@pytest.mark.slow
 def test_a_stream_of_keep_alives_from_a_real_server_ends_at_the_deadline():
     # A loopback server that accepts the request and then sends an SSE comment every 0.2 s, forever.
     result = run_child("""
@@ -300,6 +301,7 @@ outcome(model("openai", base=f"http://127.0.0.1:{listener.getsockname()[1]}/v1",
     assert "deadline of 2 s" in result["error"] and result["seconds"] < 30
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("provider", ["openai", "anthropic", "googleai"])
 def test_a_token_every_quarter_second_forever_ends_at_the_deadline_keeping_the_tokens(provider):
     event = {"openai": '{"choices":[{"delta":{"content":"t"}}]}',
@@ -317,6 +319,7 @@ outcome(model({provider!r}, handler, deadline=1.5))
     assert "t" in json.dumps(result["partial"])  # the tokens that arrived are kept
 
 
+@pytest.mark.slow
 def test_a_reply_body_trickling_forever_ends_at_the_deadline():
     result = run_child("""
 async def trickle():
@@ -329,6 +332,7 @@ outcome(model("openai", lambda request: httpx.Response(200, content=trickle()), 
     assert "deadline" in result["error"] and result["seconds"] < 30
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("shape", ["events", "one-line"])
 def test_a_300_mb_stream_is_a_model_error_not_a_memory_error(shape):
     # The default cap applies; the child may use far less memory than the stream's size.

@@ -367,6 +367,7 @@ def test_server_killed_between_requests_is_reported_once(fake_setup: Path):
 needs_linux = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the parent-death signal is Linux's")
 
 
+@pytest.mark.slow
 @needs_linux
 @pytest.mark.parametrize("sig", ["SIGKILL", "SIGTERM"])
 def test_server_dies_when_its_parent_is_killed(fake_setup: Path, sig: str):
@@ -376,6 +377,7 @@ def test_server_dies_when_its_parent_is_killed(fake_setup: Path, sig: str):
     assert verdict["owner_status"] == -getattr(signal, sig)
 
 
+@pytest.mark.slow
 @needs_linux
 @pytest.mark.parametrize(("sig", "flags"), [("SIGTERM", ["--exit-on-sigterm"]), ("SIGINT", [])])
 def test_parent_stopped_by_a_signal_stops_its_server_cleanly(fake_setup: Path, sig: str, flags: list[str]):

@@ -12,6 +12,8 @@ import sys
 import textwrap
 import time
 
+import pytest
+
 from tests.cli_process import dotprompt
 from tests.echo_project import project
 from tests.isolation import assert_finishes
@@ -67,6 +69,7 @@ def test_a_log_cut_off_mid_file_does_not_fail_runs(tmp_path, cli_env):
     assert "cannot read the run log" in shown.stderr and "malformed" in shown.stderr
 
 
+@pytest.mark.slow
 def test_a_locked_log_warns_and_the_run_ends_promptly(tmp_path, cli_env):
     project(tmp_path)
     path = tmp_path / "logs.db"

@@ -63,6 +63,7 @@ print(json.dumps({{"records": {{r["input"]["n"]: r.get("output") or r["error"]["
 '''
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", ["torn", "unknown", "huge", "deep", "shapes", "binary"])
 def test_a_hostile_result_file_loses_no_row(case):
     outcome = assert_finishes(CHILD.format(case=case), timeout=90, memory_mb=900)

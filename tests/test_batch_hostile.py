@@ -110,6 +110,7 @@ def wait_for(predicate, seconds: float = 30.0) -> None:
         time.sleep(0.05)
 
 
+@pytest.mark.slow
 def test_a_later_success_replaces_the_stale_error(batch):
     batch.rows(range(1, 11))
     first = batch.run(FAIL="3,7")
@@ -197,6 +198,7 @@ def test_a_second_run_on_the_same_output_is_refused(batch):
     batch.assert_exactly_once(range(1, 41))
 
 
+@pytest.mark.slow
 def test_output_equal_to_input_is_refused_and_the_input_kept(batch):
     batch.rows(range(1, 4))
     before = batch.input.read_bytes()

@@ -62,6 +62,7 @@ def refused(outcome: dict, *errors: str) -> None:
 
 # -- symlinks out of the folder ------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_symlinks_out_of_the_folder_are_refused(tmp_path, secret):
     folder = tmp_path / "prompts"
     (folder / "inner").mkdir(parents=True)
@@ -97,6 +98,7 @@ attempt("list", lambda: [i.label for i in lib.list()])
 
 # -- files that are not regular files --------------------------------------------------------------
 
+@pytest.mark.slow
 def test_fifos_directories_and_dangling_links_never_hang_or_crash(tmp_path):
     import os
 
@@ -139,6 +141,7 @@ attempt("list", lambda: [i.label for i in lib.list()])
     assert outcomes["list"]["error"] is None
 
 
+@pytest.mark.slow
 def test_check_command_finishes_on_a_fifo_and_a_directory_partial(tmp_path):
     import os
 
@@ -161,6 +164,7 @@ print(json.dumps([d.format() for d in found]))
     assert any("x.test.yaml" in line for line in lines), lines
 
 
+@pytest.mark.slow
 def test_test_file_symlinked_out_of_the_folder_is_refused(tmp_path, secret):
     folder = tmp_path / "prompts"
     folder.mkdir()

@@ -80,6 +80,7 @@ def test_readme_example_command_works(tmp_path):
         assert done.returncode == 0, step + "\n" + done.stderr
 
 
+@pytest.mark.slow
 def test_examples_scripts_run():
     scripts = sorted((ROOT / "examples").glob("*.py"))
     assert scripts, "examples/ holds runnable scripts"

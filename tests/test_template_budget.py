@@ -102,6 +102,7 @@ def test_str_format_with_a_huge_width():
     refused(attempt("A\n{{ '{:>1000000000}'.format(1) }}\n"), 5, words="render budget")
 
 
+@pytest.mark.slow
 def test_string_methods_with_huge_widths():
     refused(attempt("A\n{{ 'x'.ljust(n) }}\n", {"n": 10 ** 9}), 5, words="render budget")
     refused(attempt("A\n{{ 'x'.center(1000000000) }}\n"), 5, words="render budget")
@@ -245,6 +246,7 @@ def test_a_ten_thousand_row_table_renders():
     assert result["ok"] and result["chars"] > 200_000, result
 
 
+@pytest.mark.slow
 def test_a_ten_thousand_row_table_renders_with_handlebars():
     rows = '{"rows": [{"id": i, "name": f"name {i}"} for i in range(10_000)]}'
     fast = "| id | name |\n{{#each rows}}| {{id}} | {{name}} |\n{{/each}}"

@@ -16,6 +16,7 @@ pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="pseudo-terminal
 ELAPSED = re.compile(r"\d:\d\d:\d\d")
 
 
+@pytest.mark.slow
 def test_run_shows_elapsed_time_on_a_terminal_and_prints_the_output_once(tmp_path, cli_env):
     with slow_server() as port:
         env = project(tmp_path, port, cli_env)
@@ -25,6 +26,7 @@ def test_run_shows_elapsed_time_on_a_terminal_and_prints_the_output_once(tmp_pat
     assert json.loads(stdout) == json.loads(REPLY) and "running" not in stdout
 
 
+@pytest.mark.slow
 def test_run_off_a_terminal_shows_no_status(tmp_path, cli_env):
     with slow_server() as port:
         env = project(tmp_path, port, cli_env)
@@ -34,6 +36,7 @@ def test_run_off_a_terminal_shows_no_status(tmp_path, cli_env):
     assert done.stderr == "" and json.loads(done.stdout) == json.loads(REPLY)
 
 
+@pytest.mark.slow
 def test_stream_on_a_terminal_shows_the_stream_then_the_json_once(tmp_path, cli_env):
     with slow_server() as port:
         env = project(tmp_path, port, cli_env)
@@ -47,6 +50,7 @@ def test_stream_on_a_terminal_shows_the_stream_then_the_json_once(tmp_path, cli_
     assert after.count('"answer": "yes"') == 1 and "streaming" not in after
 
 
+@pytest.mark.slow
 def test_stream_off_a_terminal_keeps_stdout_to_the_output(tmp_path, cli_env):
     with slow_server() as port:
         env = project(tmp_path, port, cli_env)
@@ -57,6 +61,7 @@ def test_stream_off_a_terminal_keeps_stdout_to_the_output(tmp_path, cli_env):
     assert done.stderr == REPLY + "\n"  # the raw stream, for logs; no escape codes
 
 
+@pytest.mark.slow
 def test_test_record_shows_case_progress_on_a_terminal(tmp_path, cli_env):
     with slow_server() as port:
         env = project(tmp_path, port, cli_env)

@@ -376,6 +376,7 @@ print(json.dumps({"detail": summary.detail}))
 """
 
 
+@pytest.mark.slow
 def test_past_the_reporting_limit_repairs_are_counted_in_one_summary_per_kind():
     detail = assert_finishes(_MANY_REPAIRS, timeout=60, memory_mb=1024).json()["detail"]
     assert detail.startswith("removed 249,900 more trailing commas, the first of them at line 1")

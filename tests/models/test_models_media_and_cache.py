@@ -126,6 +126,7 @@ def test_the_invoice_example_builds_a_valid_request_per_provider_from_the_pdf():
     assert "invoice_number" in bodies["googleai"]["generationConfig"]["responseSchema"]["properties"]
 
 
+@pytest.mark.slow
 def test_the_invoice_example_runs_as_a_script():
     done = subprocess.run([sys.executable, str(ROOT / "examples" / "invoice_from_pdf.py")], capture_output=True,
                           text=True, timeout=120, cwd=ROOT)

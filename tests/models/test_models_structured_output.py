@@ -174,6 +174,7 @@ def test_gemini_3_combines_the_schema_with_tools_and_2_5_uses_instructions():
 
 # -- hostile replies on these paths ----------------------------------------------------------------
 
+@pytest.mark.slow
 def test_deeply_nested_arguments_and_output_tool_input_end_as_clear_outcomes():
     from tests.isolation import ROOT, assert_finishes
 

@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import ROOT
+from tests.conftest import ROOT
 
 
 def run(cmd: list[str], *args: str, cwd: Path | None = None, env=None) -> subprocess.CompletedProcess[str]:

@@ -10,16 +10,26 @@ import pytest
 
 from dotprompt import PromptLibrary
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parent.parent  # the repository: the one definition every test module imports
 
-# `dotprompt run` logs every run to the user's data folder: the tests' runs go to a folder of their own.
-for _name in ("DOTPROMPT_LOG", "DOTPROMPT_LOG_PATH"):
-    os.environ.pop(_name, None)
-DATA_HOME = os.environ["XDG_DATA_HOME"] = tempfile.mkdtemp(prefix="dotprompt-tests-data-")
+_data_home: list[str] = []
+
+
+def pytest_configure(config):
+    # `dotprompt run` logs every run to the user's data folder: the tests' runs go to a folder of their own.
+    # Done here, not at import: child processes import this module for ROOT and keep their environment.
+    for name in ("DOTPROMPT_LOG", "DOTPROMPT_LOG_PATH"):
+        os.environ.pop(name, None)
+    _data_home.append(tempfile.mkdtemp(prefix="dotprompt-tests-data-"))
+    os.environ["XDG_DATA_HOME"] = _data_home[-1]
+    from tests.cli_inprocess import take_pristine_state
+
+    take_pristine_state()  # before any test module is imported: the in-process CLI starts from this state
 
 
 def pytest_sessionfinish(session, exitstatus):
-    shutil.rmtree(DATA_HOME, ignore_errors=True)
+    for folder in _data_home:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture

@@ -14,10 +14,9 @@ import subprocess
 import sys
 import textwrap
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.conftest import ROOT
 
 
 @dataclass
@@ -42,7 +41,7 @@ def run_limited(code: str, *, timeout: float = 20.0, memory_mb: int = 1024, cwd:
         cap = memory_mb * 1024 * 1024
         resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
 
-    child_env = {**os.environ, **(env or {}), "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "tests")])}
+    child_env = {**os.environ, **(env or {}), "PYTHONPATH": str(ROOT)}
     try:
         done = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
                               timeout=timeout, preexec_fn=limit, cwd=cwd, env=child_env)

@@ -14,7 +14,7 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
-from isolation import run_limited
+from tests.isolation import run_limited
 
 
 def gone(pid: int) -> bool:
@@ -59,7 +59,7 @@ OWNER = textwrap.dedent('''\
 LAUNCHER = textwrap.dedent('''\
     import json, os, signal, subprocess, sys, time
     from pathlib import Path
-    from isolation_procs import gone
+    from tests.isolation_procs import gone
 
     def default_sigint():  # a background job starts with SIGINT ignored; the owner must see it
         signal.signal(signal.SIGINT, signal.SIG_DFL)

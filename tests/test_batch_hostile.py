@@ -16,7 +16,8 @@ import time
 from pathlib import Path
 
 import pytest
-from isolation import ROOT, run_limited
+
+from tests.isolation import ROOT, run_limited
 
 PROMPT = "---\nmodel: scripted-hostile\noutput:\n  schema:\n    double: integer\n---\n{{ n }}"
 
@@ -109,6 +110,7 @@ def wait_for(predicate, seconds: float = 30.0) -> None:
         time.sleep(0.05)
 
 
+@pytest.mark.slow
 def test_a_later_success_replaces_the_stale_error(batch):
     batch.rows(range(1, 11))
     first = batch.run(FAIL="3,7")
@@ -117,6 +119,7 @@ def test_a_later_success_replaces_the_stale_error(batch):
     batch.assert_exactly_once(range(1, 11))
 
 
+@pytest.mark.slow
 def test_inserting_a_row_at_the_top_runs_only_that_row(batch):
     batch.rows(range(1, 6))
     batch.run()
@@ -127,6 +130,7 @@ def test_inserting_a_row_at_the_top_runs_only_that_row(batch):
     batch.assert_exactly_once([99, *range(1, 6)])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cut", ["mid_line", "mid_character"])
 def test_a_torn_last_line_is_repaired_on_resume(batch, cut):
     batch.rows(range(1, 9), text="héllo wörld ✓")
@@ -140,6 +144,7 @@ def test_a_torn_last_line_is_repaired_on_resume(batch, cut):
     batch.assert_exactly_once(range(1, 9))
 
 
+@pytest.mark.slow
 def test_a_torn_line_with_a_record_appended_after_it_loses_neither(batch):
     # What an older version left behind: a torn line, then the next run's record glued onto it.
     batch.rows(range(1, 6))
@@ -151,6 +156,7 @@ def test_a_torn_line_with_a_record_appended_after_it_loses_neither(batch):
     batch.assert_exactly_once(range(1, 6))
 
 
+@pytest.mark.slow
 def test_a_wrongly_shaped_reply_is_one_error_record_and_the_batch_goes_on(batch):
     batch.rows(range(1, 7))
     outcome = batch.run(BAD="2")
@@ -163,6 +169,7 @@ def test_a_wrongly_shaped_reply_is_one_error_record_and_the_batch_goes_on(batch)
     batch.assert_exactly_once(range(1, 7))
 
 
+@pytest.mark.slow
 def test_killed_mid_run_then_resumed_gives_every_row_once(batch):
     batch.rows(range(1, 21))
     runner = batch.start(SLOW="0.1")
@@ -175,6 +182,7 @@ def test_killed_mid_run_then_resumed_gives_every_row_once(batch):
     batch.assert_exactly_once(range(1, 21))
 
 
+@pytest.mark.slow
 def test_a_second_run_on_the_same_output_is_refused(batch):
     batch.rows(range(1, 41))
     runner = batch.start(SLOW="0.3")
@@ -190,6 +198,7 @@ def test_a_second_run_on_the_same_output_is_refused(batch):
     batch.assert_exactly_once(range(1, 41))
 
 
+@pytest.mark.slow
 def test_output_equal_to_input_is_refused_and_the_input_kept(batch):
     batch.rows(range(1, 4))
     before = batch.input.read_bytes()
@@ -199,6 +208,7 @@ def test_output_equal_to_input_is_refused_and_the_input_kept(batch):
     assert batch.input.read_bytes() == before and batch.call_count() == 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["folder", "fifo"])
 def test_output_that_is_not_a_regular_file_is_a_clear_error(batch, kind):
     batch.rows(range(1, 3))
@@ -210,12 +220,14 @@ def test_output_that_is_not_a_regular_file_is_a_clear_error(batch, kind):
     assert f"--output {target} is " in outcome.stderr and batch.call_count() == 0
 
 
+@pytest.mark.slow
 def test_input_that_is_not_utf8_names_file_and_line(batch):
     batch.input.write_bytes(b'{"n": 1}\n{"n": 2, "t": "\xff"}\n')
     outcome = batch.run()
     assert outcome.returncode != 0 and "in.jsonl:2" in outcome.stderr and "UTF-8" in outcome.stderr
 
 
+@pytest.mark.slow
 def test_rows_with_an_id_are_matched_by_id(batch):
     batch.input.write_text('{"id": "a", "n": 1}\n{"id": "b", "n": 2}\n')
     batch.run()

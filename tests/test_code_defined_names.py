@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import pytest
-from cli_process import run
 from pydantic import BaseModel
 
 from dotprompt import PromptLibrary
 from dotprompt.errors import PromptFileError, UsageError
 from dotprompt.lint.check import check_prompt
+from tests.cli_process import run
 
 RECIPE = ("---\nmodel: m\ninput:\n  schema:\n    food: string\n    ingredients?(array): string\noutput:\n"
           "  schema: Recipe\n---\nA recipe for {{food}}.\n{{#if ingredients}}\n{{list ingredients}}\n{{/if}}\n")

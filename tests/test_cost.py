@@ -10,10 +10,10 @@ from decimal import Decimal
 from types import SimpleNamespace
 
 import pytest
-from isolation import ROOT, assert_finishes
 
 from dotprompt.observe.cost import INSTALL_HINT, format_usd, missing_prices, price_call, price_response, price_run
 from dotprompt.types import Usage
+from tests.isolation import ROOT, assert_finishes
 
 genai_prices = pytest.importorskip("genai_prices")
 

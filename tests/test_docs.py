@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from conftest import ROOT
+from tests.conftest import ROOT
 
 README_MAX_LINES = 150
 

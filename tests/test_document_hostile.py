@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import json
 
-from isolation import assert_finishes
+import pytest
+
+from tests.isolation import assert_finishes
 
 CHILD = """
 import json
@@ -83,6 +85,7 @@ def test_dates_become_the_iso_text_written(tmp_path):
     assert result["ok"]["metadata"] == {"d": "2024-01-01", "t": "2024-01-01T10:00:00Z"}
 
 
+@pytest.mark.slow
 def test_sets_binary_and_pairs_are_located_errors(tmp_path):
     for line, value in enumerate(["!!set {a, b}", "!!binary aGk=", "!!omap [a: 1]", "!!pairs [a: 1]"]):
         result = load(tmp_path, f"---\nmodel: echo\nmetadata:\n  v: {value}\n---\nhi\n")
@@ -90,6 +93,7 @@ def test_sets_binary_and_pairs_are_located_errors(tmp_path):
         assert "p.prompt:4" in result["message"], (line, result)
 
 
+@pytest.mark.slow
 def test_nan_and_infinity_are_located_errors(tmp_path):
     for value in (".nan", ".inf", "-.Inf"):
         result = load(tmp_path, f"---\nmodel: echo\nconfig:\n  temperature: {value}\n---\nhi\n")
@@ -97,6 +101,7 @@ def test_nan_and_infinity_are_located_errors(tmp_path):
         assert "p.prompt:4" in result["message"] and "temperature" in result["message"]
 
 
+@pytest.mark.slow
 def test_bad_use_arguments_are_located_errors(tmp_path):
     cases = ["[{retry: 5}]", "[{retry: {bogus: 1}}]", "[{fallback: [a, b]}]", "[42]",
              "[{validate_and_retry: {max_attempts: 1}, retry: {x: 1}}]"]

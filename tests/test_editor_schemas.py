@@ -10,10 +10,10 @@ from pathlib import Path
 import jsonschema
 import pytest
 import yaml
-from conftest import ROOT
 
 from dotprompt.lint.editor_schemas import SCHEMA_FILES, build_schema, shipped_schema
 from dotprompt.prompts.library import PromptLibrary
+from tests.conftest import ROOT
 
 SCHEMA_LINE = re.compile(r"^# yaml-language-server: \$schema=(\S+)$")
 
@@ -70,14 +70,14 @@ def test_frontmatter_schema_knows_keys_and_extensions():
     assert _errors("frontmatter", {"output": {"fromat": "json"}})
 
 
-def test_schema_command_prints_the_shipped_schemas(dotprompt_cmd, cli_env):
-    from cli_process import run
+def test_schema_command_prints_the_shipped_schemas(cli_env):
+    from tests.cli_inprocess import cli
 
     for flag, kind in (("--frontmatter", "frontmatter"), ("--test-file", "test-file")):
-        done = run(dotprompt_cmd, "schema", flag, env=cli_env)
+        done = cli("schema", flag, env=cli_env)
         assert done.returncode == 0, done.stderr
         assert json.loads(done.stdout) == shipped_schema(kind)
-    done = run(dotprompt_cmd, "schema", "extract", "--test-file", env=cli_env)
+    done = cli("schema", "extract", "--test-file", env=cli_env)
     assert done.returncode == 2 and "drop the prompt name" in done.stderr
-    done = run(dotprompt_cmd, "schema", env=cli_env)
+    done = cli("schema", env=cli_env)
     assert done.returncode == 2 and "--frontmatter or --test-file" in done.stderr

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-from cli_process import run
 from jinja2 import TemplateSyntaxError
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
@@ -18,6 +17,7 @@ from dotprompt.document.parse import parse_source
 from dotprompt.engines.detect import choose_engine, detect_engine
 from dotprompt.errors import DotpromptError, UsageError
 from dotprompt.settings import template_engine
+from tests.cli_process import run
 
 REPO = Path(__file__).resolve().parents[1]
 SPEC_DIR = REPO.parent / "shared" / "conformance" / "dotprompt-spec"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import jsonschema
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -48,6 +49,7 @@ def schemas(depth: int = 2):
     )
 
 
+@pytest.mark.slow
 @settings(max_examples=600, deadline=None)
 @given(schema=schemas(), instance=json_values)
 def test_fast_check_agrees_with_jsonschema(schema, instance):

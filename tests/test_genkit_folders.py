@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_process import run
 
 from dotprompt import PromptLibrary
 from dotprompt.lint.check import check_library
+from tests.cli_process import run
 
 FOLDER = {
     "_tone.prompt": '{{ role "system" }}\nSpeak like a {{#if mood}}{{mood}}{{else}}sailor{{/if}}.\n{{role "user"}}\n',

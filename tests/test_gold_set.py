@@ -7,9 +7,9 @@ import json
 from decimal import Decimal
 
 import jsonschema
-from conftest import ROOT
 
 from dotprompt.prompts.loader import load_prompt
+from tests.conftest import ROOT
 
 GOLD = ROOT / "examples" / "gold" / "invoices.jsonl"
 

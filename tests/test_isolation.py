@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from isolation import assert_finishes, run_limited
+from tests.isolation import assert_finishes, run_limited
 
 
 def test_a_hang_is_reported_as_timed_out():

@@ -11,7 +11,8 @@ import json
 from pathlib import Path
 
 import pytest
-from isolation import assert_finishes
+
+from tests.isolation import assert_finishes
 
 # Runs in the child: `attempt(label, fn)` records the outcome of one call as
 # {"label": ..., "error": exception class or None, "message": ..., "result": ...}.
@@ -61,6 +62,7 @@ def refused(outcome: dict, *errors: str) -> None:
 
 # -- symlinks out of the folder ------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_symlinks_out_of_the_folder_are_refused(tmp_path, secret):
     folder = tmp_path / "prompts"
     (folder / "inner").mkdir(parents=True)
@@ -96,6 +98,7 @@ attempt("list", lambda: [i.label for i in lib.prompts()])
 
 # -- files that are not regular files --------------------------------------------------------------
 
+@pytest.mark.slow
 def test_fifos_directories_and_dangling_links_never_hang_or_crash(tmp_path):
     import os
 
@@ -138,6 +141,7 @@ attempt("list", lambda: [i.label for i in lib.prompts()])
     assert outcomes["list"]["error"] is None
 
 
+@pytest.mark.slow
 def test_check_command_finishes_on_a_fifo_and_a_directory_partial(tmp_path):
     import os
 
@@ -160,6 +164,7 @@ print(json.dumps([d.format() for d in found]))
     assert any("x.test.yaml" in line for line in lines), lines
 
 
+@pytest.mark.slow
 def test_test_file_symlinked_out_of_the_folder_is_refused(tmp_path, secret):
     folder = tmp_path / "prompts"
     folder.mkdir()

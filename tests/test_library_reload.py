@@ -8,7 +8,9 @@ so a render of a torn file (config of one version, body of another or cut short)
 
 from __future__ import annotations
 
-from isolation import assert_finishes
+import pytest
+
+from tests.isolation import assert_finishes
 
 PRELUDE = """
 import json, os, sys, threading, time
@@ -120,14 +122,17 @@ def check(result: dict) -> None:
     assert result["final_ok"] and result["final"] == result["written"], result
 
 
+@pytest.mark.slow
 def test_in_place_rewrites_never_tear_a_render(tmp_path):
     check(hammer(tmp_path, IN_PLACE))
 
 
+@pytest.mark.slow
 def test_unlink_then_create_saves_never_raise(tmp_path):
     check(hammer(tmp_path, UNLINK_CREATE))
 
 
+@pytest.mark.slow
 def test_in_place_rewrites_of_a_handlebars_prompt(tmp_path):
     check(hammer(tmp_path, IN_PLACE, "handlebars"))
 
@@ -169,6 +174,7 @@ print(json.dumps({"first": first, "second": second}))
     assert result == {"first": "[partial one]", "second": "[partial two]"}
 
 
+@pytest.mark.slow
 def test_partial_caches_stay_bounded_over_many_edits(tmp_path):
     code = PRELUDE + """
 from dotprompt import settings

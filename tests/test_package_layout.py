@@ -8,9 +8,10 @@ that points up.
 from __future__ import annotations
 
 import ast
+import sys
 from pathlib import Path
 
-from conftest import ROOT
+from tests.conftest import ROOT
 
 PACKAGE = ROOT / "dotprompt"
 
@@ -182,7 +183,7 @@ def test_the_floor_check_sees_lazy_and_relative_imports(tmp_path, monkeypatch):
     (package / "providers" / "registry.py").write_text("")
     source = package / "generation" / "api.py"
     source.write_text("def late():\n    from ..providers.registry import resolve_model\n")
-    monkeypatch.setattr(__import__(__name__), "PACKAGE", package)
+    monkeypatch.setattr(sys.modules[__name__], "PACKAGE", package)
     assert imported_modules(source) == [(2, "providers.registry")]
     assert floor_of("prompts.prompt") > floor_of("generation.loop") > floor_of("providers.base") > floor_of("types")
 

@@ -9,9 +9,9 @@ import subprocess
 import sys
 
 import pytest
-from conftest import ROOT
 
 import dotprompt
+from tests.conftest import ROOT
 
 
 def test_exported_names_are_pinned():
@@ -83,6 +83,7 @@ def test_readme_example_command_works(tmp_path):
         assert done.returncode == 0, step + "\n" + done.stderr
 
 
+@pytest.mark.slow
 def test_examples_scripts_run():
     scripts = sorted((ROOT / "examples").glob("*.py"))
     assert scripts, "examples/ holds runnable scripts"

@@ -6,8 +6,10 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from cli_process import dotprompt
-from echo_project import TESTS, project
+import pytest
+
+from tests.cli_process import dotprompt
+from tests.echo_project import TESTS, project
 
 OPT_IN = "[tool.dotprompt]\npytest = true\n"
 
@@ -17,6 +19,7 @@ def pytest_in(tmp_path, cli_env, *args: str) -> subprocess.CompletedProcess[str]
     return subprocess.run(run, cwd=tmp_path, capture_output=True, text=True, env=cli_env, timeout=120)
 
 
+@pytest.mark.slow
 def test_plain_pytest_collects_and_replays_prompt_tests(tmp_path, cli_env):
     prompts = project(tmp_path)
     (tmp_path / "pyproject.toml").write_text(OPT_IN)
@@ -30,6 +33,7 @@ def test_plain_pytest_collects_and_replays_prompt_tests(tmp_path, cli_env):
     assert "case 'says yes' failed" in done.stdout and 'expected {"answer": "YES"}' in done.stdout
 
 
+@pytest.mark.slow
 def test_a_project_that_does_not_opt_in_collects_nothing_from_its_test_files(tmp_path, cli_env):
     prompts = project(tmp_path)
     (tmp_path / "pyproject.toml").write_text('[tool.dotprompt]\nprompts_dir = "prompts"\n')
@@ -40,6 +44,7 @@ def test_a_project_that_does_not_opt_in_collects_nothing_from_its_test_files(tmp
     assert done.returncode == 4 and "--dotprompt-mode" in done.stderr  # not even the plugin's option
 
 
+@pytest.mark.slow
 def test_the_switch_or_an_explicit_p_collects(tmp_path, cli_env):
     prompts = project(tmp_path)
     explicit = pytest_in(tmp_path, cli_env, "--collect-only", "-p", "dotprompt.testing.pytest_plugin", str(prompts))
@@ -52,6 +57,7 @@ def test_the_switch_or_an_explicit_p_collects(tmp_path, cli_env):
         assert "2 tests collected" in done.stdout
 
 
+@pytest.mark.slow
 def test_a_switch_that_is_not_a_boolean_is_refused_naming_the_file_and_key(tmp_path, cli_env):
     prompts = project(tmp_path)
     (tmp_path / "pyproject.toml").write_text('[tool.dotprompt]\npytest = "yes"\n')
@@ -60,6 +66,7 @@ def test_a_switch_that_is_not_a_boolean_is_refused_naming_the_file_and_key(tmp_p
     assert f"{tmp_path / 'pyproject.toml'}: [tool.dotprompt] pytest must be true or false, got 'yes'" in done.stderr
 
 
+@pytest.mark.slow
 def test_prompt_library_fixture_in_a_users_test(tmp_path, cli_env):
     project(tmp_path)
     (tmp_path / "pyproject.toml").write_text(OPT_IN)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from isolation import assert_finishes
+from tests.isolation import assert_finishes
 
 PRELUDE = """
 import asyncio, json, os, sys

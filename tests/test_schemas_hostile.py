@@ -6,12 +6,12 @@ process counts the requests it receives: a `$ref` must never reach it.
 
 from __future__ import annotations
 
-import http.server
 import json
-import threading
 
 import pytest
-from isolation import assert_finishes
+
+from tests.isolation import assert_finishes
+from tests.models.mock_server import Loopback
 
 # The child loads/validates and prints {"error": type, "message": ...} or {"ok": ...} as its last line.
 CHILD = """
@@ -30,28 +30,9 @@ def report(fn):
 
 @pytest.fixture
 def server():
-    """A loopback HTTP server that serves a schema and remembers every path asked for."""
-    seen: list[str] = []
-
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self):
-            seen.append(self.path)
-            body = b'{"type": "string"}'
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args):
-            pass
-
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}", seen
-    httpd.shutdown()
-    httpd.server_close()
+    """A loopback HTTP server that serves a schema and remembers every request (`seen`)."""
+    with Loopback(lambda request: {"type": "string"}) as loopback:
+        yield loopback.url, loopback.requests
 
 
 def prompt_with(section: str, ref: str) -> str:

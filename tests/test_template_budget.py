@@ -16,7 +16,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from isolation import ROOT, assert_finishes
+
+from tests.isolation import ROOT, assert_finishes
 
 TIMEOUT = float(os.environ.get("DOTPROMPT_HOSTILE_TIMEOUT", "60"))  # seconds a hostile child may take
 FRONT = "---\nmodel: echo\n---\n"  # the body starts on line 4
@@ -101,6 +102,7 @@ def test_str_format_with_a_huge_width():
     refused(attempt("A\n{{ '{:>1000000000}'.format(1) }}\n"), 5, words="render budget")
 
 
+@pytest.mark.slow
 def test_string_methods_with_huge_widths():
     refused(attempt("A\n{{ 'x'.ljust(n) }}\n", {"n": 10 ** 9}), 5, words="render budget")
     refused(attempt("A\n{{ 'x'.center(1000000000) }}\n"), 5, words="render budget")
@@ -116,12 +118,14 @@ def test_json_filter_with_a_huge_literal_indent_at_load():
     refused(attempt("A\n{{ [1, 2]|json(indent=1000000000) }}\n"), 5, words="indent")
 
 
+@pytest.mark.slow
 def test_width_filters_with_huge_widths():
     refused(attempt("A\n{{ 'x'|center(1000000000) }}\n"), 5, words="render budget")
     refused(attempt("A\n{{ 'a\\nb'|indent(1000000000) }}\n"), 5, words="render budget")
     refused(attempt("A\n{{ [1]|batch(1000000000, 'x')|list }}\n"), 5, words="render budget")
 
 
+@pytest.mark.slow
 def test_join_and_lipsum_that_multiply_the_text():
     refused(attempt("A\n{{ (s * 9000)|list|join(s * 9000) }}\n", {"s": "ab"}), 5, words="render budget")
     refused(attempt("A\n{{ (s * 9000).join(s * 9000) }}\n", {"s": "ab"}), 5, words="render budget")
@@ -135,6 +139,7 @@ def test_replace_that_multiplies_the_text():
 
 # -- loops, macros, namespaces ---------------------------------------------------------------
 
+@pytest.mark.slow
 def test_nested_loops_that_print():
     body = "A\n{% for i in range(100000) %}{% for j in range(100000) %}xxxxxxxxxx{% endfor %}{% endfor %}\n"
     refused(attempt(body), 5, words="render budget")
@@ -154,7 +159,9 @@ def test_nested_loops_in_a_set_block_meet_the_time_budget():
 def test_macro_fan_out_is_stopped_before_it_is_built():
     macros = "".join(f"{{% macro m{i}() %}}" + f"{{{{ m{i - 1}() }}}}" * 10 + "{% endmacro %}" for i in range(1, 10))
     body = "{% macro m0() %}xxxxxxxxxx{% endmacro %}" + macros + "\n{{ m9() }}\n"
-    refused(attempt(body), 4, words="render budget")  # inside the macros, where the text got too long
+    # The time budget stops it, inside the macros (line 4): the text a macro builds is not counted as output
+    # (even max_chars=1,000,000 let it run to the time limit), so a 1 s budget, not the 10 s default, to wait.
+    refused(attempt(body, budget={"max_seconds": 1.0}), 4, words="render budget exceeded: the render took more than 1 seconds")
 
 
 def test_namespace_doubling():
@@ -192,10 +199,13 @@ ITEMS = '{"items": list(range(1000))}'
 
 
 def test_handlebars_each_three_deep_fast_path():
+    # A billion characters: the fast path counts what it writes, so a small max_chars stops it at once. With the
+    # default 20,000,000 it was the 10 s time limit or the size, whichever this machine's speed made come first.
     body = "A\n{{#each items}}{{#each @root.items}}{{#each @root.items}}x{{/each}}{{/each}}{{/each}}\n"
-    result = attempt(body, ITEMS, engine="handlebars")
+    result = attempt(body, ITEMS, engine="handlebars", budget={"max_chars": 1_000_000})
     assert not result["ok"] and result["type"] == "RenderError", result
-    assert "hostile" in result["message"] and result["line"] == 5 and "render budget" in result["message"], result
+    assert "hostile" in result["message"] and result["line"] == 5, result
+    assert "render budget exceeded: the output is over 1,000,000 characters (max_chars)" in result["message"], result
 
 
 def test_handlebars_each_three_deep_reference_renderer():
@@ -236,6 +246,7 @@ def test_a_ten_thousand_row_table_renders():
     assert result["ok"] and result["chars"] > 200_000, result
 
 
+@pytest.mark.slow
 def test_a_ten_thousand_row_table_renders_with_handlebars():
     rows = '{"rows": [{"id": i, "name": f"name {i}"} for i in range(10_000)]}'
     fast = "| id | name |\n{{#each rows}}| {{id}} | {{name}} |\n{{/each}}"
@@ -319,6 +330,7 @@ def assert_finishes_cli(code: str, cwd: Path) -> subprocess.CompletedProcess[str
                           env=env, preexec_fn=limit)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("body", "line"), [
     ("A\n{{ 10**(10**10) }}\n", 5),
     ("A\n{{ 'ab' * 10000000000 }}\n", 5),
@@ -345,6 +357,7 @@ def test_cli_check_reports_deep_nesting_with_its_line(tmp_path):
     assert "hostile.prompt:5" in checked.stdout + checked.stderr, checked.stdout + checked.stderr
 
 
+@pytest.mark.slow
 def test_cli_render_reports_nested_loops_with_its_line(tmp_path):
     folder = tmp_path / "prompts"
     folder.mkdir()

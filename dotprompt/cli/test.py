@@ -71,7 +71,8 @@ def collect(files: Sequence[Path], prompts_dir: Path, keyword: str | None) -> tu
     return cases, errors
 
 
-def run_tests(options: TestOptions, out: TextIO = sys.stdout) -> int:
+def run_tests(options: TestOptions, out: TextIO | None = None) -> int:
+    out = sys.stdout if out is None else out  # looked up per call: a redirected sys.stdout is followed
     try:
         files = find_test_files(options.paths, options.prompts_dir)
     except FileNotFoundError as exc:

@@ -1,8 +1,9 @@
-"""`dotprompt check`, run as a real subprocess."""
+"""`dotprompt check`, in-process (tests/cli_inprocess.py); the examples' check also as a real subprocess."""
 
 from __future__ import annotations
 
-from cli_process import run
+from tests.cli_inprocess import cli
+from tests.cli_process import run
 
 
 def test_check_passes_on_the_examples(dotprompt_cmd, cli_env):
@@ -11,7 +12,7 @@ def test_check_passes_on_the_examples(dotprompt_cmd, cli_env):
     assert "0 error(s), 0 warning(s)" in done.stderr
 
 
-def test_check_reports_every_problem_with_locations(tmp_path, dotprompt_cmd, cli_env):
+def test_check_reports_every_problem_with_locations(tmp_path, cli_env):
     prompts = tmp_path / "prompts"
     prompts.mkdir()
     (prompts / "typo.prompt").write_text("---\nmodel: m\nmax_turns: 3\noutput:\n  format: jsn\n---\nx")
@@ -23,7 +24,7 @@ def test_check_reports_every_problem_with_locations(tmp_path, dotprompt_cmd, cli
     (prompts / "_loop.prompt").write_text("{% include 'loop' %}")
     (prompts / "shadow.prompt").write_text("---\ninput:\n  schema:\n    role: string\n---\n{{ role('user') }}")
     (prompts / "default.prompt").write_text("---\ninput:\n  schema:\n    n: integer\n  default:\n    n: x\n---\n{{ n }}")
-    done = run(dotprompt_cmd, "check", str(prompts), env=cli_env)
+    done = cli("check", str(prompts), env=cli_env)
     out = done.stdout
     assert done.returncode == 1
     assert f"{prompts}/typo.prompt:3:1: warning: unknown key `max_turns` (did you mean `maxTurns`?)" in out
@@ -39,15 +40,15 @@ def test_check_reports_every_problem_with_locations(tmp_path, dotprompt_cmd, cli
     assert "Traceback" not in out + done.stderr
 
 
-def test_check_github_format(tmp_path, dotprompt_cmd, cli_env):
+def test_check_github_format(tmp_path, cli_env):
     (tmp_path / "p.prompt").write_text("---\nmaxTurns: 0\n---\nx")
-    done = run(dotprompt_cmd, "check", str(tmp_path), "--format", "github", env=cli_env)
+    done = cli("check", str(tmp_path), "--format", "github", env=cli_env)
     assert done.returncode == 1
     assert done.stdout.strip() == f"::error file={tmp_path}/p.prompt,line=2,col=1::`maxTurns` must be at least 1"
 
 
-def test_check_missing_folder_is_a_usage_error(tmp_path, dotprompt_cmd, cli_env):
-    done = run(dotprompt_cmd, "check", str(tmp_path / "nope"), env=cli_env)
+def test_check_missing_folder_is_a_usage_error(tmp_path, cli_env):
+    done = cli("check", str(tmp_path / "nope"), env=cli_env)
     assert done.returncode == 2 and "does not exist" in done.stderr
 
 
@@ -67,14 +68,14 @@ define_format(Format(name="shout", content_type="text/plain", constrained=False,
 """
 
 
-def test_check_knows_a_format_defined_by_the_project(tmp_path, dotprompt_cmd, cli_env):
+def test_check_knows_a_format_defined_by_the_project(tmp_path, cli_env):
     (tmp_path / "pyproject.toml").write_text('[tool.dotprompt]\ntools = ["shout_format.py"]\n')
     (tmp_path / "shout_format.py").write_text(USER_FORMAT)
     prompts = tmp_path / "prompts"
     prompts.mkdir()
     (prompts / "loud.prompt").write_text("---\noutput:\n  format: shout\n---\nsay hi")
     (prompts / "media.prompt").write_text("---\noutput:\n  format: media\n---\nsay hi")
-    done = run(dotprompt_cmd, "check", "prompts", cwd=tmp_path, env=cli_env)
+    done = cli("check", "prompts", cwd=tmp_path, env=cli_env)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "loud.prompt" not in done.stdout
     assert done.stdout == ("prompts/media.prompt:3:3: warning: unknown output format 'media' "  # there is no such format

@@ -1,4 +1,4 @@
-"""`dotprompt check --format sarif`, run as a real subprocess, validated against a SARIF 2.1.0 schema."""
+"""`dotprompt check --format sarif`, run in-process (tests/cli_inprocess.py), validated against a SARIF 2.1.0 schema."""
 
 from __future__ import annotations
 
@@ -6,7 +6,8 @@ import json
 from pathlib import Path
 
 import jsonschema
-from cli_process import run
+
+from tests.cli_inprocess import cli
 
 SARIF_SUBSET = json.loads((Path(__file__).parent / "fixtures" / "sarif-2.1.0-subset.schema.json").read_text())
 
@@ -15,12 +16,12 @@ def _validate(log: dict) -> None:
     jsonschema.Draft7Validator(SARIF_SUBSET, format_checker=jsonschema.FormatChecker()).validate(log)
 
 
-def test_sarif_log_of_errors_and_warnings(tmp_path, dotprompt_cmd, cli_env):
+def test_sarif_log_of_errors_and_warnings(tmp_path, cli_env):
     prompts = tmp_path / "prompts"
     (prompts / "billing").mkdir(parents=True)
     (prompts / "billing" / "refund me.prompt").write_text("---\nmaxTurns: 0\nmax_turns: 3\n---\nx")
     (prompts / "ok.prompt").write_text("hello")
-    done = run(dotprompt_cmd, "check", "prompts", "--format", "sarif", cwd=tmp_path, env=cli_env)
+    done = cli("check", "prompts", "--format", "sarif", cwd=tmp_path, env=cli_env)
     assert done.returncode == 1, done.stderr
     log = json.loads(done.stdout)  # stdout is the log and nothing else
     _validate(log)
@@ -36,9 +37,9 @@ def test_sarif_log_of_errors_and_warnings(tmp_path, dotprompt_cmd, cli_env):
     assert "did you mean `maxTurns`" in results[1]["message"]["text"]
 
 
-def test_sarif_log_of_a_clean_folder_is_valid_and_empty(tmp_path, dotprompt_cmd, cli_env):
+def test_sarif_log_of_a_clean_folder_is_valid_and_empty(tmp_path, cli_env):
     (tmp_path / "ok.prompt").write_text("hello")
-    done = run(dotprompt_cmd, "check", str(tmp_path), "--format", "sarif", cwd=tmp_path, env=cli_env)
+    done = cli("check", str(tmp_path), "--format", "sarif", cwd=tmp_path, env=cli_env)
     assert done.returncode == 0, done.stderr
     log = json.loads(done.stdout)
     _validate(log)

@@ -3,7 +3,7 @@ run's unknown-tool error names that setting (the real CLI in a project folder)."
 
 from __future__ import annotations
 
-from cli_process import run
+from tests.cli_inprocess import cli
 
 PYPROJECT = '[tool.dotprompt]\nprompts_dir = "prompts"\ntools = ["mytools.py"]\n'
 TOOLS = '''from dotprompt import tool
@@ -25,28 +25,28 @@ def _project(tmp_path, prompt: str = PROMPT):
     (tmp_path / "prompts" / "helpdesk.prompt").write_text(prompt)
 
 
-def test_check_reports_tools_no_registered_module_defines(tmp_path, dotprompt_cmd, cli_env):
+def test_check_reports_tools_no_registered_module_defines(tmp_path, cli_env):
     _project(tmp_path)
-    done = run(dotprompt_cmd, "check", cwd=tmp_path, env=cli_env)
+    done = cli("check", cwd=tmp_path, env=cli_env)
     assert done.returncode == 0, done.stdout + done.stderr  # warnings: tools given in code are out of check's sight
     lines = done.stdout.splitlines()
     where = tmp_path / "prompts" / "helpdesk.prompt"
     assert [line.split(": ", 1)[0] for line in lines] == [f"{where}:5:5", f"{where}:6:5"]
     assert "no registered module defines tool `lookup_ordr` (did you mean `lookup_order`?)" in lines[0]
     assert "no registered module defines tool `ghost`" in lines[1] and "`[tool.dotprompt] tools`" in lines[1]
-    strict = run(dotprompt_cmd, "check", "--strict", cwd=tmp_path, env=cli_env)
+    strict = cli("check", "--strict", cwd=tmp_path, env=cli_env)
     assert strict.returncode == 1
 
 
-def test_check_is_quiet_when_every_tool_is_registered(tmp_path, dotprompt_cmd, cli_env):
+def test_check_is_quiet_when_every_tool_is_registered(tmp_path, cli_env):
     _project(tmp_path, "---\nmodel: echo\ntools: [lookup_order]\n---\nhi")
-    done = run(dotprompt_cmd, "check", cwd=tmp_path, env=cli_env)
+    done = cli("check", cwd=tmp_path, env=cli_env)
     assert done.returncode == 0 and done.stdout == ""
 
 
-def test_unknown_tool_at_run_time_names_the_setting(tmp_path, dotprompt_cmd, cli_env):
+def test_unknown_tool_at_run_time_names_the_setting(tmp_path, cli_env):
     _project(tmp_path, "---\nmodel: echo\ntools: [ghost]\n---\nhi")
-    done = run(dotprompt_cmd, "run", "helpdesk", cwd=tmp_path, env=cli_env)
+    done = cli("run", "helpdesk", cwd=tmp_path, env=cli_env)
     assert done.returncode == 1
     assert "unknown tool 'ghost'" in done.stderr and "`[tool.dotprompt] tools` in pyproject.toml" in done.stderr
     assert "known: lookup_order" in done.stderr and "Traceback" not in done.stderr

@@ -10,9 +10,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from cli_process import dotprompt
 
 from dotprompt.observe.cost import format_usd
+from tests.cli_inprocess import cli
 
 genai_prices = pytest.importorskip("genai_prices")
 
@@ -55,7 +55,7 @@ def plain(env):
 
 def test_run_shows_the_cost_of_a_priced_model(tmp_path, cli_env):
     project(tmp_path)
-    done = dotprompt("run", "yes", cwd=tmp_path, env=plain(cli_env))
+    done = cli("run", "yes", cwd=tmp_path, env=plain(cli_env))
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == {"answer": "yes"}
     assert done.stderr.splitlines() == [f"cost: {format_usd(call_price())} (15,000 tokens)"]
@@ -63,9 +63,9 @@ def test_run_shows_the_cost_of_a_priced_model(tmp_path, cli_env):
 
 def test_an_unknown_cost_is_silent_unless_asked_for(tmp_path, cli_env):
     project(tmp_path, model="scripted")
-    quiet = dotprompt("run", "yes", cwd=tmp_path, env=plain(cli_env))
+    quiet = cli("run", "yes", cwd=tmp_path, env=plain(cli_env))
     assert quiet.returncode == 0 and "cost" not in quiet.stderr
-    asked = dotprompt("run", "yes", "--cost", cwd=tmp_path, env=plain(cli_env))
+    asked = cli("run", "yes", "--cost", cwd=tmp_path, env=plain(cli_env))
     assert asked.returncode == 0
     assert asked.stderr.splitlines() == ["cost: unknown (no price for scripted: not a hosted provider's model)"]
 
@@ -74,7 +74,7 @@ def test_the_test_table_and_json_show_cost_and_max_cost_fails_over_budget(tmp_pa
     prompts = project(tmp_path)
     (prompts / "yes.test.yaml").write_text(TESTS)
     report = tmp_path / "r.json"
-    done = dotprompt("test", "--live", "--json", str(report), cwd=tmp_path, env=plain(cli_env))
+    done = cli("test", "--live", "--json", str(report), cwd=tmp_path, env=plain(cli_env))
     assert done.returncode == 1, done.stdout + done.stderr
     price = format_usd(call_price())
     rows = [line.split() for line in done.stdout.splitlines() if line.startswith("yes.test.yaml::")]
@@ -88,7 +88,7 @@ def test_the_test_table_and_json_show_cost_and_max_cost_fails_over_budget(tmp_pa
 def test_max_cost_on_a_model_without_a_price_fails_saying_why(tmp_path, cli_env):
     prompts = project(tmp_path, model="scripted")
     (prompts / "yes.test.yaml").write_text("cases:\n  - name: a\n    expect:\n      max_cost: 1\n")
-    done = dotprompt("test", "--live", cwd=tmp_path, env=plain(cli_env))
+    done = cli("test", "--live", cwd=tmp_path, env=plain(cli_env))
     assert done.returncode == 1
     assert "max_cost 1 USD cannot be checked: no price for scripted: not a hosted provider's model" in done.stdout
 
@@ -96,7 +96,7 @@ def test_max_cost_on_a_model_without_a_price_fails_saying_why(tmp_path, cli_env)
 def test_a_bad_max_cost_is_a_test_file_error_at_its_line(tmp_path, cli_env):
     prompts = project(tmp_path)
     (prompts / "yes.test.yaml").write_text("cases:\n  - name: a\n    expect:\n      max_cost: cheap\n")
-    done = dotprompt("test", "--live", cwd=tmp_path, env=plain(cli_env))
+    done = cli("test", "--live", cwd=tmp_path, env=plain(cli_env))
     assert done.returncode == 2
     assert "yes.test.yaml:4" in done.stderr and "`max_cost` must be a number of US dollars (0 or more)" in done.stderr
 
@@ -106,7 +106,7 @@ def test_batch_rows_carry_their_cost_and_the_summary_the_total(tmp_path, cli_env
     rows = tmp_path / "rows.jsonl"
     rows.write_text('{"id": 1}\n{"id": 2}\n')
     out = tmp_path / "out.jsonl"
-    done = dotprompt("run", "yes", "--input-file", str(rows), "--output", str(out), cwd=tmp_path, env=plain(cli_env))
+    done = cli("run", "yes", "--input-file", str(rows), "--output", str(out), cwd=tmp_path, env=plain(cli_env))
     assert done.returncode == 0, done.stderr
     records = [json.loads(line) for line in out.read_text().splitlines()]
     assert [r["cost_usd"] for r in records] == [float(call_price())] * 2

@@ -1,16 +1,15 @@
-"""`dotprompt eval`, run as a real subprocess on the echo model: record, replay, thresholds, baselines, reports."""
+"""`dotprompt eval`, run in-process (tests/cli_inprocess.py) on the echo model: record, replay, thresholds, baselines, reports."""
 
 from __future__ import annotations
 
 import json
 import sys
 import xml.etree.ElementTree as ET
-from pathlib import Path
 
-from cli_process import dotprompt
+import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "evals"))
-from eval_project import project
+from tests.cli_inprocess import cli
+from tests.evals.eval_project import project
 
 
 def replay_env(cli_env: dict[str, str]) -> dict[str, str]:
@@ -20,15 +19,15 @@ def replay_env(cli_env: dict[str, str]) -> dict[str, str]:
 def test_record_then_replay_offline_with_reports_and_a_saved_baseline(tmp_path, cli_env):
     prompts = project(tmp_path)
     env = replay_env(cli_env)
-    done = dotprompt("eval", "--record", "--variant", "-", "--variant", "worse", cwd=tmp_path, env=env)
+    done = cli("eval", "--record", "--variant", "-", "--variant", "worse", cwd=tmp_path, env=env)
     assert done.returncode == 1, done.stdout + done.stderr  # the worse variant misses its thresholds
     lines = [json.loads(x) for x in (prompts / "__recordings__" / "inv.jsonl").read_text().splitlines()]
     assert sorted(x["case"] for x in lines) == ["eval:a", "eval:b", "eval:c"] and all("file" not in x for x in lines)
     assert (prompts / "__recordings__" / "inv.worse.jsonl").is_file()
 
     summary = tmp_path / "summary.md"
-    done = dotprompt("eval", "--save-baseline", "base.json", "--junit", "j.xml", "--json", "r.json",
-                     "--markdown", "m.md", cwd=tmp_path, env={**env, "GITHUB_STEP_SUMMARY": str(summary)})
+    done = cli("eval", "--save-baseline", "base.json", "--junit", "j.xml", "--json", "r.json",
+               "--markdown", "m.md", cwd=tmp_path, env={**env, "GITHUB_STEP_SUMMARY": str(summary)})
     assert done.returncode == 0, done.stdout + done.stderr
     assert "inv on gold.jsonl: 3 rows" in done.stdout and "1 eval(s) passed, 0 failed" in done.stdout
     base = json.loads((tmp_path / "base.json").read_text())
@@ -44,10 +43,10 @@ def test_record_then_replay_offline_with_reports_and_a_saved_baseline(tmp_path, 
 def test_worse_variant_fails_thresholds_and_baseline_naming_fields_and_rows(tmp_path, cli_env):
     project(tmp_path)
     env = replay_env(cli_env)
-    assert dotprompt("eval", "--record", "--variant", "-", "--variant", "worse", cwd=tmp_path, env=env).returncode == 1
-    assert dotprompt("eval", "--save-baseline", "base.json", cwd=tmp_path, env=env).returncode == 0
-    done = dotprompt("eval", "--variant", "worse", "--baseline", "base.json", "--junit", "j.xml", "--json", "r.json",
-                     cwd=tmp_path, env=env)
+    assert cli("eval", "--record", "--variant", "-", "--variant", "worse", cwd=tmp_path, env=env).returncode == 1
+    assert cli("eval", "--save-baseline", "base.json", cwd=tmp_path, env=env).returncode == 0
+    done = cli("eval", "--variant", "worse", "--baseline", "base.json", "--junit", "j.xml", "--json", "r.json",
+               cwd=tmp_path, env=env)
     assert done.returncode == 1, done.stdout + done.stderr
     out = done.stdout
     assert "currency: f1 below threshold: 0.333 < 0.500; rows: a, b" in out
@@ -64,16 +63,16 @@ def test_worse_variant_fails_thresholds_and_baseline_naming_fields_and_rows(tmp_
             "predicted": None} in row_a["fields"]
 
     # A tolerance larger than the drop lets it through (the thresholds of the file still apply).
-    done = dotprompt("eval", "--variant", "worse", "--baseline", "base.json", "--max-regression", "1", cwd=tmp_path,
-                     env=env)
+    done = cli("eval", "--variant", "worse", "--baseline", "base.json", "--max-regression", "1", cwd=tmp_path,
+               env=env)
     assert "regressed" not in done.stdout and "currency: f1 below threshold" in done.stdout
 
 
 def test_variants_side_by_side_in_one_table(tmp_path, cli_env):
     project(tmp_path)
     env = replay_env(cli_env)
-    dotprompt("eval", "--record", "--variant", "-", "--variant", "worse", cwd=tmp_path, env=env)
-    done = dotprompt("eval", "--variant", "-", "--variant", "worse", cwd=tmp_path, env=env)
+    cli("eval", "--record", "--variant", "-", "--variant", "worse", cwd=tmp_path, env=env)
+    done = cli("eval", "--variant", "-", "--variant", "worse", cwd=tmp_path, env=env)
     header = next(line for line in done.stdout.splitlines() if line.startswith("field"))
     assert header.split() == ["field", "support", "base", "worse"]
     currency = next(line for line in done.stdout.splitlines() if line.startswith("currency"))
@@ -84,7 +83,7 @@ def test_variants_side_by_side_in_one_table(tmp_path, cli_env):
 
 def test_replay_without_recordings_fails_naming_rows_and_how_to_record(tmp_path, cli_env):
     project(tmp_path)
-    done = dotprompt("eval", cwd=tmp_path, env=replay_env(cli_env))
+    done = cli("eval", cwd=tmp_path, env=replay_env(cli_env))
     assert done.returncode == 1
     assert "FAIL inv on gold.jsonl [default]: row a: no recording for case 'eval:a'" in done.stdout
     assert "re-record" in done.stdout
@@ -94,19 +93,19 @@ def test_bad_files_exit_2_naming_file_and_line(tmp_path, cli_env):
     prompts = project(tmp_path)
     env = replay_env(cli_env)
     (prompts / "gold.jsonl").write_text('{"id": "a", "input": {}, "expected": {}}\n{"id": "a"\n')
-    done = dotprompt("eval", cwd=tmp_path, env=env)
+    done = cli("eval", cwd=tmp_path, env=env)
     assert done.returncode == 2 and "gold.jsonl:2: not valid JSON" in done.stderr
     (prompts / "inv.test.yaml").write_text("eval:\n  dataset: gold.jsonl\n  fields:\n    total: {scorer: nuber}\n"
                                            "  min: {f1: 2}\n")
-    done = dotprompt("eval", cwd=tmp_path, env=env)
+    done = cli("eval", cwd=tmp_path, env=env)
     assert done.returncode == 2
     assert "inv.test.yaml:4:" in done.stderr and "unknown scorer 'nuber'" in done.stderr and "number" in done.stderr
     assert "inv.test.yaml:5:" in done.stderr and "eval.min.f1 must be a number from 0 to 1" in done.stderr
     (prompts / "inv.test.yaml").write_text("cases: []\n")
-    done = dotprompt("eval", cwd=tmp_path, env=env)
+    done = cli("eval", cwd=tmp_path, env=env)
     assert done.returncode == 2 and "no evals found" in done.stderr
-    done = dotprompt("eval", "--baseline", "nope.json", "--dataset", "prompts/gold.jsonl", "--prompt", "inv",
-                     cwd=tmp_path, env=env)
+    done = cli("eval", "--baseline", "nope.json", "--dataset", "prompts/gold.jsonl", "--prompt", "inv",
+               cwd=tmp_path, env=env)
     assert done.returncode == 2 and "nope.json: cannot read the baseline" in done.stderr
 
 
@@ -114,7 +113,7 @@ def test_dataset_and_prompt_on_the_command_line(tmp_path, cli_env):
     prompts = project(tmp_path)
     (prompts / "inv.test.yaml").unlink()
     env = replay_env(cli_env)
-    done = dotprompt("eval", "--dataset", "prompts/gold.jsonl", "--prompt", "inv", "--record", cwd=tmp_path, env=env)
+    done = cli("eval", "--dataset", "prompts/gold.jsonl", "--prompt", "inv", "--record", cwd=tmp_path, env=env)
     # No scorer rules: exact comparison, so the tolerance-needing total and the date-time fail.
     assert done.returncode == 0, done.stdout + done.stderr
     assert "total" in done.stdout and "0.667 (1w 0m 0x)" in done.stdout
@@ -124,7 +123,7 @@ def test_check_reports_every_problem_of_an_eval_section(tmp_path, cli_env):
     prompts = project(tmp_path)
     (prompts / "inv.test.yaml").write_text("eval:\n  dataset: gold.jsonl\n  fields:\n    total: {scorer: number, tolrance: 1}\n"
                                            "    items[0].d: text\n  min: {fields: {total: {f2: 0.5}}}\n  maxregression: 1\n")
-    done = dotprompt("check", cwd=tmp_path, env=cli_env)
+    done = cli("check", cwd=tmp_path, env=cli_env)
     assert done.returncode == 1
     assert "inv.test.yaml:4:" in done.stdout and "unknown key `tolrance` in eval.fields.total" in done.stdout
     assert "did you mean `tolerance`" in done.stdout
@@ -133,6 +132,7 @@ def test_check_reports_every_problem_of_an_eval_section(tmp_path, cli_env):
     assert "inv.test.yaml:7:" in done.stdout and "unknown key `maxregression` in eval" in done.stdout
 
 
+@pytest.mark.slow
 def test_progress_is_shown_on_a_terminal(tmp_path, cli_env):
     import os
     import pty
@@ -140,7 +140,7 @@ def test_progress_is_shown_on_a_terminal(tmp_path, cli_env):
 
     project(tmp_path)
     env = {k: v for k, v in cli_env.items() if k != "CI"}
-    dotprompt("eval", "--record", cwd=tmp_path, env=env)
+    cli("eval", "--record", cwd=tmp_path, env=env)
     leader, follower = pty.openpty()
     done = subprocess.run([sys.executable, "-m", "dotprompt.cli", "eval"], cwd=tmp_path, env={**env, "COLUMNS": "100"},
                           stdout=subprocess.PIPE, stderr=follower, text=True, timeout=120)
@@ -170,15 +170,15 @@ def test_a_python_scorer_by_module_function(tmp_path, cli_env):
     text = (prompts / "inv.test.yaml").read_text()
     rule = "    number: {scorer: 'scoring:same_prefix', threshold: 0.5}\n"
     (prompts / "inv.test.yaml").write_text(text.replace("    date: date\n", "    date: date\n" + rule))
-    dotprompt("eval", "--record", cwd=tmp_path, env=env)
-    done = dotprompt("eval", "--json", "r.json", cwd=tmp_path, env=env)
+    cli("eval", "--record", cwd=tmp_path, env=env)
+    done = cli("eval", "--json", "r.json", cwd=tmp_path, env=env)
     assert done.returncode == 0, done.stdout + done.stderr
     assert json.loads((tmp_path / "r.json").read_text())["evals"][0]["scores"]["fields"]["number"]["correct"] == 3
     (prompts / "inv.test.yaml").write_text(text.replace("    date: date\n", "    date: date\n    number: scoring:broken\n"))
-    done = dotprompt("eval", cwd=tmp_path, env=env)
+    done = cli("eval", cwd=tmp_path, env=env)
     assert done.returncode == 2 and "row a: scorer scoring:broken raised KeyError: 'nope'" in done.stderr
     (prompts / "inv.test.yaml").write_text(text.replace("    date: date\n", "    date: date\n    number: scoring:absent\n"))
-    done = dotprompt("eval", cwd=tmp_path, env=env)
+    done = cli("eval", cwd=tmp_path, env=env)
     assert done.returncode == 2 and "inv.test.yaml:6: eval.fields.number:" in done.stderr
     assert "'scoring' has no function 'absent'" in done.stderr
 
@@ -186,12 +186,12 @@ def test_a_python_scorer_by_module_function(tmp_path, cli_env):
 def test_variants_times_models_are_arms_with_their_own_recordings(tmp_path, cli_env):
     prompts = project(tmp_path)
     env = replay_env(cli_env)
-    done = dotprompt("eval", "--record", "--model", "echo", "--variant", "-", "--variant", "worse", cwd=tmp_path, env=env)
+    done = cli("eval", "--record", "--model", "echo", "--variant", "-", "--variant", "worse", cwd=tmp_path, env=env)
     header = next(line for line in done.stdout.splitlines() if line.startswith("field"))
     assert header.split() == ["field", "support", "base@echo", "worse@echo"]
     cases = {json.loads(x)["case"] for x in (prompts / "__recordings__" / "inv.jsonl").read_text().splitlines()}
     assert cases == {"eval:a@echo", "eval:b@echo", "eval:c@echo"}  # apart from the rows' default-model recordings
-    done = dotprompt("eval", "--model", "echo", "--variant", "-", "--save-baseline", "b.json", cwd=tmp_path, env=env)
+    done = cli("eval", "--model", "echo", "--variant", "-", "--save-baseline", "b.json", cwd=tmp_path, env=env)
     assert done.returncode == 0
-    done = dotprompt("eval", "--variant", "-", "--variant", "worse", "--save-baseline", "b.json", cwd=tmp_path, env=env)
+    done = cli("eval", "--variant", "-", "--variant", "worse", "--save-baseline", "b.json", cwd=tmp_path, env=env)
     assert done.returncode == 2 and "--save-baseline saves one variant on one model" in done.stderr

@@ -1,11 +1,11 @@
-"""`dotprompt list`, run as a real subprocess."""
+"""`dotprompt list`, run in-process (tests/cli_inprocess.py)."""
 
 from __future__ import annotations
 
-from cli_process import run
+from tests.cli_inprocess import cli
 
 
-def test_list_command(dotprompt_cmd, cli_env):
-    done = run(dotprompt_cmd, "list", "prompts", env=cli_env)
+def test_list_command(cli_env):
+    done = cli("list", "prompts", env=cli_env)
     labels = [line.split("\t")[0] for line in done.stdout.splitlines()]
     assert labels == ["assistant", "billing/refund_reason", "classify", "extract", "extract.fast", "extract.worse", "summarize"]

@@ -1,5 +1,6 @@
-"""`dotprompt logs` through the real command line, over runs of a scripted model (registered by the
-project's `[tool.dotprompt] tools` module, as a user's own model would be) and of the echo model."""
+"""`dotprompt logs` through the command line (in-process, tests/cli_inprocess.py; real subprocesses where
+processes meet), over runs of a scripted model (registered by the project's `[tool.dotprompt] tools` module,
+as a user's own model would be) and of the echo model."""
 
 from __future__ import annotations
 
@@ -9,10 +10,11 @@ import subprocess
 import sys
 
 import pytest
-from cli_process import dotprompt
-from echo_project import project
 
 from dotprompt import PromptLibrary
+from tests.cli_inprocess import cli
+from tests.cli_process import dotprompt
+from tests.echo_project import project
 
 SCRIPTED = '''
 from dotprompt import Usage, tool
@@ -66,12 +68,12 @@ def shop(tmp_path_factory):
     (tmp_path / "pyproject.toml").write_text('[tool.dotprompt]\nprompts_dir = "prompts"\ntools = ["scripted.py"]\n')
     env = {**cli_env, "XDG_DATA_HOME": str(tmp_path / "data")}
 
-    def cli(*args, extra=None):
-        return dotprompt(*args, cwd=tmp_path, env={**env, **(extra or {})})
+    def in_shop(*args, extra=None):
+        return cli(*args, cwd=tmp_path, env={**env, **(extra or {})})
 
     for question in ("how many gizmos", "how many widgets", "broken question"):
-        cli("run", "stock", "--input", json.dumps({"question": question}))
-    return cli, PromptLibrary(prompts).load("stock").identity
+        in_shop("run", "stock", "--input", json.dumps({"question": question}))
+    return in_shop, PromptLibrary(prompts).load("stock").identity
 
 
 def table_rows(stdout):
@@ -155,17 +157,18 @@ def test_batch_rows_and_recorded_test_cases_are_logged(tmp_path, cli_env):
     project(tmp_path)
     env = {**cli_env, "XDG_DATA_HOME": str(tmp_path / "data")}
     (tmp_path / "rows.jsonl").write_text('{"answer": "a"}\n{"answer": "b"}\n{"answer": "c"}\n')
-    done = dotprompt("run", "yesno", "--input-file", "rows.jsonl", "--output", "out.jsonl", "--dir", "prompts",
-                     cwd=tmp_path, env=env)
+    done = cli("run", "yesno", "--input-file", "rows.jsonl", "--output", "out.jsonl", "--dir", "prompts",
+               cwd=tmp_path, env=env)
     assert done.returncode == 0, done.stderr
     records = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]
     identity = PromptLibrary(tmp_path / "prompts").load("yesno").identity
     assert all(r["prompt"] == {"name": "yesno", "hash": identity.hash} for r in records)
-    every = dotprompt("run", "yesno", "--input-file", "rows.jsonl", "--output", "all.jsonl", "--dir", "prompts",
-                      "--log-rows", "all", cwd=tmp_path, env=env)
+    every = cli("run", "yesno", "--input-file", "rows.jsonl", "--output", "all.jsonl", "--dir", "prompts",
+                "--log-rows", "all", cwd=tmp_path, env=env)
     assert every.returncode == 0, every.stderr
-    assert dotprompt("test", "--record", "--dir", "prompts", cwd=tmp_path, env=env).returncode == 0
-    assert dotprompt("test", "--replay", "--dir", "prompts", cwd=tmp_path, env=env).returncode == 0
+    assert cli("test", "--record", "--dir", "prompts", cwd=tmp_path, env=env).returncode == 0
+    assert cli("test", "--replay", "--dir", "prompts", cwd=tmp_path, env=env).returncode == 0
+    # `logs` as a real subprocess: what the in-process runs wrote is on disk for another process to read.
     runs = [json.loads(line) for line in dotprompt("logs", "--json", cwd=tmp_path, env=env).stdout.splitlines()]
     batches = sorted((r["output"]["output"], r["output"]["succeeded"]) for r in runs
                      if r["source"] == "batch" and r["context"] is None)
@@ -180,6 +183,7 @@ def test_batch_rows_and_recorded_test_cases_are_logged(tmp_path, cli_env):
     assert all(json.loads(line)["prompt"] == {"name": "yesno", "hash": identity.hash} for line in recordings)
 
 
+@pytest.mark.slow
 def test_processes_writing_at_once_log_every_row_exactly_once(tmp_path, cli_env):
     project(tmp_path)
     env = {**cli_env, "DOTPROMPT_LOG_PATH": str(tmp_path / "shared.db")}
@@ -205,11 +209,11 @@ def test_the_project_table_sets_the_file_and_can_turn_logging_off(tmp_path, cli_
     env = {k: v for k, v in cli_env.items() if k not in ("DOTPROMPT_LOG", "DOTPROMPT_LOG_PATH")}
     pyproject = tmp_path / "pyproject.toml"
     pyproject.write_text('[tool.dotprompt]\nprompts_dir = "prompts"\nlog_path = "runs/project.db"\n')
-    assert dotprompt("run", "yesno", "--input", '{"answer": "yes"}', cwd=tmp_path, env=env).returncode == 0
+    assert cli("run", "yesno", "--input", '{"answer": "yes"}', cwd=tmp_path, env=env).returncode == 0
     assert (tmp_path / "runs" / "project.db").is_file()
-    assert len(table_rows(dotprompt("logs", cwd=tmp_path, env=env).stdout)) == 1
+    assert len(table_rows(cli("logs", cwd=tmp_path, env=env).stdout)) == 1
     (tmp_path / "prompts" / "sub").mkdir()  # a relative log_path is the project's, wherever the command runs
-    assert len(table_rows(dotprompt("logs", cwd=tmp_path / "prompts" / "sub", env=env).stdout)) == 1
+    assert len(table_rows(cli("logs", cwd=tmp_path / "prompts" / "sub", env=env).stdout)) == 1
     pyproject.write_text('[tool.dotprompt]\nprompts_dir = "prompts"\nlog_path = "runs/project.db"\nlog = false\n')
-    assert dotprompt("run", "yesno", "--input", '{"answer": "no"}', cwd=tmp_path, env=env).returncode == 0
-    assert len(table_rows(dotprompt("logs", cwd=tmp_path, env=env).stdout)) == 1
+    assert cli("run", "yesno", "--input", '{"answer": "no"}', cwd=tmp_path, env=env).returncode == 0
+    assert len(table_rows(cli("logs", cwd=tmp_path, env=env).stdout)) == 1

@@ -9,11 +9,11 @@ import sys
 from pathlib import Path
 from types import SimpleNamespace
 
-from cli_process import run
-
 from dotprompt.cli import COMMANDS, build_parser, main
 from dotprompt.cli.common import CommandLineError
 from dotprompt.errors import UsageError
+from tests.cli_inprocess import cli
+from tests.cli_process import run
 
 
 def test_console_script_is_installed(cli_env):
@@ -29,8 +29,8 @@ def _name(command) -> str:
     return parser.prog.split()[-1]
 
 
-def test_the_command_table_drives_help(dotprompt_cmd, cli_env):
-    done = run(dotprompt_cmd, "--help", env=cli_env)
+def test_the_command_table_drives_help(cli_env):
+    done = cli("--help", env=cli_env)
     assert done.returncode == 0
     listed = re.search(r"\{([a-z,]+)\}", done.stdout).group(1).split(",")
     assert listed == [_name(command) for command in COMMANDS]
@@ -70,10 +70,10 @@ def test_errors_become_one_line_and_an_exit_code(capsys):
     assert "hello" in capsys.readouterr().out
 
 
-def test_version_prints_the_package_version(dotprompt_cmd, cli_env):
+def test_version_prints_the_package_version(cli_env):
     import dotprompt
 
-    done = run(dotprompt_cmd, "--version", env=cli_env)
+    done = cli("--version", env=cli_env)
     assert done.returncode == 0 and done.stdout == f"dotprompt {dotprompt.__version__}\n"
 
 
@@ -100,7 +100,7 @@ def test_the_help_walk_sees_a_missing_help():
     assert list(_undocumented(parser, "x")) == ["x go --fast"]
 
 
-def test_every_command_help_runs_in_the_real_cli(dotprompt_cmd, cli_env):
+def test_every_command_help_runs_in_the_real_cli(cli_env):
     for command in ("render", "check", "schema", "run", "test", "convert", "list", "local", "local setup"):
-        done = run(dotprompt_cmd, *command.split(), "--help", env=cli_env)
+        done = cli(*command.split(), "--help", env=cli_env)
         assert done.returncode == 0 and "usage: dotprompt" in done.stdout, command

@@ -8,9 +8,11 @@ import shutil
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
-from cli_process import run
-from conftest import ROOT
+
+from tests.cli_process import run
+from tests.conftest import ROOT
 
 HOOKS = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
 REQUIRED = {"id", "name", "entry", "language"}
@@ -37,6 +39,7 @@ def test_hooks_fire_on_prompt_and_test_files_only():
         assert not files.search("notes.prompt.md")
 
 
+@pytest.mark.slow
 def test_hook_entries_run_the_real_cli(tmp_path, cli_env):
     # pre-commit runs the entry from the repository root with the hook's venv on PATH.
     script = shutil.which("dotprompt", path=str(Path(sys.executable).parent))

@@ -5,7 +5,7 @@ The model is a scripted one defined by the project's tools module ([tool.dotprom
 
 from __future__ import annotations
 
-from cli_process import dotprompt
+from tests.cli_inprocess import cli
 
 TOOLS = '''
 from dotprompt import define_model, tool
@@ -40,7 +40,7 @@ def project(tmp_path):
 
 def test_a_tool_error_is_shown_and_the_run_goes_on(tmp_path, cli_env):
     project(tmp_path)
-    done = dotprompt("run", "weather", cwd=tmp_path, env=cli_env)
+    done = cli("run", "weather", cwd=tmp_path, env=cli_env)
     assert done.returncode == 0, done.stderr
     assert done.stdout == "Sunny, probably.\n"
     assert done.stderr.splitlines() == [
@@ -49,7 +49,7 @@ def test_a_tool_error_is_shown_and_the_run_goes_on(tmp_path, cli_env):
 
 def test_tool_errors_are_shown_when_streaming_too(tmp_path, cli_env):
     project(tmp_path)
-    done = dotprompt("run", "weather", "--stream", cwd=tmp_path, env=cli_env)
+    done = cli("run", "weather", "--stream", cwd=tmp_path, env=cli_env)
     assert done.returncode == 0, done.stderr
     assert done.stdout == "Sunny, probably.\n"
     assert ("tool error: lookup (ref r1) raised ValueError: no weather station in Atlantis "
@@ -58,7 +58,7 @@ def test_tool_errors_are_shown_when_streaming_too(tmp_path, cli_env):
 
 def test_tool_errors_raise_exits_1_with_one_line(tmp_path, cli_env):
     project(tmp_path)
-    done = dotprompt("run", "weather", "--tool-errors", "raise", cwd=tmp_path, env=cli_env)
+    done = cli("run", "weather", "--tool-errors", "raise", cwd=tmp_path, env=cli_env)
     assert done.returncode == 1
     assert done.stdout == ""
     assert done.stderr == "tool lookup(r1) raised ValueError: no weather station in Atlantis\n"
@@ -66,7 +66,7 @@ def test_tool_errors_raise_exits_1_with_one_line(tmp_path, cli_env):
 
 def test_tool_errors_takes_return_or_raise(tmp_path, cli_env):
     project(tmp_path)
-    done = dotprompt("run", "weather", "--tool-errors", "ignore", cwd=tmp_path, env=cli_env)
+    done = cli("run", "weather", "--tool-errors", "ignore", cwd=tmp_path, env=cli_env)
     assert done.returncode == 2 and "invalid choice: 'ignore'" in done.stderr
-    done = dotprompt("run", "weather", "--tool-errors", "return", cwd=tmp_path, env=cli_env)
+    done = cli("run", "weather", "--tool-errors", "return", cwd=tmp_path, env=cli_env)
     assert done.returncode == 0 and "tool error: lookup (ref r1)" in done.stderr

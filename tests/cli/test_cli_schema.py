@@ -1,16 +1,16 @@
-"""`dotprompt schema`, run as a real subprocess."""
+"""`dotprompt schema`, run in-process (tests/cli_inprocess.py)."""
 
 from __future__ import annotations
 
 import json
 
-from cli_process import run
+from tests.cli_inprocess import cli
 
 
-def test_schema_command(dotprompt_cmd, cli_env):
-    done = run(dotprompt_cmd, "schema", "classify", "--dir", "prompts", env=cli_env)
+def test_schema_command(cli_env):
+    done = cli("schema", "classify", "--dir", "prompts", env=cli_env)
     assert json.loads(done.stdout)["enum"] == ["billing", "bug", "feature_request", "account", "other"]
-    done = run(dotprompt_cmd, "schema", "extract", "--input", "--dir", "prompts", env=cli_env)
+    done = cli("schema", "extract", "--input", "--dir", "prompts", env=cli_env)
     assert json.loads(done.stdout)["required"] == ["text"]
-    done = run(dotprompt_cmd, "schema", "summarize", "--dir", "prompts", env=cli_env)
+    done = cli("schema", "summarize", "--dir", "prompts", env=cli_env)
     assert done.returncode == 2 and "declares no output schema" in done.stderr

@@ -9,12 +9,14 @@ import subprocess
 import sys
 
 import pytest
-from terminal import REPLY, project, run_on_terminal, slow_server
+
+from tests.cli.terminal import REPLY, project, run_on_terminal, slow_server
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="pseudo-terminals are POSIX")
 ELAPSED = re.compile(r"\d:\d\d:\d\d")
 
 
+@pytest.mark.slow
 def test_run_shows_elapsed_time_on_a_terminal_and_prints_the_output_once(tmp_path, cli_env):
     with slow_server() as port:
         env = project(tmp_path, port, cli_env)
@@ -24,6 +26,7 @@ def test_run_shows_elapsed_time_on_a_terminal_and_prints_the_output_once(tmp_pat
     assert json.loads(stdout) == json.loads(REPLY) and "running" not in stdout
 
 
+@pytest.mark.slow
 def test_run_off_a_terminal_shows_no_status(tmp_path, cli_env):
     with slow_server() as port:
         env = project(tmp_path, port, cli_env)
@@ -33,6 +36,7 @@ def test_run_off_a_terminal_shows_no_status(tmp_path, cli_env):
     assert done.stderr == "" and json.loads(done.stdout) == json.loads(REPLY)
 
 
+@pytest.mark.slow
 def test_stream_on_a_terminal_shows_the_stream_then_the_json_once(tmp_path, cli_env):
     with slow_server() as port:
         env = project(tmp_path, port, cli_env)
@@ -46,6 +50,7 @@ def test_stream_on_a_terminal_shows_the_stream_then_the_json_once(tmp_path, cli_
     assert after.count('"answer": "yes"') == 1 and "streaming" not in after
 
 
+@pytest.mark.slow
 def test_stream_off_a_terminal_keeps_stdout_to_the_output(tmp_path, cli_env):
     with slow_server() as port:
         env = project(tmp_path, port, cli_env)
@@ -56,6 +61,7 @@ def test_stream_off_a_terminal_keeps_stdout_to_the_output(tmp_path, cli_env):
     assert done.stderr == REPLY + "\n"  # the raw stream, for logs; no escape codes
 
 
+@pytest.mark.slow
 def test_test_record_shows_case_progress_on_a_terminal(tmp_path, cli_env):
     with slow_server() as port:
         env = project(tmp_path, port, cli_env)

@@ -1,4 +1,5 @@
-"""`dotprompt test`, run as a real subprocess (echo model): record, replay, reports, exit codes."""
+"""`dotprompt test` with the echo model: record, replay, reports, exit codes. In-process
+(tests/cli_inprocess.py); the missing-recording test also as a real subprocess."""
 
 from __future__ import annotations
 
@@ -7,20 +8,21 @@ import subprocess
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from cli_process import dotprompt
-from echo_project import PROMPT, TESTS, project
+from tests.cli_inprocess import cli
+from tests.cli_process import dotprompt
+from tests.echo_project import PROMPT, TESTS, project
 
 
 def test_record_replay_report_and_exit_codes(tmp_path, cli_env):
     prompts = project(tmp_path)
     env = {k: v for k, v in cli_env.items() if k != "CI"}
-    done = dotprompt("test", "--record", cwd=tmp_path, env=env)
+    done = cli("test", "--record", cwd=tmp_path, env=env)
     assert done.returncode == 0, done.stdout + done.stderr
     recording = prompts / "__recordings__" / "yesno.jsonl"
     assert [json.loads(line)["case"] for line in recording.read_text().splitlines()] == ["says no", "says yes"]
     junit = tmp_path / "report.xml"
-    done = dotprompt("test", "--junit", str(junit), "--json", str(tmp_path / "r.json"), cwd=tmp_path,
-                     env={**env, "CI": "true"})
+    done = cli("test", "--junit", str(junit), "--json", str(tmp_path / "r.json"), cwd=tmp_path,
+               env={**env, "CI": "true"})
     assert done.returncode == 0, done.stdout + done.stderr
     assert "PASS yesno.test.yaml::says yes" in done.stdout and "2 passed, 0 failed" in done.stdout
     suite = ET.parse(junit).getroot()
@@ -29,21 +31,21 @@ def test_record_replay_report_and_exit_codes(tmp_path, cli_env):
     assert json.loads((tmp_path / "r.json").read_text())[0]["replayed"] is True
 
     (prompts / "yesno.test.yaml").write_text(TESTS.replace('one_of: ["no", "nope"]', 'one_of: ["nope"]'))
-    done = dotprompt("test", "--replay", "--junit", str(junit), cwd=tmp_path, env=env)
+    done = cli("test", "--replay", "--junit", str(junit), cwd=tmp_path, env=env)
     assert done.returncode == 1
     assert 'says no: FAILED' in done.stdout and '$.answer: expected one_of ["nope"], got "no"' in done.stdout
     failure = next(ET.parse(junit).getroot().iter("failure"))
     assert "$.answer" in failure.get("message")
 
-    done = dotprompt("test", "-k", "says yes", "--replay", cwd=tmp_path, env=env)
+    done = cli("test", "-k", "says yes", "--replay", cwd=tmp_path, env=env)
     assert done.returncode == 0 and "1 passed, 0 failed" in done.stdout
 
 
 def test_broken_prompt_fails_naming_case_path_and_reason(tmp_path, cli_env):
     prompts = project(tmp_path)
-    dotprompt("test", "--record", cwd=tmp_path, env=cli_env)
+    cli("test", "--record", cwd=tmp_path, env=cli_env)
     (prompts / "yesno.prompt").write_text(PROMPT.replace("    answer: string\n---", "    answer: string\n    score: number\n---"))
-    done = dotprompt("test", "--replay", cwd=tmp_path, env=cli_env)
+    done = cli("test", "--replay", cwd=tmp_path, env=cli_env)
     assert done.returncode == 1
     assert "says yes: FAILED" in done.stdout
     assert "output does not match the output schema at $: 'score' is a required property" in done.stdout
@@ -62,8 +64,8 @@ def test_missing_recording_in_ci_and_bad_test_file(tmp_path, cli_env):
 def run_with_reports(folder: Path, tmp_path: Path, cli_env: dict[str, str], *extra: str) -> subprocess.CompletedProcess[str]:
     """`dotprompt test --dir FOLDER --replay` with JUnit and JSON reports, which must still be written."""
     junit, report = tmp_path / "report.xml", tmp_path / "report.json"
-    done = dotprompt("test", "--dir", str(folder), "--replay", "--junit", str(junit), "--json", str(report), *extra,
-                     cwd=tmp_path, env=cli_env)
+    done = cli("test", "--dir", str(folder), "--replay", "--junit", str(junit), "--json", str(report), *extra,
+               cwd=tmp_path, env=cli_env)
     assert "Traceback" not in done.stderr, done.stderr
     assert ET.parse(junit).getroot().get("tests") == "0"
     assert json.loads(report.read_text()) == []

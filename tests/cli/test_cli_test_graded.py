@@ -5,13 +5,14 @@ wire format, recorded once and then replayed with the server gone."""
 from __future__ import annotations
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+import httpx
 import pytest
-from cli_process import dotprompt
-from echo_project import project
+
+from tests.cli_inprocess import cli
+from tests.echo_project import project
+from tests.models.mock_server import Loopback
 
 CHECKS = '''
 def says_yes(output, case_input):
@@ -32,37 +33,22 @@ def forgets(output, case_input):
 '''
 
 
+def _verdict(request: httpx.Request) -> dict:
+    """An OpenAI chat reply whose verdict passes when the graded output is "yes"."""
+    body = json.loads(request.content)
+    graded = body["messages"][-1]["content"].split("Output to grade:")[1].strip()
+    verdict = {"pass": graded == "yes", "reason": "says yes" if graded == "yes" else "does not say yes"}
+    return {"id": "c1", "object": "chat.completion", "model": body["model"],
+            "choices": [{"index": 0, "finish_reason": "stop",
+                         "message": {"role": "assistant", "content": json.dumps(verdict)}}],
+            "usage": {"prompt_tokens": 5, "completion_tokens": 5, "total_tokens": 10}}
+
+
 @pytest.fixture
 def judge_server():
     """An OpenAI-compatible server whose verdict passes when the graded output contains "yes"."""
-    seen: list[dict] = []
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            body = json.loads(self.rfile.read(int(self.headers["content-length"])))
-            seen.append(body)
-            graded = body["messages"][-1]["content"].split("Output to grade:")[1].strip()
-            verdict = {"pass": graded == "yes", "reason": "says yes" if graded == "yes" else "does not say yes"}
-            reply = {"id": "c1", "object": "chat.completion", "model": body["model"],
-                     "choices": [{"index": 0, "finish_reason": "stop",
-                                  "message": {"role": "assistant", "content": json.dumps(verdict)}}],
-                     "usage": {"prompt_tokens": 5, "completion_tokens": 5, "total_tokens": 10}}
-            data = json.dumps(reply).encode()
-            self.send_response(200)
-            self.send_header("content-type", "application/json")
-            self.send_header("content-length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/v1", seen
-    server.shutdown()
-    server.server_close()
+    with Loopback(_verdict) as server:
+        yield f"{server.url}/v1", server.requests
 
 
 def write_project(tmp_path: Path, expect_yes: str, expect_no: str) -> Path:
@@ -78,7 +64,7 @@ def write_project(tmp_path: Path, expect_yes: str, expect_no: str) -> Path:
 def test_function_assertions_pass_fail_and_explain(tmp_path, cli_env):
     write_project(tmp_path, "      function: [checks:says_yes, checks:reasons]\n",
                   "      function: [checks:says_yes, checks:reasons, checks:strict, checks:forgets]\n")
-    done = dotprompt("test", "--record", cwd=tmp_path, env=cli_env)
+    done = cli("test", "--record", cwd=tmp_path, env=cli_env)
     assert done.returncode == 1, done.stdout + done.stderr
     assert "says yes: FAILED" not in done.stdout and "says no: FAILED" in done.stdout
     assert 'function checks:says_yes returned False for {"answer": "no"}' in done.stdout
@@ -89,11 +75,11 @@ def test_function_assertions_pass_fail_and_explain(tmp_path, cli_env):
 
 def test_function_assertion_names_are_checked_when_the_file_is_read(tmp_path, cli_env):
     prompts = write_project(tmp_path, "      function: not a function\n", "      function: checks:missing\n")
-    done = dotprompt("test", "--record", cwd=tmp_path, env=cli_env)
+    done = cli("test", "--record", cwd=tmp_path, env=cli_env)
     assert done.returncode == 2 and "yesno.test.yaml:5:" in done.stderr and "is not a `module:function` name" in done.stderr
     (prompts / "yesno.test.yaml").write_text("cases:\n  - name: a\n    input: {answer: x}\n    expect:\n"
                                              "      function: nomodule:f\n")
-    done = dotprompt("test", "--record", cwd=tmp_path, env=cli_env)
+    done = cli("test", "--record", cwd=tmp_path, env=cli_env)
     assert done.returncode == 1 and "cannot import 'nomodule' for 'nomodule:f'" in done.stdout
 
 
@@ -104,12 +90,12 @@ def test_judge_verdicts_are_recorded_then_replayed_offline(tmp_path, cli_env, ju
     prompts = write_project(tmp_path, judge, judge)
     env = {**cli_env, "OPENAI_BASE_URL": base_url, "OPENAI_API_KEY": "sk-test-judge-key-123456"}
     env.pop("CI", None)
-    done = dotprompt("test", "--record", cwd=tmp_path, env=env)
+    done = cli("test", "--record", cwd=tmp_path, env=env)
     assert done.returncode == 1, done.stdout + done.stderr
     assert "judge 1 (openai/judge-test) failed the rubric 'The answer is an affirmative yes.': does not say yes" \
         in done.stdout
     assert "says yes: FAILED" not in done.stdout and len(seen) == 2
-    assert "Rubric:\nThe answer is an affirmative yes." in seen[0]["messages"][-1]["content"]
+    assert "Rubric:\nThe answer is an affirmative yes." in json.loads(seen[0].content)["messages"][-1]["content"]
     recorded = (prompts / "__recordings__" / "yesno.jsonl").read_text()
     cases = sorted(json.loads(line)["case"] for line in recorded.splitlines())
     assert cases == ["says no", "says no [judge 1]", "says yes", "says yes [judge 1]"]
@@ -117,14 +103,14 @@ def test_judge_verdicts_are_recorded_then_replayed_offline(tmp_path, cli_env, ju
 
     offline = {**cli_env, "CI": "true", "OPENAI_BASE_URL": "http://127.0.0.1:9/v1"}  # nothing listens there
     offline.pop("OPENAI_API_KEY", None)
-    done = dotprompt("test", cwd=tmp_path, env=offline)
+    done = cli("test", cwd=tmp_path, env=offline)
     assert done.returncode == 1 and len(seen) == 2
     assert "says no: FAILED" in done.stdout and "does not say yes" in done.stdout and "1 passed, 1 failed" in done.stdout
 
     # A changed rubric is a new request for the judge: replay refuses the old verdict and says to re-record.
     text = (prompts / "yesno.test.yaml").read_text()
     (prompts / "yesno.test.yaml").write_text(text.replace("affirmative", "emphatic", 1))
-    done = dotprompt("test", cwd=tmp_path, env=offline)
+    done = cli("test", cwd=tmp_path, env=offline)
     assert done.returncode == 1 and len(seen) == 2
     assert "the recording of case 'says yes [judge 1]', model call 1, no longer matches its request" in done.stdout
     assert "re-record" in done.stdout

@@ -10,24 +10,21 @@ the example's eval replays fixtures until someone records the real model:
 The fixture "model" answers each invoice with its gold labels plus the kinds of mistakes a small model
 makes (currency taken from the wrong place, a quantity of 1, the vendor line as invoice number, the date
 as printed, a VAT id left out, a total line read as an item), chosen by row so each field has some
-errors. Run from the project root: `python tests/evals/invoice_fixtures.py`.
+errors. Run from the project root: `python -m tests.evals.invoice_fixtures`.
 """
 
 from __future__ import annotations
 
 import copy
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
-
-from dotprompt.cli import main  # noqa: E402
-from dotprompt.local.model import LOCAL_INFO  # noqa: E402
-from dotprompt.providers.registry import define_model  # noqa: E402
-from dotprompt.types import GenerateRequest, Message, ModelResponse, Part, Usage  # noqa: E402
+from dotprompt.cli import main
+from dotprompt.local.model import LOCAL_INFO
+from dotprompt.providers.registry import define_model
+from dotprompt.types import GenerateRequest, Message, ModelResponse, Part, Usage
+from tests.conftest import ROOT
 
 GOLD = ROOT / "examples" / "gold" / "invoices.jsonl"
 RECORDINGS = ROOT / "prompts" / "__recordings__"

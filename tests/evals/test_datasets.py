@@ -8,11 +8,11 @@ import json
 from pathlib import Path
 
 import pytest
-from isolation import assert_finishes
 
 from dotprompt.errors import DatasetError
 from dotprompt.evals.datasets import read_dataset
 from dotprompt.settings import EVAL_MAX_DEPTH, EVAL_MAX_ROW_BYTES
+from tests.isolation import assert_finishes
 
 
 def write(tmp_path: Path, name: str, text: str | bytes) -> Path:
@@ -84,6 +84,7 @@ def test_bad_csv_names_file_and_line(tmp_path, text, message):
     assert message in str(caught.value)
 
 
+@pytest.mark.slow
 def test_a_huge_line_is_refused_without_holding_it(tmp_path):
     path = tmp_path / "gold.jsonl"
     with path.open("wb") as out:
@@ -101,6 +102,7 @@ def test_a_huge_line_is_refused_without_holding_it(tmp_path):
     assert f"gold.jsonl:2: the line is longer than {EVAL_MAX_ROW_BYTES:,} bytes" in outcome.json()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("depth", [EVAL_MAX_DEPTH + 1, 200_000])
 def test_deep_nesting_is_refused_in_jsonl_and_csv(tmp_path, depth):
     deep = "[" * depth + "]" * depth
@@ -124,6 +126,7 @@ def test_deep_nesting_is_refused_in_jsonl_and_csv(tmp_path, depth):
     assert f"gold.csv:2: column 'expected.x': nested deeper than {EVAL_MAX_DEPTH} levels" in csv_error
 
 
+@pytest.mark.slow
 def test_many_rows_read_in_a_child_within_limits(tmp_path):
     path = tmp_path / "gold.jsonl"
     path.write_text("".join(row(i) + "\n" for i in range(50_000)))

@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 
 import pytest
-from isolation import assert_finishes
 
 from dotprompt.errors import DatasetError
 from dotprompt.evals.config import EvalSpec
 from dotprompt.evals.gates import deltas, load_baseline, regressions, save_baseline, threshold_misses
 from dotprompt.evals.metrics import Counts, Scores
+from tests.isolation import assert_finishes
 
 
 def scores() -> Scores:
@@ -60,6 +60,7 @@ def test_bad_baselines_name_the_file(tmp_path, text, message):
         load_baseline(path)
 
 
+@pytest.mark.slow
 def test_a_deeply_nested_baseline_is_an_error_not_a_crash(tmp_path):
     path = tmp_path / "base.json"
     path.write_text('{"dotprompt_eval_baseline": 1, "evals": ' + "[" * 100_000 + "]" * 100_000 + "}")

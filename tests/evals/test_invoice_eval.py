@@ -7,10 +7,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from cli_process import dotprompt
-from conftest import ROOT
-
 from dotprompt import PromptLibrary
+from tests.cli_inprocess import cli
+from tests.conftest import ROOT
 
 BASELINE = "examples/gold/extract.baseline.json"
 EVAL = "prompts/extract.test.yaml"
@@ -23,8 +22,8 @@ def offline(cli_env: dict[str, str], tmp_path: Path) -> dict[str, str]:
 
 def test_invoice_eval_replays_and_holds_the_committed_baseline(tmp_path, cli_env):
     before = (ROOT / "prompts" / "__recordings__" / "extract.jsonl").read_bytes()
-    done = dotprompt("eval", EVAL, "--baseline", BASELINE, "--json", str(tmp_path / "r.json"),
-                     "--markdown", str(tmp_path / "m.md"), cwd=ROOT, env=offline(cli_env, tmp_path))
+    done = cli("eval", EVAL, "--baseline", BASELINE, "--json", str(tmp_path / "r.json"),
+               "--markdown", str(tmp_path / "m.md"), cwd=ROOT, env=offline(cli_env, tmp_path))
     assert done.returncode == 0, done.stdout + done.stderr
     assert "extract on invoices.jsonl: 20 rows" in done.stdout and "1 eval(s) passed, 0 failed" in done.stdout
     report = json.loads((tmp_path / "r.json").read_text())["evals"][0]
@@ -42,8 +41,8 @@ def test_invoice_eval_replays_and_holds_the_committed_baseline(tmp_path, cli_env
 
 
 def test_the_worse_variant_fails_against_the_baseline_naming_the_regressed_fields(tmp_path, cli_env):
-    done = dotprompt("eval", EVAL, "--variant", "worse", "--baseline", BASELINE, "--junit", str(tmp_path / "j.xml"),
-                     cwd=ROOT, env=offline(cli_env, tmp_path))
+    done = cli("eval", EVAL, "--variant", "worse", "--baseline", BASELINE, "--junit", str(tmp_path / "j.xml"),
+               cwd=ROOT, env=offline(cli_env, tmp_path))
     assert done.returncode == 1, done.stdout + done.stderr
     regressed = {line.split(": ")[1] for line in done.stdout.splitlines()
                  if line.startswith("FAIL extract on invoices.jsonl [worse]") and " regressed: " in line}

@@ -6,13 +6,13 @@ import itertools
 import random
 
 import pytest
-from isolation import assert_finishes
 
 from dotprompt.evals.align import align, best_assignment
 from dotprompt.evals.compare import Comparer
 from dotprompt.evals.config import FieldRule
 from dotprompt.evals.metrics import Counts, score_rows
 from dotprompt.evals.scorers import SCORERS
+from tests.isolation import assert_finishes
 
 
 def score(name: str, expected, predicted, **options) -> float:
@@ -130,6 +130,7 @@ def test_counts_metrics_and_document_exact_match():
     assert (overall.correct, overall.wrong) == (3 * 9 - 3, 3)
 
 
+@pytest.mark.slow
 def test_deep_or_long_model_output_is_bounded():
     # Model output is untrusted: 10,000 predicted items against 300 gold ones (aligned past the cap by
     # position), and objects nested 300 deep (compared as a whole value below the depth cap).

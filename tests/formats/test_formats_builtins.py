@@ -6,10 +6,10 @@ import json
 import random
 
 import pytest
-from jsondocs import split
 
 from dotprompt.errors import SchemaError
 from dotprompt.formats import FormatHandler, OutputParseError, ParsedOutput, StreamParser, get_format
+from tests.formats.jsondocs import split
 
 PERSON = {"type": "object", "properties": {"name": {"type": "string"}, "age": {"type": "integer"}}, "required": ["name"]}
 PEOPLE = {"type": "array", "items": PERSON}

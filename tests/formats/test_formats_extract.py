@@ -7,10 +7,10 @@ import random
 
 import pytest
 from hypothesis import HealthCheck, given, settings
-from jsondocs import FENCES, PROSE, ROOTS, SEEDS, Writer
 
 from dotprompt.errors import DotpromptError
 from dotprompt.formats import IncrementalJsonParser, OutputParseError, Repair, extract_json
+from tests.formats.jsondocs import FENCES, PROSE, ROOTS, SEEDS, Writer
 
 
 def kinds(parsed):
@@ -132,6 +132,7 @@ def test_the_error_keeps_a_long_text_whole_and_shows_a_preview():
     assert len(str(caught.value)) < 300
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(root=ROOTS, seed=SEEDS, prose=PROSE, fence=FENCES)
 def test_generated_documents_in_prose_or_fences(root, seed, prose, fence):

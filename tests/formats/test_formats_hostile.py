@@ -15,13 +15,14 @@ import random
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from isolation import assert_finishes
-from jsondocs import PROSE, ROOTS, SEEDS, Writer
 
 from dotprompt import OutputValidationError, generate
 from dotprompt.doubles import ScriptedModel
 from dotprompt.formats import IncrementalJsonParser, OutputParseError, extract_json, get_format
 from dotprompt.formats.limits import MAX_NESTING_DEPTH
+from tests.conftest import ROOT
+from tests.formats.jsondocs import PROSE, ROOTS, SEEDS, Writer
+from tests.isolation import assert_finishes
 
 MB = 1 << 20
 
@@ -69,6 +70,7 @@ def test_a_truncated_string_keeps_its_trailing_whitespace(text, expected):
 _FENCE_VALUES = st.sampled_from(["```", "```json", "``` ", "```python\nx = 1\n```", "a ``` b", "\n```\n"])
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(root=ROOTS, seed=SEEDS, prose=PROSE, fence_value=_FENCE_VALUES, first=st.booleans())
 def test_fuzz_prose_wrapped_documents_with_a_fence_in_a_string(root, seed, prose, fence_value, first):
@@ -81,9 +83,7 @@ def test_fuzz_prose_wrapped_documents_with_a_fence_in_a_string(root, seed, prose
 # -- class 3: nesting beyond the documented limit is a typed error carrying the text -----------------
 
 def test_the_nesting_limit_is_documented():
-    from pathlib import Path
-
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    readme = (ROOT / "README.md").read_text()
     assert "MAX_NESTING_DEPTH" in readme and str(MAX_NESTING_DEPTH) in readme
 
 
@@ -194,6 +194,7 @@ print(json.dumps(results))
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(HOSTILE))
 def test_hostile_input_finishes_whole_and_streamed_with_a_value_or_a_typed_error(name):
     outcome = assert_finishes(_CHILD.format(expr=HOSTILE[name]), timeout=60, memory_mb=1024)
@@ -203,6 +204,7 @@ def test_hostile_input_finishes_whole_and_streamed_with_a_value_or_a_typed_error
     assert results["json_stream"] == results["array_stream"] == results["jsonl_stream"] == "value"  # streams never raise
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["balanced_brackets", "open_brackets", "open_braces", "open_members"])
 def test_deep_hostile_input_is_output_validation_error_whole_and_streamed(name):
     outcome = assert_finishes(_CHILD.format(expr=HOSTILE[name]), timeout=60, memory_mb=1024)
@@ -232,11 +234,13 @@ print(json.dumps({"size": len(reply), "peak": peak}))
 """
 
 
+@pytest.mark.slow
 def test_the_outputs_of_every_chunk_take_memory_proportional_to_the_reply():
     result = assert_finishes(_MEMORY_CHILD.replace("ITEMS", "2500"), timeout=60, memory_mb=1024).json()
     assert result["peak"] <= 20 * result["size"], result
 
 
+@pytest.mark.slow
 def test_generate_stream_parsing_adds_memory_proportional_to_the_reply():
     code = """
     import asyncio, json, tracemalloc
@@ -298,6 +302,7 @@ def test_format_stream_snapshots_are_independent_values():
     assert third == {"a": 0, "b": "text"}
 
 
+@pytest.mark.slow
 def test_a_whole_streamed_run_takes_memory_proportional_to_the_reply_when_no_chunk_is_kept():
     code = """
     import asyncio, json, tracemalloc
@@ -371,6 +376,7 @@ print(json.dumps({"detail": summary.detail}))
 """
 
 
+@pytest.mark.slow
 def test_past_the_reporting_limit_repairs_are_counted_in_one_summary_per_kind():
     detail = assert_finishes(_MANY_REPAIRS, timeout=60, memory_mb=1024).json()["detail"]
     assert detail.startswith("removed 249,900 more trailing commas, the first of them at line 1")

@@ -11,9 +11,9 @@ import random
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from jsondocs import FENCES, PROSE, ROOTS, SEEDS, TAILS, Writer, assert_grows, split
 
 from dotprompt.formats import IncrementalJsonParser
+from tests.formats.jsondocs import FENCES, PROSE, ROOTS, SEEDS, TAILS, Writer, assert_grows, split
 
 # FUZZ_EXAMPLES=5000 for a longer hunt; the default keeps the suite quick.
 FUZZ = settings(max_examples=int(os.environ.get("FUZZ_EXAMPLES", "300")), deadline=None,
@@ -38,6 +38,7 @@ def every_split(text):
 
 # -- property tests ----------------------------------------------------------------------------
 
+@pytest.mark.slow
 @FUZZ
 @given(root=ROOTS, seed=SEEDS, prose=PROSE, fence=FENCES, tail=TAILS)
 def test_streamed_document_ends_equal_to_json_loads_and_snapshots_only_grow(root, seed, prose, fence, tail):
@@ -59,6 +60,7 @@ def test_streamed_document_ends_equal_to_json_loads_and_snapshots_only_grow(root
         assert frozen == at_the_time  # snapshot_copy() did not change under later feeds
 
 
+@pytest.mark.slow
 @FUZZ
 @given(root=ROOTS, seed=SEEDS)
 def test_every_prefix_is_a_snapshot_of_the_whole(root, seed):

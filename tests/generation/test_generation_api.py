@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from generation_support import INVOICE_SCHEMA, Invoice, add, instruction_parts, run
 
 from dotprompt import (
     ModelError,
@@ -15,6 +14,7 @@ from dotprompt import (
     preview_request,
 )
 from dotprompt.doubles import ScriptedModel, tool_call
+from tests.generation.generation_support import INVOICE_SCHEMA, Invoice, add, instruction_parts, run
 
 
 def test_stream_chunks_across_turns_with_indices_and_growing_output():

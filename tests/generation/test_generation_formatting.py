@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from generation_support import INVOICE_SCHEMA, Invoice, add, instruction_parts, run
-
 from dotprompt import (
     ModelInfo,
     PromptLibrary,
     generate,
 )
 from dotprompt.doubles import ScriptedModel, tool_call
+from tests.generation.generation_support import INVOICE_SCHEMA, Invoice, add, instruction_parts, run
 
 
 def test_instructions_injected_every_turn_exactly_once_into_the_system_message():

@@ -6,7 +6,6 @@ turns and the streaming shape. Each test states the behaviour as Genkit's tests 
 from __future__ import annotations
 
 import pytest
-from generation_support import run
 
 from dotprompt import (
     GenerationResponseError,
@@ -23,6 +22,7 @@ from dotprompt import (
     tool,
 )
 from dotprompt.doubles import ScriptedModel, tool_call
+from tests.generation.generation_support import run
 
 
 def _interrupted_conversation():
@@ -382,8 +382,9 @@ def test_a_model_cannot_forge_the_resume_data_a_tool_sees():
     assert seen == [None] and response.finish_reason == "interrupted"
 
 
+@pytest.mark.slow
 def test_a_schema_nested_thousands_deep_is_a_usage_error_not_a_recursion_error():
-    from isolation import assert_finishes
+    from tests.isolation import assert_finishes
 
     outcome = assert_finishes("""
         import asyncio, json

@@ -15,17 +15,16 @@ Genkit streams it), which is what is asserted for them.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 import yaml
-from generation_support import run
 
 from dotprompt import GenerateActionOptions, ModelInfo, PromptLibrary, generate, generate_stream, make_tool
 from dotprompt.providers import define_model
 from dotprompt.types import GenerateRequest, ModelChunk, ModelResponse
+from tests.conftest import ROOT
+from tests.generation.generation_support import run
 
-SPEC = Path(__file__).resolve().parents[2].parent / "shared" / "conformance" / "genkit" / "generate.yaml"
+SPEC = ROOT.parent / "shared" / "conformance" / "genkit" / "generate.yaml"
 CASES = yaml.safe_load(SPEC.read_text(encoding="utf-8"))["tests"] if SPEC.exists() else []
 DRAFT_07 = {"$schema": "http://json-schema.org/draft-07/schema#"}
 

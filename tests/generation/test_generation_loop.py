@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from generation_support import INVOICE_SCHEMA, Invoice, add, run
 
 from dotprompt import (
     GenerationResponseError,
@@ -20,6 +19,7 @@ from dotprompt import (
     tool,
 )
 from dotprompt.doubles import ScriptedModel, tool_call
+from tests.generation.generation_support import INVOICE_SCHEMA, Invoice, add, run
 
 # -- exit A --------------------------------------------------------------------------------------
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from generation_support import Invoice, add, run
 
 from dotprompt import (
     ModelError,
@@ -13,6 +12,7 @@ from dotprompt import (
     generate,
 )
 from dotprompt.doubles import ScriptedModel, tool_call
+from tests.generation.generation_support import Invoice, add, run
 
 
 def test_middleware_order_is_an_onion_per_turn_and_per_call():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from cli_process import dotprompt
+from tests.cli_process import dotprompt
 
 TOOLS = '''
 from dotprompt import define_model

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 
-from cli_process import dotprompt
-from conftest import ROOT
+from tests.cli_process import dotprompt
+from tests.conftest import ROOT
 
 
 def test_eval_reports_grounding_per_field(tmp_path, cli_env):

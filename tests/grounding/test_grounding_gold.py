@@ -6,9 +6,8 @@ from __future__ import annotations
 import copy
 import json
 
-from conftest import ROOT
-
 from dotprompt.grounding import ground, input_sources
+from tests.conftest import ROOT
 
 ROWS = [json.loads(line) for line in (ROOT / "examples" / "gold" / "invoices.jsonl").read_text().splitlines()]
 INJECTED = {"$.currency": "XAF", "$.vendor.vat_id": "ZZ000111222", "$.invoice_number": "INV-99999-Q",

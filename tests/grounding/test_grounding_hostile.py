@@ -5,7 +5,8 @@ Each case runs in a child process with a time and memory limit (tests/isolation.
 from __future__ import annotations
 
 import pytest
-from isolation import assert_finishes
+
+from tests.isolation import assert_finishes
 
 PRELUDE = """
 import json, time

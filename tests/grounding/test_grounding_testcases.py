@@ -6,13 +6,13 @@ import asyncio
 import json
 
 import pytest
-from cli_process import dotprompt
 
 from dotprompt import PromptLibrary
 from dotprompt.doubles import ScriptedModel
 from dotprompt.errors import TestFileError
 from dotprompt.providers import define_model
 from dotprompt.testing import TestRun, load_test_file
+from tests.cli_process import dotprompt
 
 PROMPT = ("---\nmodel: scripted-grounded\ninput:\n  schema:\n    text: string\noutput:\n  schema:\n    number: string\n"
           "    currency: string\n    paid: boolean\n    items(array):\n      sku: string\n      qty: integer\n"

@@ -7,11 +7,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from handlebars_support import render, texts
 
 from dotprompt import PromptLibrary
 from dotprompt.errors import PromptFileError
 from dotprompt.lint.check import check_prompt
+from tests.handlebars.handlebars_support import render, texts
 
 SPEC_RUNNER = Path(__file__).resolve().parents[3] / "shared" / "conformance" / "run_dotprompt_spec.py"
 

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from handlebars_support import texts
 
 from dotprompt import PromptLibrary
 from dotprompt.engines.markers import Markers
+from tests.handlebars.handlebars_support import texts
 
 TYPICAL = ('{{role "system"}}\nYou help {{name}}.\n{{role "user"}}\n{{#each items}}- {{this}} ({{@index}})\n{{/each}}'
            '{{#if note}}Note: {{note}}{{else}}no note{{/if}}')

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from handlebars_support import render, texts
 
 from dotprompt import PromptLibrary
+from tests.handlebars.handlebars_support import render, texts
 
 
 def test_roles_and_no_html_escaping():

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -12,8 +10,8 @@ import pytest
 from dotprompt import PromptLibrary
 from dotprompt.engines.handlebars import convert_source
 from dotprompt.errors import PromptFileError
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests import cli_inprocess
+from tests.conftest import ROOT
 
 
 def body(source: str) -> str:
@@ -178,9 +176,8 @@ def test_syntax_error_is_a_prompt_file_error_with_line():
 
 # -- the command ------------------------------------------------------------------------------
 
-def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "dotprompt.cli", *args], capture_output=True, text=True, cwd=ROOT,
-                          timeout=60)
+def cli(*args: str) -> cli_inprocess.CliResult:
+    return cli_inprocess.cli(*args, cwd=ROOT)
 
 
 def test_cli_convert_stdout_output_and_exit_status(tmp_path: Path):

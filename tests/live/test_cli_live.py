@@ -7,14 +7,14 @@ import os
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import jsonschema
 import pytest
 
+from tests.conftest import ROOT
+
 pytestmark = pytest.mark.live
 
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def dotprompt(*args: str) -> subprocess.CompletedProcess[str]:

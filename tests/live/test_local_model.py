@@ -12,11 +12,11 @@ import sys
 
 import jsonschema
 import pytest
-from isolation_procs import run_owner_and_kill
 
 from dotprompt import ModelError, generate_sync, tool
 from dotprompt.local.model import LlamaServer, LocalModel, local_paths
 from dotprompt.types import GenerateRequest
+from tests.isolation_procs import run_owner_and_kill
 
 pytestmark = pytest.mark.live
 

@@ -1,9 +1,14 @@
-"""A scripted provider endpoint for httpx.MockTransport, shared by the provider tests."""
+"""Scripted provider endpoints shared by the tests: `Server` for httpx.MockTransport, and `Loopback`,
+the one real HTTP server on 127.0.0.1 for what must cross a socket (the CLI, a `base_url`, a schema URL)."""
 
 from __future__ import annotations
 
 import json
+import threading
+from collections.abc import Callable, Mapping
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -35,7 +40,7 @@ class Server:
 
     def __call__(self, request: httpx.Request) -> httpx.Response:
         if self.conform:
-            from vendor_types import check_request  # the SDKs load on first use: children that never check skip them
+            from tests.models.vendor_types import check_request  # the SDKs load on first use: children that never check skip them
 
             check_request(request.url.path, json.loads(request.content))
         self.requests.append(request)
@@ -78,3 +83,75 @@ def anthropic_model(server: Server) -> AnthropicModel:
 def gemini_model(server: Server, name: str = "googleai/gemini-2.5-flash") -> GeminiModel:
     return GeminiModel(name, config=ProviderConfig("googleai", "https://api.example.test/v1beta", "k"),
                        transport=httpx.MockTransport(server))
+
+
+Reply = httpx.Response | Mapping[str, Any]
+# Headers of the reply that the server writes itself (the body is sent whole, with its length).
+_OWN_HEADERS = {"content-length", "transfer-encoding", "connection", "content-encoding"}
+
+
+class Loopback:
+    """A real HTTP server on 127.0.0.1 (a free port) answering every request with `reply(request)`.
+
+    `reply` gets the request as an httpx.Request (method, URL, headers, body) and returns an
+    httpx.Response, or a dict sent as JSON with status 200 (a `Server` fits: scripted replies in
+    order). Every request is kept in `requests`. Use it as a context manager, or `start`/`stop`."""
+
+    def __init__(self, reply: Callable[[httpx.Request], Reply]) -> None:
+        self.reply = reply
+        self.requests: list[httpx.Request] = []
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._httpd.daemon_threads = True
+        self.port: int = self._httpd.server_address[1]
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> Loopback:
+        threading.Thread(target=self._httpd.serve_forever, name="loopback-server", daemon=True).start()
+        return self
+
+    def stop(self) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+    def __enter__(self) -> Loopback:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def _answer(self, request: httpx.Request) -> httpx.Response:
+        self.requests.append(request)
+        reply = self.reply(request)
+        return reply if isinstance(reply, httpx.Response) else httpx.Response(200, json=dict(reply))
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        loopback = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def _serve(self) -> None:
+                body = self.rfile.read(int(self.headers.get("content-length") or 0))
+                request = httpx.Request(self.command, f"{loopback.url}{self.path}", headers=list(self.headers.items()),
+                                        content=body)
+                response = loopback._answer(request)
+                content = response.read()
+                self.send_response(response.status_code)
+                for name, value in response.headers.multi_items():
+                    if name.lower() not in _OWN_HEADERS:
+                        self.send_header(name, value)
+                self.send_header("content-length", str(len(content)))
+                self.end_headers()
+                self.wfile.write(content)
+
+            def do_GET(self) -> None:
+                self._serve()
+
+            def do_POST(self) -> None:
+                self._serve()
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        return Handler

@@ -9,61 +9,54 @@ from __future__ import annotations
 
 import asyncio
 import json
-import threading
 import uuid
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import ClassVar
 
+import httpx
 import pytest
 
 from dotprompt import UsageError, generate
 from dotprompt.providers.openai import OpenAIModel
 from dotprompt.providers.openai_responses import OpenAIResponsesModel
 from dotprompt.providers.registry import list_models, resolve_model
+from tests.models.mock_server import Loopback
 
 KEY = "sk-compatible-test-key-0000"
 
 
-class Recorder(BaseHTTPRequestHandler):
-    seen: ClassVar[list[tuple[str, dict[str, str], dict]]] = []
-
-    def do_POST(self) -> None:
-        body = json.loads(self.rfile.read(int(self.headers["content-length"])))
-        Recorder.seen.append((self.path, {k.lower(): v for k, v in self.headers.items()}, body))
-        if self.path.endswith("/responses"):
-            reply = {"status": "completed", "output": [{"type": "message", "role": "assistant",
-                                                        "content": [{"type": "output_text", "text": "from responses"}]}],
-                     "usage": {"input_tokens": 3, "output_tokens": 2, "total_tokens": 5}}
-        else:
-            reply = {"choices": [{"index": 0, "message": {"role": "assistant", "content": "from chat"},
-                                  "finish_reason": "stop"}], "usage": {"prompt_tokens": 3, "completion_tokens": 2,
-                                                                       "total_tokens": 5}}
-        data = json.dumps(reply).encode()
-        self.send_response(200)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *args) -> None:
-        pass
+def compatible_reply(request: httpx.Request) -> dict:
+    """What an OpenAI-compatible server answers, on either API."""
+    if request.url.path.endswith("/responses"):
+        return {"status": "completed", "output": [{"type": "message", "role": "assistant",
+                                                   "content": [{"type": "output_text", "text": "from responses"}]}],
+                "usage": {"input_tokens": 3, "output_tokens": 2, "total_tokens": 5}}
+    return {"choices": [{"index": 0, "message": {"role": "assistant", "content": "from chat"}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5}}
 
 
 @pytest.fixture(scope="module")
-def server() -> Iterator[str]:
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Recorder)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}/v1"
-    httpd.shutdown()
+def loopback() -> Iterator[Loopback]:
+    with Loopback(compatible_reply) as server:
+        yield server
 
 
 @pytest.fixture
-def project(tmp_path: Path, monkeypatch):
+def server(loopback: Loopback) -> str:
+    return f"{loopback.url}/v1"
+
+
+def seen(loopback: Loopback, index: int) -> tuple[str, dict[str, str], dict]:
+    """A request as (path, headers by lower-case name, JSON body)."""
+    request = loopback.requests[index]
+    return request.url.path, {k.lower(): v for k, v in request.headers.items()}, json.loads(request.content)
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch, loopback):
     """Writes `[tool.dotprompt.providers.<a fresh name>]` with the given lines; returns the name."""
     monkeypatch.chdir(tmp_path)
-    Recorder.seen.clear()
+    loopback.requests.clear()
 
     def write(body: str, table: str | None = None) -> str:
         name = table or f"srv{uuid.uuid4().hex[:8]}"
@@ -73,24 +66,24 @@ def project(tmp_path: Path, monkeypatch):
     return write
 
 
-def test_a_table_with_a_base_url_makes_its_names_work(server, project, monkeypatch):
+def test_a_table_with_a_base_url_makes_its_names_work(server, loopback, project, monkeypatch):
     monkeypatch.setenv("MY_SERVER_KEY", KEY)
     name = project(f'base_url = "{server}"\napi_key_env = "MY_SERVER_KEY"\nheaders = {{"X-Title" = "invoices"}}')
     model = resolve_model(f"{name}/meta-llama/Llama-3.1-8B-Instruct")
     assert isinstance(model, OpenAIModel) and model.info.constrained == "all"
     response = asyncio.run(generate(model=model, prompt="hi"))
-    path, headers, body = Recorder.seen[0]
+    path, headers, body = seen(loopback, 0)
     assert path == "/v1/chat/completions" and body["model"] == "meta-llama/Llama-3.1-8B-Instruct"
     assert headers["authorization"] == f"Bearer {KEY}" and headers["x-title"] == "invoices"
     assert response.text == "from chat" and f"{name}/..." in list_models()
 
 
-def test_a_server_without_a_key_needs_none_and_can_speak_the_responses_api(server, project):
+def test_a_server_without_a_key_needs_none_and_can_speak_the_responses_api(server, loopback, project):
     name = project(f'base_url = "{server}"\napi = "responses"\nconstrained = "none"')
     model = resolve_model(f"{name}/qwen3")
     assert isinstance(model, OpenAIResponsesModel) and model.info.constrained == "none"
     response = asyncio.run(generate(model=model, prompt="hi"))
-    path, headers, _ = Recorder.seen[0]
+    path, headers, _ = seen(loopback, 0)
     assert path == "/v1/responses" and "authorization" not in headers and response.text == "from responses"
 
 

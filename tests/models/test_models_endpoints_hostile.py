@@ -11,12 +11,12 @@ import json
 
 import httpx
 import pytest
-from isolation import ROOT, assert_finishes
-from mock_server import Server, add
 
 from dotprompt import ModelError, generate
 from dotprompt.providers.config import ProviderConfig
 from dotprompt.providers.openai_responses import OpenAIResponsesModel
+from tests.isolation import ROOT, assert_finishes
+from tests.models.mock_server import Server, add
 
 PROVIDER = "openai-responses"
 
@@ -119,6 +119,7 @@ def run_child(body: str, *, timeout: float = 60, memory_mb: int = 1024) -> list[
     return [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
 
 
+@pytest.mark.slow
 def test_a_300_mb_stream_of_deltas_is_a_model_error_keeping_the_text():
     result = run_child("""
 async def flood():
@@ -131,6 +132,7 @@ outcome(responses(stream_of(flood)))
     assert len(result["partial"]["output"][0]["content"][0]["text"]) > 10_000_000
 
 
+@pytest.mark.slow
 def test_a_delta_every_quarter_second_forever_ends_at_the_deadline():
     result = run_child("""
 async def drip():
@@ -143,6 +145,7 @@ outcome(responses(stream_of(drip), deadline=1.5))
     assert result["partial"]["output"][0]["content"][0]["text"].startswith("t")
 
 
+@pytest.mark.slow
 def test_a_stream_torn_mid_event_is_a_retryable_error_keeping_what_arrived():
     result = run_child("""
 async def torn():
@@ -154,6 +157,7 @@ outcome(responses(stream_of(torn)))
     assert result["partial"]["output"][0]["content"][0]["text"] == "Hello"
 
 
+@pytest.mark.slow
 def test_a_stream_cut_after_the_text_without_completed_is_an_error_not_a_reply():
     result = run_child("""
 async def cut():
@@ -163,6 +167,7 @@ outcome(responses(stream_of(cut)))
     assert "without response.completed after 5 characters" in result["error"]
 
 
+@pytest.mark.slow
 def test_azure_and_vertex_floods_end_at_the_size_cap():
     # A smaller cap than the default (the mechanism is the one the 300 MB test above proves), to spare CI time.
     results = run_child("""
@@ -181,6 +186,7 @@ outcome(VertexGeminiModel("vertexai/gemini-2.5-flash", env=env, transport=httpx.
     assert len(results) == 2 and all("larger than max_response_bytes=8000000" in r["error"] for r in results)
 
 
+@pytest.mark.slow
 def test_a_flood_of_tiny_argument_deltas_is_handled_in_linear_time():
     # 100,000 one-character deltas: handing on the whole arguments with every one would copy ~5 GB.
     result = run_child("""

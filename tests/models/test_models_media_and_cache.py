@@ -10,11 +10,11 @@ import subprocess
 import sys
 
 import pytest
-from isolation import ROOT
-from mock_server import Server, add, anthropic_model, gemini_model, openai_model
-from vendor_types import check_anthropic_request, check_gemini_request, check_openai_request
 
 from dotprompt import UsageError, generate
+from tests.isolation import ROOT
+from tests.models.mock_server import Server, add, anthropic_model, gemini_model, openai_model
+from tests.models.vendor_types import check_anthropic_request, check_gemini_request, check_openai_request
 
 PDF_BYTES = (ROOT / "examples" / "inputs" / "invoice.pdf").read_bytes()
 PDF = "data:application/pdf;base64," + base64.b64encode(PDF_BYTES).decode()
@@ -126,6 +126,7 @@ def test_the_invoice_example_builds_a_valid_request_per_provider_from_the_pdf():
     assert "invoice_number" in bodies["googleai"]["generationConfig"]["responseSchema"]["properties"]
 
 
+@pytest.mark.slow
 def test_the_invoice_example_runs_as_a_script():
     done = subprocess.run([sys.executable, str(ROOT / "examples" / "invoice_from_pdf.py")], capture_output=True,
                           text=True, timeout=120, cwd=ROOT)

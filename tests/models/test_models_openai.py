@@ -7,13 +7,13 @@ import json
 
 import httpx
 import pytest
-from mock_server import FIXTURES, Server, add
-from vendor_types import check_openai_response
 
 from dotprompt import ModelError, UsageError, generate
 from dotprompt.providers.config import ProviderConfig, provider_config
 from dotprompt.providers.gemini import GOOGLEAI
 from dotprompt.providers.openai import OLLAMA, OPENAI, OpenAIModel
+from tests.models.mock_server import FIXTURES, Server, add
+from tests.models.vendor_types import check_openai_response
 
 KEY = "sk-test-not-a-real-key"
 

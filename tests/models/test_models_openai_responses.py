@@ -12,14 +12,14 @@ import json
 
 import httpx
 import pytest
-from mock_server import Server, add
 from pydantic import TypeAdapter
-from vendor_types import check_responses_request
 
 from dotprompt import Message, ModelError, UsageError, generate
 from dotprompt.providers.config import ProviderConfig
 from dotprompt.providers.openai_responses import OpenAIResponsesModel, to_body
 from dotprompt.types import GenerateRequest, OutputConfig
+from tests.models.mock_server import Server, add
+from tests.models.vendor_types import check_responses_request
 
 openai_types = pytest.importorskip("openai.types.responses")
 from openai.types.responses import Response, ResponseStreamEvent  # noqa: E402

@@ -8,11 +8,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
-import subprocess
-import sys
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import httpx
@@ -23,6 +19,8 @@ from dotprompt.providers.anthropic import AnthropicModel
 from dotprompt.providers.config import ProviderConfig
 from dotprompt.providers.gemini import GeminiModel
 from dotprompt.providers.openai import OpenAIModel
+from tests import cli_inprocess
+from tests.models.mock_server import Loopback
 
 KEY = "sk-proj-REDACTME-4f9a1c2e7b"
 URL_SECRET = "urlpass-REDACTME-77c1"
@@ -140,29 +138,16 @@ def test_recordings_never_hold_a_key(tmp_path, monkeypatch):
 
 # -- CLI sinks: a real loopback provider that echoes the key --------------------------------------
 
-class _Echo(BaseHTTPRequestHandler):
-    def do_POST(self) -> None:
-        self.rfile.read(int(self.headers.get("content-length", 0)))
-        sent = " ".join(f"{k}={v}" for k, v in self.headers.items())
-        body = json.dumps({"error": {"message": f"Incorrect API key provided: {sent}"}}).encode()
-        self.send_response(401)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args) -> None:
-        pass
+def _echo_the_key(request: httpx.Request) -> httpx.Response:
+    """A 401 whose message repeats every header sent, the key included, as some providers' errors do."""
+    sent = " ".join(f"{k}={v}" for k, v in request.headers.items())
+    return httpx.Response(401, json={"error": {"message": f"Incorrect API key provided: {sent}"}})
 
 
 @pytest.fixture
 def echo_server() -> Iterator[int]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Echo)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield server.server_address[1]
-    server.shutdown()
-    server.server_close()
+    with Loopback(_echo_the_key) as server:
+        yield server.port
 
 
 PROMPT = """---
@@ -184,9 +169,8 @@ def cli_project(tmp_path: Path, port: int, cli_env: dict[str, str]) -> dict[str,
     return {**env, "OPENAI_API_KEY": KEY, "OPENAI_BASE_URL": f"http://user:{URL_SECRET}@127.0.0.1:{port}/v1"}
 
 
-def dotprompt(*args: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "dotprompt.cli", *args], cwd=cwd, capture_output=True, text=True,
-                          env=env, timeout=120)
+def dotprompt(*args: str, cwd: Path, env: dict[str, str]) -> cli_inprocess.CliResult:
+    return cli_inprocess.cli(*args, cwd=cwd, env=env)
 
 
 def test_cli_run_batch_output_and_stderr_hold_no_key(tmp_path, echo_server, cli_env):

@@ -10,10 +10,10 @@ import logging
 
 import httpx
 import pytest
-from mock_server import Server, add, anthropic_model, gemini_model, openai_model
 
 from dotprompt import generate, preview_request
 from dotprompt.providers.gemini import GEMINI3_INFO, GEMINI_INFO
+from tests.models.mock_server import Server, add, anthropic_model, gemini_model, openai_model
 
 SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}, "zip": {"type": "string"}}, "required": ["city"]}
 FREE_FORM = {"type": "object", "properties": {"city": {"type": "string"}, "extra": {"type": "object"}}, "required": ["city"]}
@@ -174,14 +174,14 @@ def test_gemini_3_combines_the_schema_with_tools_and_2_5_uses_instructions():
 
 # -- hostile replies on these paths ----------------------------------------------------------------
 
+@pytest.mark.slow
 def test_deeply_nested_arguments_and_output_tool_input_end_as_clear_outcomes():
-    from isolation import ROOT, assert_finishes
+    from tests.isolation import ROOT, assert_finishes
 
     outcome = assert_finishes('''
 import asyncio, json, sys
-sys.path.insert(0, "tests/models")
 import httpx
-from mock_server import Server, add
+from tests.models.mock_server import Server, add
 from dotprompt import DotpromptError, generate
 from dotprompt.providers.anthropic import AnthropicModel
 from dotprompt.providers.config import ProviderConfig

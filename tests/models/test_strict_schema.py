@@ -9,9 +9,9 @@ import jsonschema
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from isolation import assert_finishes
 
 from dotprompt.providers.dialects.strict import ANTHROPIC_STRICT, OPENAI_STRICT, strict_schema
+from tests.isolation import assert_finishes
 
 
 def test_optional_properties_become_required_and_nullable_and_objects_closed():
@@ -155,6 +155,7 @@ def strict_shaped(value, schema):
     return value
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(data=st.data(), schema=SCHEMAS)
 def test_a_valid_value_sent_strictly_restores_to_a_valid_value(data, schema):
@@ -168,6 +169,7 @@ def test_a_valid_value_sent_strictly_restores_to_a_valid_value(data, schema):
     jsonschema.validate(restored, schema)  # and restore gives back a value the author's schema accepts
 
 
+@pytest.mark.slow
 def test_hostile_schemas_finish_with_a_reason():
     outcome = assert_finishes("""
 import json
@@ -195,6 +197,7 @@ print(json.dumps([r.reason for r in results] + [strict_schema(chain_root).strict
     assert "nested too deeply" in deep_not
 
 
+@pytest.mark.slow
 def test_a_hostile_reply_is_returned_unchanged_by_restore():
     outcome = assert_finishes("""
 import json

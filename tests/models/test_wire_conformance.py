@@ -9,13 +9,20 @@ from __future__ import annotations
 
 import base64
 import json
-from pathlib import Path
 
 import pydantic
 import pytest
-from mock_server import FIXTURES, add, merge_history
 from openai.types.chat.completion_create_params import CompletionCreateParamsNonStreaming
-from vendor_types import (
+
+from dotprompt import GenerateRequest, Message
+from dotprompt.providers.anthropic import AnthropicModel
+from dotprompt.providers.config import ProviderConfig
+from dotprompt.providers.gemini import GeminiModel
+from dotprompt.providers.openai import OpenAIModel
+from dotprompt.types import OutputConfig
+from tests.conftest import ROOT
+from tests.models.mock_server import FIXTURES, add, merge_history
+from tests.models.vendor_types import (
     VendorTypeError,
     check_anthropic_error,
     check_anthropic_event,
@@ -32,15 +39,8 @@ from vendor_types import (
     sse_data,
 )
 
-from dotprompt import GenerateRequest, Message
-from dotprompt.providers.anthropic import AnthropicModel
-from dotprompt.providers.config import ProviderConfig
-from dotprompt.providers.gemini import GeminiModel
-from dotprompt.providers.openai import OpenAIModel
-from dotprompt.types import OutputConfig
-
 PDF = "data:application/pdf;base64," + base64.b64encode(
-    (Path(__file__).parents[2] / "examples" / "inputs" / "invoice.pdf").read_bytes()).decode()
+    (ROOT / "examples" / "inputs" / "invoice.pdf").read_bytes()).decode()
 PNG = "data:image/png;base64,iVBORw0KGgo="
 WAV = "data:audio/wav;base64,UklGRiQAAABXQVZF"
 MP3 = "data:audio/mpeg;base64,SUQzBAAAAAAA"

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from isolation import assert_finishes
+import pytest
+
+from tests.isolation import assert_finishes
 
 RUN = """
     import asyncio, json, sys
@@ -43,18 +45,21 @@ BLOCK = """
 """
 
 
+@pytest.mark.slow
 def test_runs_work_without_opentelemetry():
     outcome = assert_finishes(BLOCK + RUN)
     result = outcome.json()
     assert result["text"] == "3" and result["streamed"] == "ok" and result["otel"] == []
 
 
+@pytest.mark.slow
 def test_installed_but_unused_opentelemetry_is_never_imported():
     # The application never imported it, so it cannot have installed an SDK: no import, no spans, no cost.
     result = assert_finishes(RUN).json()
     assert result["text"] == "3" and result["otel"] == []
 
 
+@pytest.mark.slow
 def test_the_api_alone_without_an_sdk_is_left_alone():
     result = assert_finishes("\n    import opentelemetry.trace\n" + RUN).json()
     assert result["provider"] == "ProxyTracerProvider" and result["text"] == "3"

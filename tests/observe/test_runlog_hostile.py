@@ -12,9 +12,11 @@ import sys
 import textwrap
 import time
 
-from cli_process import dotprompt
-from echo_project import project
-from isolation import assert_finishes
+import pytest
+
+from tests.cli_process import dotprompt
+from tests.echo_project import project
+from tests.isolation import assert_finishes
 
 ANSWER = '{\n  "answer": "yes"\n}\n'
 
@@ -27,6 +29,7 @@ def warnings_in(stderr):
     return [line for line in stderr.splitlines() if "the run log" in line]
 
 
+@pytest.mark.slow
 def test_a_corrupt_log_file_warns_once_and_every_run_goes_on(tmp_path, cli_env):
     project(tmp_path)
     path = tmp_path / "logs.db"
@@ -48,6 +51,7 @@ def test_a_corrupt_log_file_warns_once_and_every_run_goes_on(tmp_path, cli_env):
     assert shown.stderr.strip().startswith(f"{path}: cannot read the run log")
 
 
+@pytest.mark.slow
 def test_a_log_cut_off_mid_file_does_not_fail_runs(tmp_path, cli_env):
     project(tmp_path)
     path = tmp_path / "logs.db"
@@ -67,6 +71,7 @@ def test_a_log_cut_off_mid_file_does_not_fail_runs(tmp_path, cli_env):
     assert "cannot read the run log" in shown.stderr and "malformed" in shown.stderr
 
 
+@pytest.mark.slow
 def test_a_locked_log_warns_and_the_run_ends_promptly(tmp_path, cli_env):
     project(tmp_path)
     path = tmp_path / "logs.db"
@@ -97,6 +102,7 @@ def test_a_locked_log_warns_and_the_run_ends_promptly(tmp_path, cli_env):
     assert len(answers) == 2 and '"third"' in answers[0] and '"first"' in answers[1]
 
 
+@pytest.mark.slow
 def test_a_folder_where_the_log_file_should_be(tmp_path, cli_env):
     project(tmp_path)
     path = tmp_path / "logs.db"
@@ -105,6 +111,7 @@ def test_a_folder_where_the_log_file_should_be(tmp_path, cli_env):
     assert done.returncode == 0 and done.stdout == ANSWER and len(warnings_in(done.stderr)) == 1
 
 
+@pytest.mark.slow
 def test_the_api_with_a_corrupt_log_runs_every_prompt_and_warns_once(tmp_path):
     path = tmp_path / "logs.db"
     path.write_bytes(b"\x00garbage" * 1000)

@@ -6,7 +6,9 @@ would add tens of megabytes at this size)."""
 
 from __future__ import annotations
 
-from isolation import assert_finishes
+import pytest
+
+from tests.isolation import assert_finishes
 
 CHILD = '''
 import asyncio, json, resource, sys, tempfile
@@ -51,6 +53,7 @@ def peak(rows: int) -> dict:
     return assert_finishes(CHILD.format(rows=rows), timeout=240, memory_mb=700).json()
 
 
+@pytest.mark.slow
 def test_ten_times_the_rows_does_not_take_more_memory():
     small, large = peak(1_500), peak(15_000)
     assert (small["succeeded"], small["skipped"]) == (1_500, 1_500)

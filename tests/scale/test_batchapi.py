@@ -9,13 +9,13 @@ import uuid
 from pathlib import Path
 
 import pytest
-from cli_process import dotprompt
-from fake_server import FakeProviders
 
 from dotprompt import PromptLibrary
 from dotprompt.batch.api.jobs import job_folder, resume, state_path, submit
 from dotprompt.batch.runner import InputFile
 from dotprompt.errors import BatchJobError
+from tests.cli_inprocess import cli
+from tests.scale.fake_server import FakeProviders
 
 PROVIDERS = {"openai": ("OPENAI_BASE_URL", "OPENAI_API_KEY", "/v1"),
              "anthropic": ("ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", "/v1"),
@@ -199,17 +199,17 @@ def test_the_command_line_submits_then_resumes(tmp_path, cli_env):
         (tmp_path / "in.jsonl").write_text('{"n": 1}\n{"n": 2}\n')
         env = {**cli_env, "OPENAI_BASE_URL": fake.url + "/v1", "OPENAI_API_KEY": "test-key"}
         argv = ["run", "double", "--dir", "prompts", "--input-file", "in.jsonl", "--output", "out.jsonl", "--batch-api"]
-        done = dotprompt(*argv, cwd=tmp_path, env=env)
+        done = cli(*argv, cwd=tmp_path, env=env)
         assert done.returncode == 0, done.stderr
         assert "submitted job openai-" in done.stderr and "--resume" in done.stderr
         assert (tmp_path / "out.jsonl.batch.json").exists()
-        waiting = dotprompt(*argv, "--resume", cwd=tmp_path, env=env)
+        waiting = cli(*argv, "--resume", cwd=tmp_path, env=env)
         assert waiting.returncode == 0 and "1 job(s) still running" in waiting.stderr
-        done = dotprompt(*argv, "--resume", cwd=tmp_path, env=env)
+        done = cli(*argv, "--resume", cwd=tmp_path, env=env)
         assert done.returncode == 0 and "2 succeeded, 0 failed" in done.stderr, done.stderr
         outputs = sorted(json.loads(line)["output"]["double"] for line in (tmp_path / "out.jsonl").read_text().splitlines())
         assert outputs == [2, 4]
-        again = dotprompt(*argv, cwd=tmp_path, env=env)
+        again = cli(*argv, cwd=tmp_path, env=env)
         assert again.returncode == 0 and "0 rows in 0 job(s), 2 skipped" in again.stderr
 
 
@@ -217,6 +217,6 @@ def test_batch_api_with_a_model_that_has_none_is_one_clear_line(tmp_path, cli_en
     (tmp_path / "prompts").mkdir()
     (tmp_path / "prompts" / "double.prompt").write_text(PROMPT.format(model="echo", extra=""))
     (tmp_path / "in.jsonl").write_text('{"n": 1}\n')
-    done = dotprompt("run", "double", "--dir", "prompts", "--input-file", "in.jsonl", "--output", "out.jsonl",
-                     "--batch-api", cwd=tmp_path, env=cli_env)
+    done = cli("run", "double", "--dir", "prompts", "--input-file", "in.jsonl", "--output", "out.jsonl",
+               "--batch-api", cwd=tmp_path, env=cli_env)
     assert done.returncode == 1 and "has no batch API" in done.stderr and "Traceback" not in done.stderr

@@ -1,7 +1,8 @@
 """dotprompt.batch.ray on a local Ray cluster (2 CPUs) against the loopback fake provider: faults become row
 errors, Ray Data formats in and out, a worker killed mid-run, and the CLI with --engine ray --resume.
 
-One cluster for the module (starting Ray takes tens of seconds on a busy 2-core machine)."""
+One cluster for the module (starting Ray takes tens of seconds on a busy 2-core machine). Marked slow, and Ray
+is imported by the cluster fixture, not at collection: the developer loop (`-m "not slow"`) never loads it."""
 
 from __future__ import annotations
 
@@ -10,14 +11,12 @@ import json
 import os
 
 import pytest
-import ray
-import ray.data
-from cli_process import dotprompt
-from fake_server import FakeProviders
-from isolation import ROOT
-from ray_helpers import install_killer
 
 import dotprompt.batch.ray as dray
+from tests.cli_process import dotprompt
+from tests.isolation import ROOT
+from tests.scale.fake_server import FakeProviders
+from tests.scale.ray_helpers import install_killer
 
 PROMPT = """---
 model: {model}
@@ -32,10 +31,13 @@ output:
 {{{{ note }}}} Row {{{{ id }}}}
 """
 HERE = ROOT / "tests" / "scale"
+pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
+    import ray
+
     with FakeProviders(delay=0.01) as fake:
         saved = dict(os.environ)
         # The workers inherit this environment: the fake provider's address, and this folder importable.
@@ -58,6 +60,8 @@ def prompts(tmp_path, model: str = "openai/fake-ray"):
 
 
 def test_rows_with_faults_are_rows_with_errors_in_any_format(cluster, tmp_path):
+    import ray.data
+
     rows = [{"id": n, "note": {5: "BADJSON", 7: "FAIL500", 9: "HANGUP"}.get(n, "")} for n in range(1, 25)]
     source = tmp_path / "rows.jsonl"
     source.write_text("".join(json.dumps(r) + "\n" for r in rows))
@@ -82,6 +86,8 @@ def test_rows_with_faults_are_rows_with_errors_in_any_format(cluster, tmp_path):
 
 
 def test_a_worker_killed_mid_run_loses_no_row(cluster, tmp_path):
+    import ray.data
+
     marker = tmp_path / "killed"
     ds = ray.data.from_items([{"id": n} for n in range(1, 41)])
     out = dray.map_prompt(ds, "double", prompts_dir=prompts(tmp_path, model="killer"), workers=2, in_flight=4,

@@ -9,7 +9,6 @@ import socket
 
 import httpx
 import pytest
-from fake_server import FakeProviders
 from httpx_aiohttp import AiohttpTransport
 
 from dotprompt._http.client import HttpClient, batch_transport
@@ -17,6 +16,7 @@ from dotprompt.errors import ModelError, UsageError
 from dotprompt.providers.config import ProviderConfig
 from dotprompt.providers.openai import OpenAIModel
 from dotprompt.types import GenerateRequest, Message, Part
+from tests.scale.fake_server import FakeProviders
 
 TRANSPORTS = ["httpx", "aiohttp"]
 

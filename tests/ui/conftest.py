@@ -15,12 +15,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import ROOT
+
 CHROMIUM = os.environ.get("DOTPROMPT_CHROMIUM", "/usr/bin/chromium")
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-# Test modules do `from conftest import ROOT`; pytest keeps one module named conftest at a time, so this
-# one offers the same ROOT as tests/conftest.py whichever was imported last.
-ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts" / "ui"
 
 

@@ -16,8 +16,9 @@ import time
 from pathlib import Path
 
 import pytest
-from scripted_openai import FINAL, HOSTILE_REPLY, scripted_server
-from workbench_project import docs_shot, environment, make_project, running_ui
+
+from tests.ui.scripted_openai import FINAL, HOSTILE_REPLY, scripted_server
+from tests.ui.workbench_project import docs_shot, environment, make_project, running_ui
 
 
 @pytest.fixture(scope="module")

@@ -16,10 +16,10 @@ import pytest
 
 pytest.importorskip("uvicorn")
 import httpx
-from scripted_openai import FINAL, scripted_server
-from workbench_project import KEY, environment, make_project, running_ui, wait_for
 
 from dotprompt.ui.serve import is_loopback
+from tests.ui.scripted_openai import FINAL, scripted_server
+from tests.ui.workbench_project import KEY, environment, make_project, running_ui, wait_for
 
 
 @pytest.fixture

@@ -9,7 +9,6 @@ then loads this module), or for one run with `pytest -p dotprompt.testing.pytest
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -17,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from ..errors import CaseFailedError, PromptFileError
+from ..generation.api import run_sync
 from ..prompts.library import PromptLibrary
 from ..prompts.loader import project_library, prompts_dir
 from ..settings import env_test_mode
@@ -76,7 +76,9 @@ class PromptTestItem(pytest.Item):
         self.runner = runner
 
     def runtest(self) -> None:
-        result = asyncio.run(self.runner.run_case(self.case))
+        # run_sync: another plugin or fixture may hold a running event loop in this thread (Playwright's
+        # sync API does), where asyncio.run refuses to start.
+        result = run_sync(self.runner.run_case(self.case))
         self.runner.save()
         if not result.passed:
             raise CaseFailedError(result)

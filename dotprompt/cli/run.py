@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import argparse
 import gc
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
+from .._util.escape import json_dumps, terminal
 from ..errors import GenerationError
 from ..observe.runrecord import log_source
 from ..settings import BATCH_LOG_ROWS
@@ -102,11 +102,11 @@ def run(args: argparse.Namespace) -> int:
     _show_tool_errors(response.messages)
     output = response.output
     if isinstance(output, str):
-        print(output)
+        print(terminal(output) if sys.stdout.isatty() else output)  # piped, the text stays exact
     else:
-        print(json.dumps(output, indent=2, ensure_ascii=False, default=lambda o: o.model_dump(mode="json")))
+        print(json_dumps(output, indent=2, default=lambda o: o.model_dump(mode="json")))
     for repair in response.output_repairs:
-        print(f"note: the output needed a repair: {repair.detail}", file=sys.stderr)
+        print(terminal(f"note: the output needed a repair: {repair.detail}"), file=sys.stderr)
     from ..batch.runner import model_name
 
     _show_cost(model_name(prompt, args.model), response, asked=args.cost)
@@ -176,8 +176,8 @@ class _BatchProgress:
         if self.bar is not None:
             self.bar.advance(self.task)
         elif "error" in record:
-            print(f"row {record['row']}: {record['error']['type']}: {record['error']['message'].splitlines()[0]}",
-                  file=sys.stderr)
+            message = record["error"]["message"].splitlines()[0]
+            print(terminal(f"row {record['row']}: {record['error']['type']}: {message}", lines=False), file=sys.stderr)
 
     def close(self) -> None:
         if self.bar is not None:
@@ -193,7 +193,8 @@ def _show_tool_errors(messages: Any) -> None:
                 continue
             error = answer.output.get("error") if isinstance(answer.output, dict) else answer.output
             ref = f" (ref {answer.ref})" if answer.ref else ""
-            print(f"tool error: {answer.name}{ref} raised {error} (the model was told and went on)", file=sys.stderr)
+            line = f"tool error: {answer.name}{ref} raised {error} (the model was told and went on)"
+            print(terminal(line, lines=False), file=sys.stderr)  # the name and the error may be the model's
 
 
 async def _stream(prompt: Any, inputs: Any, context: Any, model: str | None, overrides: dict[str, Any]) -> Any:

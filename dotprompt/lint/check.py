@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from .._util.escape import github_message, github_property, terminal
 from ..document.parse import KNOWN_KEYS, PromptSource, did_you_mean
 from ..engines.handlebars import file_engine
 from ..engines.jinja import HANDLEBARS_HINT, looks_like_handlebars
@@ -31,12 +32,14 @@ class Diagnostic:
     message: str
 
     def format(self, style: str = "text") -> str:
+        """One line: a GitHub workflow command (`github`) or `path:line:col: level: message`. A key or
+        a tool name quoted in the message comes from the file: escaped, it can start no line of its own."""
         if style == "github":
-            where = f"file={self.path}" + (f",line={self.line}" if self.line else "") + (
+            where = f"file={github_property(self.path)}" + (f",line={self.line}" if self.line else "") + (
                 f",col={self.column}" if self.column else "")
-            return f"::{self.level} {where}::{self.message}"
+            return f"::{self.level} {where}::{github_message(self.message)}"
         where = self.path + (f":{self.line}" if self.line else "") + (f":{self.column}" if self.column else "")
-        return f"{where}: {self.level}: {self.message}"
+        return terminal(f"{where}: {self.level}: {self.message}", lines=False)
 
 
 def _from_error(exc: PromptFileError, fallback: str) -> Diagnostic:

@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from .._http.client import close_clients, select_batch_transport
+from .._util.escape import json_dumps
 from ..prompts.library import PromptLibrary
 from ..prompts.loader import project_library
 from ..tools.define import Tool
@@ -114,7 +115,7 @@ def _as_list(values: Any) -> list[Any]:
 
 def _column(name: str, value: Any) -> Any:
     if name in ("output", "error", "usage", "repairs", "prompt"):
-        return None if value is None else json.dumps(value, ensure_ascii=False, default=str)
+        return None if value is None else json_dumps(value, default=str)
     if name in ("cost", "latency_ms"):
         return None if value is None else float(value)
     return None if value is None else str(value)

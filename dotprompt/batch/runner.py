@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from .._http.client import batch_transport
+from .._util.escape import json_dumps
 from .._util.redact import known_secrets, redact, redact_data
 from ..errors import BatchInputError, BatchOutputError, DotpromptError, OutputValidationError, UsageError
 from ..observe.cost import Cost, endpoints_fixed, load_prices, price_response
@@ -602,12 +603,12 @@ class _Secrets:
 
 def _encode(record: dict[str, Any], secrets: list[str] | None = None) -> bytes:
     try:
-        return redact(json.dumps(record, ensure_ascii=False, default=str), secrets).encode("utf-8") + b"\n"
-    except (TypeError, ValueError) as exc:  # e.g. NaN-free but circular output: keep the row's place
+        return redact(json_dumps(record, default=str), secrets).encode("utf-8") + b"\n"
+    except (TypeError, ValueError) as exc:  # e.g. circular output: keep the row's place
         fallback = {k: record[k] for k in ("key", "row", "digest", "input")}
         fallback["error"] = {"type": type(exc).__name__, "message": f"the result could not be written as JSON: {exc}",
                              "reply": repr(record.get("output"))}
-        return json.dumps(fallback, ensure_ascii=False, default=str).encode("utf-8") + b"\n"
+        return json_dumps(fallback, default=str).encode("utf-8") + b"\n"
 
 
 async def run_row(prompt: Prompt, row: Row, model: Any, **overrides: Any) -> dict[str, Any]:

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .._util.escape import json_dumps
 from .._util.redact import known_secrets, redact
 from ..errors import RunLogError
 from ..settings import RUNLOG_BUSY_SECONDS, RUNLOG_MAX_FIELD_CHARS, RunLogSettings
@@ -236,7 +237,7 @@ def _stored(entry: Mapping[str, Any], secrets: list[str]) -> dict[str, Any]:
         if name not in COLUMNS:
             continue
         if value is not None and name in JSON_COLUMNS:
-            value = json.dumps(value, ensure_ascii=False, default=str)
+            value = json_dumps(value, default=str)
         if isinstance(value, str):
             value = _cut(redact(value, secrets))
         out[name] = value

@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from .._util import finite
+from .._util.escape import json_dumps
 from .._util.files import is_inside, read_snapshot
 from .._util.redact import redact
 from ..errors import PromptFileError, RecordingMissingError
@@ -67,7 +69,7 @@ class Entry:
             if data[optional] is None:
                 del data[optional]  # lines as they always were
         # Recordings are committed: a key a model or prompt happened to carry must not reach one.
-        return redact(json.dumps(data, ensure_ascii=False, sort_keys=True))
+        return redact(json_dumps(data, sort_keys=True))
 
 
 @dataclass
@@ -117,7 +119,7 @@ class RecordingStore:
 
     def _read_line(self, number: int, text: str) -> None:
         try:
-            entry = Entry(**json.loads(text))
+            entry = Entry(**finite.loads(text))  # a NaN in a recording is no reply a model could send
         except (ValueError, TypeError) as exc:
             # Find the case even in a broken line, so the error lands on the case it belongs to.
             found = _CASE_FIELD.search(text)

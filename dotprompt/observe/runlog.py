@@ -352,10 +352,13 @@ def list_runs(path: Path, query: LogQuery = LogQuery()) -> list[dict[str, Any]]:
         return [_decoded(row) for row in rows]
 
 
+SQLITE_MAX_INT = 2**63 - 1  # SQLite's integers are 64-bit: a larger number overflows before any query runs
+
+
 def get_run(path: Path, run: int) -> dict[str, Any] | None:
     with _reading(path) as db:
-        if db is None:
-            return None
+        if db is None or not 0 <= run <= SQLITE_MAX_INT:
+            return None  # no id is outside the range
         row = db.execute("SELECT * FROM runs WHERE id = ?", (run,)).fetchone()
         return _decoded(row) if row is not None else None
 
@@ -410,4 +413,4 @@ def _like(word: str) -> str:
 
 
 def _limit(query: LogQuery) -> str:
-    return f" LIMIT {int(query.limit)}" if query.limit is not None else ""
+    return f" LIMIT {min(int(query.limit), SQLITE_MAX_INT)}" if query.limit is not None else ""

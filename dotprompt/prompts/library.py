@@ -31,7 +31,7 @@ from ..document.metadata import LibraryDefaults, merge, options_metadata, render
 from ..document.parse import USE_HINT, PromptSource, parse_source, use_arguments
 from ..engines.handlebars import HandlebarsEngine, file_engine
 from ..engines.jinja import make_environment, with_line_offset
-from ..errors import DotpromptError, InvalidPromptNameError, PromptFileError, PromptNotFoundError
+from ..errors import DotpromptError, InvalidPromptNameError, PromptFileError, PromptNotFoundError, UsageError
 from ..identity import PromptIdentity, content_hash
 from ..observe.runlog import open_run_log
 from ..schema.compiled import SchemaLike, SchemaRegistry
@@ -349,7 +349,8 @@ class PromptLibrary:
             try:
                 if factory is not None:
                     inspect.signature(factory).bind(**arguments)
-            except TypeError as exc:
+                    factory(**arguments)  # cheap, and it checks the values: a bad one fails now, not at run time
+            except (TypeError, UsageError) as exc:
                 problems.append(src.error(f"`use` entry {name!r}: {exc}", "use", index, name, hint=USE_HINT))
         return problems
 

@@ -32,8 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .._util.escape import json_dumps
-from .._util.redact import known_secrets, redact
+from .._util.redact import known_secrets, redact, redacted_json
 from ..errors import RunLogError
 from ..settings import RUNLOG_BUSY_SECONDS, RUNLOG_MAX_FIELD_CHARS, RunLogSettings
 
@@ -237,8 +236,8 @@ def _stored(entry: Mapping[str, Any], secrets: list[str]) -> dict[str, Any]:
         if name not in COLUMNS:
             continue
         if value is not None and name in JSON_COLUMNS:
-            value = json_dumps(value, default=str)
-        if isinstance(value, str):
+            value = _cut(redacted_json(value, secrets))
+        elif isinstance(value, str):
             value = _cut(redact(value, secrets))
         out[name] = value
     return out

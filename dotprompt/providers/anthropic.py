@@ -90,7 +90,7 @@ class AnthropicModel(HttpModel):
 
     async def generate(self, request: GenerateRequest, on_chunk: OnChunk | None = None) -> ModelResponse:
         structured = anthropic_structured(request)
-        log_fallback(structured, self.name)
+        log_fallback(structured, self.name, self)
         body = to_body(request, self.model_id, stream=on_chunk is not None, structured=structured)
         if on_chunk is None:
             data, _ = await self.http.post_json("/messages", body, self.headers())

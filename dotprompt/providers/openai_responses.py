@@ -70,7 +70,7 @@ class OpenAIResponsesModel(HttpModel):
 
     async def generate(self, request: GenerateRequest, on_chunk: OnChunk | None = None) -> ModelResponse:
         structured = structured_output(request)
-        log_fallback(structured, self.name)
+        log_fallback(structured, self.name, self)
         body = to_body(request, self.model_id, stream=on_chunk is not None, structured=structured)
         if on_chunk is None:
             data, response = await self.http.post_json("/responses", body, self.headers())

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import shlex
 import sys
 from pathlib import Path
 from typing import Any
@@ -12,7 +13,7 @@ from .._util.escape import json_dumps, terminal
 from ..errors import GenerationError
 from ..observe.runrecord import log_source
 from ..settings import BATCH_LOG_ROWS
-from .common import DIR_HELP, EXIT_FAILED, EXIT_OK, CommandLineError, json_arg, library
+from .common import DIR_HELP, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, CommandLineError, json_arg, library
 from .progress import StreamView, elapsed_status
 
 
@@ -139,8 +140,15 @@ def _run_batch(prompt: Any, args: argparse.Namespace) -> int:
         raise CommandLineError(f"cannot read {args.input_file}: {exc.strerror}") from None
     progress = _BatchProgress(total)
     _batch_gc()
-    report = run_sync(run_batch(prompt, rows, args.output, concurrency=args.concurrency, model=args.model,
-                                on_row=progress.row, log_rows=args.log_rows))
+    try:
+        report = run_sync(run_batch(prompt, rows, args.output, concurrency=args.concurrency, model=args.model,
+                                    on_row=progress.row, log_rows=args.log_rows))
+    except KeyboardInterrupt:  # Ctrl-C: each row is written whole as it ends, so the file is sound to resume
+        progress.close()
+        again = shlex.join(["dotprompt", *sys.argv[1:]])
+        print(f"\ninterrupted: {progress.done} row(s) written to {args.output} in this run; run the same command "
+              f"again to go on (rows already written are skipped):\n  {again}", file=sys.stderr)
+        return EXIT_INTERRUPTED
     progress.close()
     cost = f", cost {format_usd(report.cost_usd)}" if report.cost_usd is not None else ""
     print(f"{report.succeeded} succeeded, {report.failed} failed, {report.skipped} skipped (already done) "
@@ -164,6 +172,7 @@ class _BatchProgress:
     """A live bar on a terminal, a line per failed row otherwise (CI logs)."""
 
     def __init__(self, total: int) -> None:
+        self.done = 0  # rows written in this run
         self.bar = None
         if sys.stderr.isatty():
             from rich.progress import Progress
@@ -173,6 +182,7 @@ class _BatchProgress:
             self.task = self.bar.add_task("rows", total=total)
 
     def row(self, record: dict[str, Any]) -> None:
+        self.done += 1
         if self.bar is not None:
             self.bar.advance(self.task)
         elif "error" in record:

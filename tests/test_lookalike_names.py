@@ -30,3 +30,12 @@ def test_distinct_names_do_not_warn(folder):
     folder.write("extract2.prompt", "hi")
     folder.write("café.prompt", "hi")
     assert [d for d in check_library(folder.library()) if "looks like" in d.message] == []
+
+
+def test_names_compare_in_nfc(folder):
+    # A file saved with a decomposed name (as macOS writes them) loads by the composed name, and back.
+    folder.write(unicodedata.normalize("NFD", "café.prompt"), "hi from the file")
+    lib = folder.library()
+    assert "hi from the file" in lib.load(unicodedata.normalize("NFC", "café")).render({}).messages[0].content[0].text
+    folder.write(unicodedata.normalize("NFC", "thé.prompt"), "tea")
+    assert lib.load(unicodedata.normalize("NFD", "thé")).render({}).messages[0].content[0].text.startswith("tea")

@@ -53,6 +53,7 @@ __all__ = [
     "ANTHROPIC_VERSION",
     "DEFAULT_DEADLINE",
     "DEFAULT_MAX_RESPONSE_BYTES",
+    "DEFAULT_MAX_TOOL_CALLS",
     "DEFAULT_MAX_TURNS",
     "DEFAULT_TIMEOUT",
     "ERROR_BODY_BYTES",
@@ -88,8 +89,10 @@ __all__ = [
     "RUNLOG_KEEP_RUNS",
     "RUNLOG_MAX_FIELD_CHARS",
     "TEMPLATE_ENGINES",
+    "TOOL_CONCURRENCY",
     "RenderBudget",
     "RunLogSettings",
+    "check_max_tool_calls",
     "check_max_turns",
     "default_log_path",
     "env_model",
@@ -111,6 +114,14 @@ __all__ = [
 
 DEFAULT_MAX_TURNS: Final = 5
 """Model calls one generate run may make when the prompt or caller names no `maxTurns`."""
+
+DEFAULT_MAX_TOOL_CALLS: Final = 32
+"""Tool calls one model reply may ask for when the prompt (`maxToolCalls`) or caller names no limit:
+`maxTurns` bounds rounds, and one reply may hold any number of calls. Real parallel calls are a
+handful; a reply past the limit stops the run before any of its calls runs."""
+
+TOOL_CONCURRENCY: Final = 8
+"""Tool calls of one reply that run at once; the rest wait their turn."""
 
 DEFAULT_TIMEOUT: Final = 120.0
 """Seconds a provider request may take, unless the provider's settings say otherwise."""
@@ -294,6 +305,12 @@ def valid_max_turns(value: object) -> bool:
 def check_max_turns(value: int) -> int:
     if not valid_max_turns(value):
         raise UsageError(f"max_turns must be at least 1, got {value!r}")
+    return value
+
+
+def check_max_tool_calls(value: int) -> int:
+    if not valid_max_turns(value):  # the same rule: a whole number of at least 1
+        raise UsageError(f"max_tool_calls must be at least 1, got {value!r}")
     return value
 
 

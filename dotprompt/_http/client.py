@@ -501,7 +501,7 @@ class HttpModel(Model):
 
     async def generate(self, request: GenerateRequest, on_chunk: OnChunk | None = None) -> ModelResponse:
         structured = self.structured(request)
-        log_fallback(structured, self.name)
+        log_fallback(structured, self.name, self)
         body = self.body(request, stream=on_chunk is not None, structured=structured)
         if on_chunk is None:
             data, response = await self.http.post_json(self.path(False), body, self.headers())

@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from .._http.client import close_clients, select_batch_transport
+from .._util.redact import known_secrets, redact, redacted_json
 from ..prompts.library import PromptLibrary
 from ..prompts.loader import project_library
 from ..tools.define import Tool
@@ -87,9 +88,10 @@ class PromptActor:
         rows = [{name: values[i] for name, values in columns.items()} for i in range(count)]
         records = self.loop.run_until_complete(self._run(rows))
         out = {name: values for name, values in columns.items() if name not in COLUMNS}
+        secrets = known_secrets()  # once a batch: reading the environment per cell would cost more than the rows
         for name in COLUMNS:
             field = "cost_usd" if name == "cost" else name  # the batch record's name for it
-            out[name] = [_column(name, record.get(field)) for record in records]
+            out[name] = [_column(name, record.get(field), secrets) for record in records]
         return out
 
     async def _run(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -115,12 +117,13 @@ def _as_list(values: Any) -> list[Any]:
     return values.tolist() if hasattr(values, "tolist") else list(values)
 
 
-def _column(name: str, value: Any) -> Any:
+def _column(name: str, value: Any, secrets: list[str] | None = None) -> Any:
+    """One column of a result row, every known key masked, as the local runner masks its output file."""
     if name in ("output", "error", "usage", "repairs", "prompt", "grounding"):
-        return None if value is None else json.dumps(value, ensure_ascii=False, default=str)
+        return None if value is None else redacted_json(value, secrets)
     if name in ("cost", "latency_ms"):
         return None if value is None else float(value)
-    return None if value is None else str(value)
+    return None if value is None else redact(str(value), secrets)
 
 
 def map_prompt(ds: Any, prompt: str, *, prompts_dir: str | Path | None = None, variant: str | None = None,

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from .._http.client import batch_transport
-from .._util.redact import known_secrets, redact, redact_data
+from .._util.redact import known_secrets, redact_data, redacted_json
 from ..errors import BatchInputError, BatchOutputError, DotpromptError, OutputValidationError, UsageError
 from ..observe.cost import Cost, endpoints_fixed, load_prices, price_response
 from ..observe.runrecord import log_source, log_summary
@@ -605,12 +605,12 @@ class _Secrets:
 
 def _encode(record: dict[str, Any], secrets: list[str] | None = None) -> bytes:
     try:
-        return redact(json.dumps(record, ensure_ascii=False, default=str), secrets).encode("utf-8") + b"\n"
-    except (TypeError, ValueError) as exc:  # e.g. NaN-free but circular output: keep the row's place
+        return redacted_json(record, secrets).encode("utf-8") + b"\n"
+    except (TypeError, ValueError) as exc:  # e.g. circular output: keep the row's place
         fallback = {k: record[k] for k in ("key", "row", "digest", "input")}
         fallback["error"] = {"type": type(exc).__name__, "message": f"the result could not be written as JSON: {exc}",
                              "reply": repr(record.get("output"))}
-        return json.dumps(fallback, ensure_ascii=False, default=str).encode("utf-8") + b"\n"
+        return redacted_json(fallback, secrets).encode("utf-8") + b"\n"
 
 
 async def run_row(prompt: Prompt, row: Row, model: Any, **overrides: Any) -> dict[str, Any]:

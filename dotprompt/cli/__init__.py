@@ -12,6 +12,7 @@ import sys
 from collections.abc import Sequence
 from types import ModuleType
 
+from .._util.escape import terminal
 from .._util.shutdown import exit_on_sigterm
 from ..errors import DotpromptError, OutputValidationError
 from . import check, convert, listing, local, logs, render, run, schema, test, ui
@@ -45,13 +46,14 @@ def main(argv: Sequence[str] | None = None, *, commands: Sequence[ModuleType] = 
     try:
         return int(args.run(args))
     except CommandLineError as exc:
-        print(f"dotprompt: error: {exc}", file=sys.stderr)
+        print(terminal(f"dotprompt: error: {exc}"), file=sys.stderr)
         return EXIT_USAGE
     except OutputValidationError as exc:
-        print(f"{exc}\n--- model reply ---\n{exc.text}", file=sys.stderr)  # never lose what the model said
+        # never lose what the model said; shown, its escape sequences are text, not commands to the terminal
+        print(terminal(f"{exc}\n--- model reply ---\n{exc.text}"), file=sys.stderr)
         return EXIT_FAILED
     except DotpromptError as exc:
-        print(str(exc), file=sys.stderr)
+        print(terminal(str(exc)), file=sys.stderr)
         return EXIT_FAILED
     except BrokenPipeError:  # `dotprompt render x | head`
         return EXIT_OK

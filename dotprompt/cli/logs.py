@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from .._util.escape import json_dumps, terminal
 from ..observe.runlog import LogQuery, get_run, list_runs, search_runs
 from ..settings import project_settings, run_log_settings
 from .common import EXIT_FAILED, EXIT_OK, CommandLineError
@@ -59,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
         runs = list_runs(path, query)
     if args.json:
         for found in runs:
-            print(json.dumps(found, ensure_ascii=False))
+            print(json_dumps(found))
         return EXIT_OK
     print_table(runs, path)
     return EXIT_OK
@@ -93,7 +94,7 @@ def print_table(runs: list[dict[str, Any]], path: Path) -> None:
         print(f"no runs logged (the log is {path})")
         return
     width = max(shutil.get_terminal_size((120, 24)).columns, 80)
-    rows = [_columns(found) for found in runs]
+    rows = [tuple(terminal(cell, lines=False) for cell in _columns(found)) for found in runs]
     header = ("ID", "WHEN", "SOURCE", "PROMPT", "MODEL", "STATUS", "TOKENS", "MS", "COST")
     sizes = [max(len(header[i]), *(len(row[i]) for row in rows)) for i in range(len(header))]
     line = "  ".join(h.ljust(s) for h, s in zip(header, sizes, strict=True))
@@ -136,7 +137,7 @@ def _preview(found: dict[str, Any], width: int) -> str:
     else:
         output = found.get("output")
         text = output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)
-    text = " ".join(text.split())
+    text = terminal(" ".join(text.split()), lines=False)  # model text, on one line, no escape sequence run
     width = max(width, 20)
     return text if len(text) <= width else text[: width - 3] + "..."
 
@@ -149,10 +150,10 @@ def _show(path: Path, number: int, as_json: bool) -> int:
         print(f"dotprompt: no run {number} in {path} (`dotprompt logs` lists the runs kept)", file=sys.stderr)
         return EXIT_FAILED
     if as_json:
-        print(json.dumps(found, ensure_ascii=False, indent=2))
+        print(json_dumps(found, indent=2))
         return EXIT_OK
     for line in describe(found):
-        print(line)
+        print(terminal(line))  # the run's text is the model's: its escape sequences are shown, not run
     return EXIT_OK
 
 

@@ -11,6 +11,8 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from .._util.escape import terminal
+
 __all__ = ["StreamView", "case_progress", "elapsed_status", "on_terminal"]
 
 
@@ -83,6 +85,7 @@ class StreamView:
             print(file=sys.stderr)
 
     def add(self, text: str) -> None:
+        text = terminal(text)  # model text: an escape sequence in it must not reach the terminal
         self.text += text
         if self.live is None:
             print(text, end="", file=sys.stderr, flush=True)

@@ -6,6 +6,7 @@ import argparse
 import json
 from typing import Any
 
+from .._util.escape import terminal
 from ..document.rendered import RenderedPrompt
 from ..prompts.prompt import render_record
 from .common import DIR_HELP, EXIT_OK, add_engine_flag, json_arg, library
@@ -35,7 +36,12 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+CONTENT_INDENT = "  "
+
+
 def readable(rendered: RenderedPrompt) -> str:
+    """Settings, then each message under a `--- role ---` header with its content indented: input
+    text holding `--- system ---` then stays inside its message and cannot pass for another one."""
     lines = []
     for label, value in (("model", rendered.model), ("config", rendered.config or None),
                          ("tools", ", ".join(rendered.tools) or None), ("max turns", rendered.max_turns),
@@ -48,8 +54,8 @@ def readable(rendered: RenderedPrompt) -> str:
         tag = f" ({message.metadata['purpose']})" if message.metadata and "purpose" in message.metadata else ""
         lines.append(f"--- {message.role}{tag} ---")
         for part in message.content:
-            lines.append(_part_text(part))
-    return "\n".join(lines)
+            lines += [CONTENT_INDENT + line if line else line for line in _part_text(part).split("\n")]
+    return terminal("\n".join(lines))
 
 
 def _part_text(part: Any) -> str:

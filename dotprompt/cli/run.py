@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import argparse
 import gc
-import json
+import shlex
 import sys
 from pathlib import Path
 from typing import Any
 
+from .._util.escape import json_dumps, terminal
 from ..errors import GenerationError
 from ..observe.runrecord import log_source
 from ..settings import BATCH_LOG_ROWS
-from .common import DIR_HELP, EXIT_FAILED, EXIT_OK, CommandLineError, add_engine_flag, json_arg, library
+from .common import DIR_HELP, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, CommandLineError, add_engine_flag, json_arg, library
 from .grounding_view import show_grounding
 from .progress import StreamView, elapsed_status
 
@@ -109,11 +110,11 @@ def run(args: argparse.Namespace) -> int:
     _show_tool_errors(response.messages)
     output = response.output
     if isinstance(output, str):
-        print(output)
+        print(terminal(output) if sys.stdout.isatty() else output)  # piped, the text stays exact
     else:
-        print(json.dumps(output, indent=2, ensure_ascii=False, default=lambda o: o.model_dump(mode="json")))
+        print(json_dumps(output, indent=2, default=lambda o: o.model_dump(mode="json")))
     for repair in response.output_repairs:
-        print(f"note: the output needed a repair: {repair.detail}", file=sys.stderr)
+        print(terminal(f"note: the output needed a repair: {repair.detail}"), file=sys.stderr)
     show_grounding(response.grounding, sys.stderr, spans=args.grounding)
     from ..batch.runner import model_name
 
@@ -147,8 +148,15 @@ def _run_batch(prompt: Any, args: argparse.Namespace) -> int:
         raise CommandLineError(f"cannot read {args.input_file}: {exc.strerror}") from None
     progress = _BatchProgress(total)
     _batch_gc()
-    report = run_sync(run_batch(prompt, rows, args.output, concurrency=args.concurrency, model=args.model,
-                                on_row=progress.row, log_rows=args.log_rows))
+    try:
+        report = run_sync(run_batch(prompt, rows, args.output, concurrency=args.concurrency, model=args.model,
+                                    on_row=progress.row, log_rows=args.log_rows))
+    except KeyboardInterrupt:  # Ctrl-C: each row is written whole as it ends, so the file is sound to resume
+        progress.close()
+        again = shlex.join(["dotprompt", *sys.argv[1:]])
+        print(f"\ninterrupted: {progress.done} row(s) written to {args.output} in this run; run the same command "
+              f"again to go on (rows already written are skipped):\n  {again}", file=sys.stderr)
+        return EXIT_INTERRUPTED
     progress.close()
     cost = f", cost {format_usd(report.cost_usd)}" if report.cost_usd is not None else ""
     print(f"{report.succeeded} succeeded, {report.failed} failed, {report.skipped} skipped (already done) "
@@ -172,6 +180,7 @@ class _BatchProgress:
     """A live bar on a terminal, a line per failed row otherwise (CI logs)."""
 
     def __init__(self, total: int) -> None:
+        self.done = 0  # rows written in this run
         self.bar = None
         if sys.stderr.isatty():
             from rich.progress import Progress
@@ -181,11 +190,12 @@ class _BatchProgress:
             self.task = self.bar.add_task("rows", total=total)
 
     def row(self, record: dict[str, Any]) -> None:
+        self.done += 1
         if self.bar is not None:
             self.bar.advance(self.task)
         elif "error" in record:
-            print(f"row {record['row']}: {record['error']['type']}: {record['error']['message'].splitlines()[0]}",
-                  file=sys.stderr)
+            message = record["error"]["message"].splitlines()[0]
+            print(terminal(f"row {record['row']}: {record['error']['type']}: {message}", lines=False), file=sys.stderr)
 
     def close(self) -> None:
         if self.bar is not None:
@@ -201,7 +211,8 @@ def _show_tool_errors(messages: Any) -> None:
                 continue
             error = answer.output.get("error") if isinstance(answer.output, dict) else answer.output
             ref = f" (ref {answer.ref})" if answer.ref else ""
-            print(f"tool error: {answer.name}{ref} raised {error} (the model was told and went on)", file=sys.stderr)
+            line = f"tool error: {answer.name}{ref} raised {error} (the model was told and went on)"
+            print(terminal(line, lines=False), file=sys.stderr)  # the name and the error may be the model's
 
 
 async def _stream(prompt: Any, inputs: Any, context: Any, model: str | None, overrides: dict[str, Any]) -> Any:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
+from .._util.escape import terminal
 from ..errors import PromptFileError
 from ..prompts.loader import project_library, prompts_dir
 from ..testing.cases import TestCase, load_test_file
@@ -115,7 +116,7 @@ def _execute(run: TestRun, cases: list[TestCase], options: TestOptions, fancy: b
 
 def _log_line(result: CaseResult) -> None:
     verdict = "PASS" if result.passed else "FAIL"
-    print(f"{verdict} {result.case.id} ({result.turns} calls, {result.latency_ms:.0f} ms)", flush=True)
+    print(f"{verdict} {terminal(result.case.id, lines=False)} ({result.turns} calls, {result.latency_ms:.0f} ms)", flush=True)
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:

@@ -21,7 +21,8 @@ __all__ = ["LibraryDefaults", "convert_schemas", "merge", "options_metadata", "r
 
 _FIELD_NAMES = {
     "name": "name", "variant": "variant", "version": "version", "description": "description",
-    "model": "model", "tools": "tools", "maxTurns": "max_turns", "toolChoice": "tool_choice",
+    "model": "model", "tools": "tools", "maxTurns": "max_turns", "maxToolCalls": "max_tool_calls",
+    "toolChoice": "tool_choice",
     "returnToolRequests": "return_tool_requests", "use": "use", "raw": "raw",
 }
 

@@ -34,6 +34,7 @@ KNOWN_KEYS: dict[str, tuple[type, ...]] = {
     "tools": (list,),
     "toolDefs": (list,),
     "maxTurns": (int,),
+    "maxToolCalls": (int,),
     "toolChoice": (str,),
     "returnToolRequests": (bool,),
     "metadata": (dict,),
@@ -366,7 +367,7 @@ def read_keys(src: PromptSource, problems: Problems | None = None) -> None:
 
 def _type_problem(src: PromptSource, key: str, value: Any) -> PromptFileError | None:
     expected = KNOWN_KEYS[key]
-    ok = isinstance(value, expected) and not (key == "maxTurns" and isinstance(value, bool))
+    ok = isinstance(value, expected) and not (key in ("maxTurns", "maxToolCalls") and isinstance(value, bool))
     if ok:
         return None
     names = " or ".join(_yaml_type_name(t) for t in expected)
@@ -396,9 +397,10 @@ def _check_nested(src: PromptSource, report: Any) -> None:
     if default is not None and not isinstance(default, dict):
         report(src.error("`input.default` must be a mapping of input field values", "input", "default"))
         meta["input"] = {k: v for k, v in meta["input"].items() if k != "default"}
-    if "maxTurns" in meta and not valid_max_turns(meta["maxTurns"]):
-        report(src.error("`maxTurns` must be at least 1", "maxTurns"))
-        del meta["maxTurns"]
+    for key in ("maxTurns", "maxToolCalls"):
+        if key in meta and not valid_max_turns(meta[key]):
+            report(src.error(f"`{key}` must be at least 1", key))
+            del meta[key]
     if "toolChoice" in meta and meta["toolChoice"] not in TOOL_CHOICES:
         report(src.error(f"`toolChoice` must be one of {', '.join(TOOL_CHOICES)}", "toolChoice",
                          hint=did_you_mean(meta["toolChoice"], TOOL_CHOICES)))

@@ -62,6 +62,7 @@ class RenderedPrompt(BaseModel):
     output: OutputSpec = Field(default_factory=lambda: _NO_OUTPUT)
     input: InputSpec = Field(default_factory=lambda: _NO_INPUT)
     max_turns: int | None = None
+    max_tool_calls: int | None = None
     tool_choice: ToolChoice | None = None
     return_tool_requests: bool | None = None
     use: list[Any] = Field(default_factory=list)

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .._util import finite
 from ..errors import DatasetError
 from ..settings import EVAL_MAX_DEPTH, EVAL_MAX_ROW_BYTES
 
@@ -89,7 +90,7 @@ def _decode(raw: bytes, path: Path, number: int) -> str:
 def _parse_json(text: str, path: Path, number: int, column: str | None = None) -> Any:
     where = f"{path}:{number}" + (f": column {column!r}" if column else "")
     try:
-        value = json.loads(text)
+        value = finite.loads(text)  # NaN or 1e999 in a gold row would score as a value no model can match
     except RecursionError:
         raise DatasetError(f"{where}: nested deeper than {EVAL_MAX_DEPTH} levels (EVAL_MAX_DEPTH)") from None
     except ValueError as exc:

@@ -6,13 +6,14 @@ column shows its change. Every failure names the field, the figures and the rows
 
 from __future__ import annotations
 
-import json
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
+from .._util.escape import json_dumps, terminal, xml_text
+from .._util.escape import markdown as md
 from .._util.redact import redact
 from .gates import Delta, Miss
 from .grounding_stats import OVERALL
@@ -102,9 +103,12 @@ def _change(verdict: Verdict, key: str, metric: str) -> str:
 
 
 def print_report(verdicts: Sequence[Verdict], out: TextIO, *, fancy: bool) -> None:
+    """The tables and failures on a terminal (or a CI log): names, ids and field names come from the
+    dataset, so each is shown on one line with its controls escaped."""
     for name, group in _groups(verdicts).items():
         header, rows = table(group)
-        print(f"\n{name}: {group[0].result.scores.rows} rows (w = wrong, m = missing, x = extra)", file=out)
+        header, rows = _one_line(header), [_one_line(row) for row in rows]
+        print(f"\n{_line(name)}: {group[0].result.scores.rows} rows (w = wrong, m = missing, x = extra)", file=out)
         if fancy:
             _rich(header, rows, out)
         else:
@@ -113,11 +117,19 @@ def print_report(verdicts: Sequence[Verdict], out: TextIO, *, fancy: bool) -> No
                 print("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip(), file=out)
     for verdict in verdicts:
         if verdict.result.fixture_rows:
-            print(f"NOTE {verdict.title}: {fixture_note(verdict)}", file=out)
+            print(f"NOTE {_line(verdict.title)}: {fixture_note(verdict)}", file=out)
         for failure in verdict.failures():
-            print(f"FAIL {verdict.title}: {redact(failure)}", file=out)
+            print(f"FAIL {_line(verdict.title)}: {_line(redact(failure))}", file=out)
     failed = sum(not v.passed for v in verdicts)
     print(f"\n{len(verdicts) - failed} eval(s) passed, {failed} failed", file=out)
+
+
+def _line(text: str) -> str:
+    return terminal(text, lines=False)
+
+
+def _one_line(cells: list[str]) -> list[str]:
+    return [_line(cell) for cell in cells]
 
 
 def fixture_note(verdict: Verdict) -> str:
@@ -129,10 +141,11 @@ def fixture_note(verdict: Verdict) -> str:
 def _rich(header: list[str], rows: list[list[str]], out: TextIO) -> None:
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
     view = Table(*header)
     for row in rows:
-        view.add_row(*row)
+        view.add_row(*(Text(cell) for cell in row))  # as text: `[...]` in a field name is no markup
     Console(file=out).print(view)
 
 
@@ -141,16 +154,17 @@ def markdown(verdicts: Sequence[Verdict]) -> str:
     lines = ["## dotprompt eval", ""]
     for name, group in _groups(verdicts).items():
         verdict_text = "passed" if all(v.passed for v in group) else "**failed**"
-        lines += [f"### {name}: {verdict_text}", ""]
+        lines += [f"### {md(name)}: {verdict_text}", ""]
         header, rows = table(group)
-        lines.append("| " + " | ".join(header) + " |")
+        lines.append("| " + " | ".join(md(cell) for cell in header) + " |")
         lines.append("|" + "---|" * len(header))
-        lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows]
+        lines += ["| " + " | ".join(md(cell) for cell in row) + " |" for row in rows]
         lines.append("")
         for verdict in group:
+            label = md(verdict.result.arm.label)
             if verdict.result.fixture_rows:
-                lines.append(f"- {verdict.result.arm.label}: note: {fixture_note(verdict)}")
-            lines += [f"- {verdict.result.arm.label}: {redact(f)}" for f in verdict.failures()]
+                lines.append(f"- {label}: note: {md(fixture_note(verdict))}")
+            lines += [f"- {label}: {md(redact(f))}" for f in verdict.failures()]
         lines.append("")
     return "\n".join(lines)
 
@@ -181,7 +195,7 @@ def _verdict_json(verdict: Verdict) -> dict[str, Any]:
 
 
 def write_json(verdicts: Sequence[Verdict], path: Path) -> None:
-    path.write_text(json.dumps(to_json(verdicts), indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
+    path.write_text(json_dumps(to_json(verdicts), indent=2, default=str) + "\n", encoding="utf-8")
 
 
 def write_junit(verdicts: Sequence[Verdict], path: Path) -> None:
@@ -190,17 +204,18 @@ def write_junit(verdicts: Sequence[Verdict], path: Path) -> None:
     total = failed = 0
     for verdict in verdicts:
         names = ["(overall)", "(recordings)", *sorted(verdict.result.scores.fields)]
-        suite = ET.SubElement(root, "testsuite", name=verdict.title, tests=str(len(names)), errors="0", skipped="0")
+        suite = ET.SubElement(root, "testsuite", name=xml_text(verdict.title), tests=str(len(names)), errors="0",
+                              skipped="0")
         suite_failures = 0
         for name in names:
-            case = ET.SubElement(suite, "testcase", classname=verdict.result.spec.name, name=name,
-                                 file=verdict.result.spec.file)
+            case = ET.SubElement(suite, "testcase", classname=xml_text(verdict.result.spec.name), name=xml_text(name),
+                                 file=xml_text(verdict.result.spec.file))
             reasons = (verdict.result.errors if name == "(recordings)" else
                        [m.message() for m in verdict.misses if m.field == name])
             if reasons:
                 suite_failures += 1
-                failure = ET.SubElement(case, "failure", message=redact(reasons[0]), type="EvalFailure")
-                failure.text = redact("\n".join(reasons))
+                failure = ET.SubElement(case, "failure", message=xml_text(redact(reasons[0])), type="EvalFailure")
+                failure.text = xml_text(redact("\n".join(reasons)))
         suite.set("failures", str(suite_failures))
         total += len(names)
         failed += suite_failures

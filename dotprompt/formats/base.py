@@ -15,7 +15,8 @@ class Repair:
 
     `kind` is one of: extracted_from_fence, extracted_from_prose, trailing_comma, comment,
     single_quotes, unquoted_key, python_literal, control_character, completed_truncated,
-    stripped_quotes, skipped_line. `detail` says what and where (line, column, offset).
+    stripped_quotes, skipped_line, non_finite_number (a NaN or infinity, replaced by null). `detail`
+    says what and where (line, column, offset, or the JSON path).
 
     `count` is how many repairs of that kind one record stands for: 1, except for the summary a
     parse reports past its first MAX_REPORTED_REPAIRS (`formats/limits.py`) repairs, which counts

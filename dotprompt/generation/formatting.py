@@ -14,6 +14,7 @@ from ..errors import InputProblem, OutputValidationError, UsageError
 from ..formats import FormatHandler, OutputParseError, ParsedOutput, UnknownFormatError, get_format
 from ..formats.base import LazyValue
 from ..formats.builtin import BUILTIN_FORMATS
+from ..formats.finite import finite_output
 from ..providers.base import ModelInfo
 from ..schema.compiled import CompiledSchema, check_schema, compile_validator
 from ..types import Message, Part, construct
@@ -54,7 +55,7 @@ class OutputPlan:
     def parse(self, text: str, response: Any) -> ParsedOutput:
         assert self.handler is not None
         try:
-            return self.handler.parse_text(text)
+            return finite_output(self.handler.parse_text(text), text)
         except OutputParseError as exc:
             raise OutputValidationError(f"the model's reply is not valid {self.format_name} output",
                                         [InputProblem("$", str(exc))], text=text, response=response,

@@ -30,6 +30,7 @@ from ..errors import (
 from ..observe.spans import NO_TRACING
 from ..providers.base import Model
 from ..schema.compiled import CompiledSchema, json_path
+from ..settings import DEFAULT_MAX_TOOL_CALLS, TOOL_CONCURRENCY
 from ..tools.define import Tool, ToolContext
 from ..types import (
     FinishReason,
@@ -83,6 +84,7 @@ class Runtime:
 
 
 INTERRUPTED = "One or more tool calls resulted in interrupts."
+SHOWN_NAME = 80  # characters of an unknown tool's name quoted back to the model
 INTERRUPTED_ON_RESUME = "One or more tools triggered interrupts while resuming generation. The model was not called."
 
 
@@ -97,6 +99,8 @@ class Loop:
         self._parser_index = -1
         self._turn_chain = chain(runtime.generate_hooks, self._turn)
         self._tool_chain = chain(runtime.tool_hooks, self._execute_tool)
+        self._tool_slots = asyncio.Semaphore(TOOL_CONCURRENCY)
+        self._tools_listed = False  # the available tools are named once per turn, not per unknown name
 
     async def run(self, options: GenerateActionOptions) -> GenerateResponse:
         with self.rt.trace.run(options) as span:
@@ -122,6 +126,12 @@ class Loop:
             response = self._response(reply, request)
             raise GenerationResponseError(f"Exceeded maximum tool call iterations ({opts.max_turns})", "ABORTED",
                                           response=response, messages=response.messages)
+        limit = opts.max_tool_calls or DEFAULT_MAX_TOOL_CALLS
+        if len(requests) > limit:  # before any of them runs: a reply of 10,000 refunds runs none
+            response = self._response(reply, request)
+            raise GenerationResponseError(f"The model asked for {len(requests)} tool calls in one reply; the limit is "
+                                          f"{limit} (maxToolCalls)", "ABORTED", response=response,
+                                          messages=response.messages)
         outcomes = await self._run_tools(requests, opts, [*messages, reply.message])
         if any(o.interrupted for o in outcomes):  # exit C
             revised = mark_interrupts(reply.message, outcomes)
@@ -206,9 +216,15 @@ class Loop:
 
     async def _run_tools(self, requests: list[Part], opts: GenerateActionOptions,
                          conversation: list[Message]) -> list[ToolOutcome]:
+        self._tools_listed = False
         if len(requests) == 1:
             return [await self._run_tool(requests[0], opts, conversation)]
-        return list(await asyncio.gather(*(self._run_tool(r, opts, conversation) for r in requests)))
+
+        async def bounded(part: Part) -> ToolOutcome:
+            async with self._tool_slots:
+                return await self._run_tool(part, opts, conversation)
+
+        return list(await asyncio.gather(*(bounded(r) for r in requests)))
 
     async def _run_tool(self, part: Part, opts: GenerateActionOptions, conversation: list[Message],
                         restart: bool = False) -> ToolOutcome:
@@ -240,11 +256,19 @@ class Loop:
         tool = self.rt.tools.get(request.name)
         with self.rt.trace.tool(request, tool) as span:
             if tool is None:
-                raise LookupError(f"unknown tool {request.name!r}; available: {', '.join(self.rt.tools) or 'none'}")
+                raise LookupError(self._unknown_tool(request.name))
             metadata = part.metadata or {}
             context = ToolContext(context=self.rt.context, resumed=metadata.get("resumed"), metadata=part.metadata)
             result = span.ended(await tool.run(request.input, context))
         return response_part(tool, request, result)
+
+    def _unknown_tool(self, name: str) -> str:
+        """The error for a name no tool has: the available tools the first time in a turn, then only the name."""
+        shown = repr(name if len(name) <= SHOWN_NAME else name[:SHOWN_NAME] + "...")
+        if self._tools_listed:
+            return f"unknown tool {shown} (the available tools are listed in the first unknown-tool error)"
+        self._tools_listed = True
+        return f"unknown tool {shown}; available: {', '.join(self.rt.tools) or 'none'}"
 
     async def _resume(self, opts: GenerateActionOptions) -> GenerateActionOptions | GenerateResponse:
         """Answer interrupted tool requests (respond) or run them again (restart), then continue; a

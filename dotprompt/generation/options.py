@@ -15,7 +15,7 @@ from pydantic import BaseModel, Field
 
 from ..document.rendered import RenderedPrompt
 from ..schema.compiled import is_model_class, json_schema_of
-from ..settings import DEFAULT_MAX_TURNS, check_max_turns
+from ..settings import DEFAULT_MAX_TURNS, check_max_tool_calls, check_max_turns
 from ..types import Message, Part, ToolRequest, ToolResponse, WireModel, construct
 from .response import ChunkCallback
 
@@ -57,6 +57,7 @@ class GenerateActionOptions(WireModel):
     config: dict[str, Any] = Field(default_factory=dict)
     output: OutputOptions = Field(default_factory=OutputOptions)
     max_turns: int = DEFAULT_MAX_TURNS
+    max_tool_calls: int | None = None  # per model reply; None: DEFAULT_MAX_TOOL_CALLS
     return_tool_requests: bool = False
     tool_errors: ToolErrors = "return"
     resume: Resume | None = None
@@ -80,6 +81,7 @@ class GenerateOptions:
     output_instructions: bool | str | None = None
     output_grounding: Literal["off", "report", "require"] | None = None  # needs grounding_input= to apply
     max_turns: int | None = None
+    max_tool_calls: int | None = None  # tool calls one model reply may ask for
     return_tool_requests: bool = False
     tool_errors: ToolErrors = "return"
     resume: Resume | dict[str, Any] | None = None
@@ -96,6 +98,8 @@ def to_action_options(opts: GenerateOptions) -> GenerateActionOptions:
     """Live options -> plain options: tool names, JSON Schema, one messages list."""
     if opts.max_turns is not None:
         check_max_turns(opts.max_turns)
+    if opts.max_tool_calls is not None:
+        check_max_tool_calls(opts.max_tool_calls)
     schema = json_schema_of(opts.output_schema) if opts.output_schema is not None else None
     output = OutputOptions(format=opts.output_format or ("json" if schema is not None else None), schema=schema,
                            constrained=opts.output_constrained, instructions=opts.output_instructions,
@@ -107,7 +111,8 @@ def to_action_options(opts: GenerateOptions) -> GenerateActionOptions:
         tools=[t if isinstance(t, str) else t.name for t in opts.tools],
         tool_choice=opts.tool_choice, config=dict(opts.config or {}), output=output,
         max_turns=opts.max_turns if opts.max_turns is not None else DEFAULT_MAX_TURNS,
-        return_tool_requests=opts.return_tool_requests, tool_errors=opts.tool_errors, resume=resume,
+        max_tool_calls=opts.max_tool_calls, return_tool_requests=opts.return_tool_requests,
+        tool_errors=opts.tool_errors, resume=resume,
         use=[u for u in opts.use if isinstance(u, str)],
     )
 
@@ -137,7 +142,7 @@ def rendered_options(rendered: RenderedPrompt) -> GenerateActionOptions:
     return construct(
         GenerateActionOptions,
         model=rendered.model, messages=rendered.messages, tools=rendered.tools, tool_choice=rendered.tool_choice,
-        config=rendered.config, max_turns=rendered.max_turns or DEFAULT_MAX_TURNS,
+        config=rendered.config, max_turns=rendered.max_turns or DEFAULT_MAX_TURNS, max_tool_calls=rendered.max_tool_calls,
         return_tool_requests=bool(rendered.return_tool_requests),
         output=construct(OutputOptions, format=output.format or ("json" if output.schema is not None else None),
                          json_schema=output.schema, constrained=output.constrained, instructions=output.instructions,

@@ -19,12 +19,27 @@ from .response import Attempt, GenerateResponse
 __all__ = ["BUILT_IN", "fallback", "retry", "validate_and_retry"]
 
 
+def _whole(value: Any, least: int) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= least
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and 0 <= value < float("inf")
+
+
 class retry:  # noqa: N801 - used like a function: use=[retry(max_retries=2)]
     """Retry failed model calls: exponential backoff with jitter, honouring the provider's retry-after."""
 
     def __init__(self, max_retries: int = 3, initial_delay: float = 1.0, max_delay: float = 30.0, backoff: float = 2.0,
                  jitter: float = 0.25, statuses: frozenset[int] = RETRYABLE_STATUSES,
                  sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep) -> None:
+        # Checked here, so a `use:` entry fails at load: a negative count would end in no attempt at all.
+        if not _whole(max_retries, 0):
+            raise UsageError(f"retry(): max_retries must be a whole number of 0 or more, got {max_retries!r}")
+        for name, value in (("initial_delay", initial_delay), ("max_delay", max_delay), ("backoff", backoff),
+                            ("jitter", jitter)):
+            if not _number(value):
+                raise UsageError(f"retry(): {name} must be a number of 0 or more, got {value!r}")
         self.max_retries = max_retries
         self.initial_delay = initial_delay
         self.max_delay = max_delay
@@ -96,8 +111,8 @@ class validate_and_retry:  # noqa: N801
     """
 
     def __init__(self, max_attempts: int = 2) -> None:
-        if max_attempts < 1:
-            raise UsageError("validate_and_retry(max_attempts) must be at least 1")
+        if not _whole(max_attempts, 1):
+            raise UsageError(f"validate_and_retry(max_attempts) must be a whole number of at least 1, got {max_attempts!r}")
         self.max_attempts = max_attempts
 
     async def generate(self, envelope: TurnEnvelope, next_: GenerateNext) -> GenerateResponse:

@@ -6,10 +6,12 @@ import concurrent.futures
 import multiprocessing
 import os
 import re
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from .._util.escape import github_message, github_property, terminal
 from ..document.parse import INPUT_KEYS, KNOWN_KEYS, OUTPUT_KEYS, PromptSource, did_you_mean, parse_source
 from ..document.unresolved import Unresolved
 from ..engines.detect import EngineChoice
@@ -35,12 +37,14 @@ class Diagnostic:
     message: str
 
     def format(self, style: str = "text") -> str:
+        """One line: a GitHub workflow command (`github`) or `path:line:col: level: message`. A key or
+        a tool name quoted in the message comes from the file: escaped, it can start no line of its own."""
         if style == "github":
-            where = f"file={self.path}" + (f",line={self.line}" if self.line else "") + (
+            where = f"file={github_property(self.path)}" + (f",line={self.line}" if self.line else "") + (
                 f",col={self.column}" if self.column else "")
-            return f"::{self.level} {where}::{self.message}"
+            return f"::{self.level} {where}::{github_message(self.message)}"
         where = self.path + (f":{self.line}" if self.line else "") + (f":{self.column}" if self.column else "")
-        return f"{where}: {self.level}: {self.message}"
+        return terminal(f"{where}: {self.level}: {self.message}", lines=False)
 
 
 def _from_unresolved(name: Unresolved, fallback: str) -> Diagnostic:
@@ -64,6 +68,7 @@ def check_library(lib: PromptLibrary, *, jobs: int | None = None) -> list[Diagno
         found = _check_in_parallel(lib, infos, jobs)
     else:
         found = [d for info in infos for d in check_prompt(lib, info)]
+    found += lookalike_names(infos)
     for path in _partial_files(lib):
         found += check_partial(lib, path)
     for test_file in _test_files(lib):
@@ -80,6 +85,39 @@ def engine_choices(lib: PromptLibrary) -> list[tuple[str, EngineChoice | None]]:
         except DotpromptError:
             out.append((path, None))
     return out
+
+
+# Letters of other scripts drawn like Latin ones: the usual homoglyphs of a spoofed name.
+_HOMOGLYPHS = str.maketrans("аеорсухіјѕԁһӏԛԝαορντυχκ", "aeopcyxijsdhlqwaopvtuxk")
+
+
+def _skeleton(name: str) -> str:
+    return unicodedata.normalize("NFKC", name).casefold().translate(_HOMOGLYPHS)
+
+
+def lookalike_names(infos: list[PromptInfo]) -> list[Diagnostic]:
+    """A warning for each prompt whose name looks like another's: the same once Unicode is normalised
+    (NFC vs NFD `café`) or once look-alike letters are read as Latin (a Cyrillic `е` in `extract`)."""
+    groups: dict[tuple[str, str | None], list[PromptInfo]] = {}
+    for info in infos:
+        groups.setdefault((_skeleton(info.name), info.variant), []).append(info)
+    out = []
+    for group in groups.values():
+        for info in group:
+            for other in group:
+                if other.name != info.name:
+                    out.append(Diagnostic(info.path, None, None, "warning", f"prompt name `{info.name}` looks like "
+                                          f"`{other.name}` ({other.path}): {_difference(info.name, other.name)}"))
+                    break
+    return out
+
+
+def _difference(name: str, other: str) -> str:
+    if unicodedata.normalize("NFC", name) == unicodedata.normalize("NFC", other):
+        return "they differ only in Unicode normalisation (NFC vs NFD); rename one"
+    odd = [c for c in dict.fromkeys(name) if not c.isascii()]
+    shown = ", ".join(f"U+{ord(c):04X} {unicodedata.name(c, '?')}" for c in odd) or "only ASCII letters"
+    return f"it holds {shown}; rename one"
 
 
 def _rebuildable(lib: PromptLibrary) -> bool:

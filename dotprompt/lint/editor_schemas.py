@@ -39,6 +39,7 @@ FRONTMATTER_TEXT = {
     "tools": "Names of the tools the model may call (registered in code or by `[tool.dotprompt] tools`).",
     "toolDefs": "Tool definitions written inline.",
     "maxTurns": "Model calls one run may make (model <-> tool turns).",
+    "maxToolCalls": "Tool calls one model reply may ask for (default 32); a reply asking for more stops the run.",
     "toolChoice": "Whether the model must, may or must not call a tool.",
     "returnToolRequests": "Return tool requests to the caller instead of running them.",
     "metadata": "Anything of yours; passed through untouched.",
@@ -88,6 +89,7 @@ def frontmatter_schema() -> dict[str, Any]:
     properties = {key: _typed(types, FRONTMATTER_TEXT.get(key, "")) for key, types in KNOWN_KEYS.items()}
     properties["toolChoice"]["enum"] = list(TOOL_CHOICES)
     properties["maxTurns"]["minimum"] = 1
+    properties["maxToolCalls"]["minimum"] = 1
     properties["tools"]["items"] = {"type": "string"}
     properties["input"].update(properties={key: {} for key in INPUT_KEYS}, additionalProperties=False)
     properties["output"].update(properties={key: {} for key in OUTPUT_KEYS}, additionalProperties=False)

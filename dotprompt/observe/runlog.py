@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .._util.redact import known_secrets, redact
+from .._util.redact import known_secrets, redact, redacted_json
 from ..errors import RunLogError
 from ..settings import RUNLOG_BUSY_SECONDS, RUNLOG_MAX_FIELD_CHARS, RunLogSettings
 
@@ -236,8 +236,8 @@ def _stored(entry: Mapping[str, Any], secrets: list[str]) -> dict[str, Any]:
         if name not in COLUMNS:
             continue
         if value is not None and name in JSON_COLUMNS:
-            value = json.dumps(value, ensure_ascii=False, default=str)
-        if isinstance(value, str):
+            value = _cut(redacted_json(value, secrets))
+        elif isinstance(value, str):
             value = _cut(redact(value, secrets))
         out[name] = value
     return out
@@ -352,10 +352,13 @@ def list_runs(path: Path, query: LogQuery = LogQuery()) -> list[dict[str, Any]]:
         return [_decoded(row) for row in rows]
 
 
+SQLITE_MAX_INT = 2**63 - 1  # SQLite's integers are 64-bit: a larger number overflows before any query runs
+
+
 def get_run(path: Path, run: int) -> dict[str, Any] | None:
     with _reading(path) as db:
-        if db is None:
-            return None
+        if db is None or not 0 <= run <= SQLITE_MAX_INT:
+            return None  # no id is outside the range
         row = db.execute("SELECT * FROM runs WHERE id = ?", (run,)).fetchone()
         return _decoded(row) if row is not None else None
 
@@ -410,4 +413,4 @@ def _like(word: str) -> str:
 
 
 def _limit(query: LogQuery) -> str:
-    return f" LIMIT {int(query.limit)}" if query.limit is not None else ""
+    return f" LIMIT {min(int(query.limit), SQLITE_MAX_INT)}" if query.limit is not None else ""

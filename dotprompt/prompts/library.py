@@ -16,6 +16,7 @@ import inspect
 import os
 import threading
 import time
+import unicodedata
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -262,8 +263,12 @@ class PromptLibrary:
         """The file for the name, if anything by that name is there (a FIFO or a link too: reading it says what is wrong)."""
         if self.directory is None:
             return None
-        path = self.directory / (f"{name}.{variant}.prompt" if variant else f"{name}.prompt")
-        return str(path) if _entry_exists(path) else None
+        for form in (name, *{unicodedata.normalize("NFC", name), unicodedata.normalize("NFD", name)} - {name}):
+            # Names compare in NFC: a file saved decomposed (macOS writes NFD) answers to the composed name.
+            path = self.directory / (f"{form}.{variant}.prompt" if variant else f"{form}.prompt")
+            if _entry_exists(path):
+                return str(path)
+        return None
 
     def from_source(self, source: str, name: str | None = None, *, path: str | None = None) -> Prompt:
         """A prompt compiled from a string (not cached by name)."""
@@ -369,7 +374,8 @@ class PromptLibrary:
             try:
                 if factory is not None:
                     inspect.signature(factory).bind(**arguments)
-            except TypeError as exc:
+                    factory(**arguments)  # cheap, and it checks the values: a bad one fails now, not at run time
+            except (TypeError, UsageError) as exc:
                 problems.append(src.error(f"`use` entry {name!r}: {exc}", "use", index, name, hint=USE_HINT))
         return problems
 

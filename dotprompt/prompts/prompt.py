@@ -152,6 +152,7 @@ class Prompt:
         compiled = self.compiled  # one version for the whole call (and one look at the file)
         action, identity = self._action(compiled, input, context, history, options, overrides)
         layers = [*self._use_objects(compiled), *use]
+        tools = self._with_declared(compiled, tools)
         return await self._run(action, identity, input, context, model, tools, layers, output_type, on_chunk)
 
     def __call__(self, input: Any = None, **kwargs: Any) -> GenerateResponse:
@@ -170,6 +171,7 @@ class Prompt:
         compiled = self.compiled
         action, identity = self._action(compiled, input, context, history, options, overrides)
         layers = [*self._use_objects(compiled), *use]
+        tools = self._with_declared(compiled, tools)
         return GenerateStream(lambda push: self._run(action, identity, input, context, model, tools, layers,
                                                           output_type, push))
 
@@ -200,6 +202,18 @@ class Prompt:
     def _grounding_input(self, input: Any) -> Any:
         """The input variables the output is grounded in: the input as rendered, defaults filled in."""
         return _with_default(input, _default_of(self.compiled.meta))
+
+    def _with_declared(self, compiled: CompiledPrompt, tools: Sequence[Any]) -> list[Any]:
+        """`tools` plus a declared-only tool (no function: it interrupts, as Genkit's are) for each of the
+        prompt's `toolDefs` that nothing else defines; `check` accepts them, so the run must too."""
+        from ..tools.define import Tool
+
+        given = {getattr(t, "name", t) for t in tools}
+        listed = set(compiled.fields.get("tools", ()))  # a definition the prompt does not list is not offered
+        declared = [Tool(d.name, d.description, d.input_schema, None, output_schema=d.output_schema)
+                    for d in compiled.fields.get("tool_defs", ())
+                    if d.name in listed and d.name not in given and self.library.tool(d.name) is None]
+        return [*tools, *declared] if declared else list(tools)
 
     def _use_objects(self, compiled: CompiledPrompt) -> list[Any]:
         """`use:` entries written as {name: {arguments}} become configured middleware objects."""

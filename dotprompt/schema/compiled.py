@@ -88,11 +88,32 @@ def check_schema(schema: Any) -> str | None:
     """None when `schema` is valid JSON Schema, else the first reason it is not."""
     if not isinstance(schema, (Mapping, bool)):
         return f"a JSON Schema must be a mapping, got {type(schema).__name__}"
+    bad_key = non_string_key(schema)
+    if bad_key is not None:  # json.dumps would turn it into a string and the schema would pass
+        where, key = bad_key
+        return f"the key {key!r} at {where or '(root)'} is not a string (quote it: JSON keys are strings)"
     try:
         key = json.dumps(schema, sort_keys=True)
     except (TypeError, ValueError):
         return _check_schema(schema)
     return _check_cached(key)
+
+
+def non_string_key(value: Any, where: str = "") -> tuple[str, Any] | None:
+    """(path, key) of the first mapping key in `value` that is not a string, or None."""
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                return where, key
+            found = non_string_key(item, f"{where}/{key}" if where else key)
+            if found is not None:
+                return found
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            found = non_string_key(item, f"{where}/{index}" if where else str(index))
+            if found is not None:
+                return found
+    return None
 
 
 @functools.lru_cache(maxsize=1024)

@@ -25,6 +25,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from pydantic import ValidationError
+
+from .._util import finite
+from .._util.escape import json_dumps
 from .._util.files import is_inside, read_snapshot
 from .._util.redact import redact
 from ..errors import PromptFileError, RecordingMissingError
@@ -77,7 +81,39 @@ class Entry:
             if data[optional] is None:
                 del data[optional]  # lines as they always were
         # Recordings are committed: a key a model or prompt happened to carry must not reach one.
-        return redact(json.dumps(data, ensure_ascii=False, sort_keys=True))
+        return redact(json_dumps(data, sort_keys=True))
+
+
+_TEXT_FIELDS = ("key", "case", "model", "source")
+
+
+def _check_shape(entry: Entry) -> None:
+    """A ValueError naming the first field of the wrong shape: found at load, it fails the case the
+    line belongs to, instead of a traceback when the case replays (a line edited by hand, a newer version)."""
+    for name in _TEXT_FIELDS:
+        if not isinstance(getattr(entry, name), str):
+            raise ValueError(f"`{name}` must be a string")
+    if not isinstance(entry.call, int) or isinstance(entry.call, bool):
+        raise ValueError("`call` must be a whole number")
+    if not isinstance(entry.latency_ms, int | float) or isinstance(entry.latency_ms, bool):
+        raise ValueError("`latency_ms` must be a number")
+    for name in ("info", "request", "response"):
+        if not isinstance(getattr(entry, name), dict):
+            raise ValueError(f"`{name}` must be an object")
+    if entry.chunks is not None and not (isinstance(entry.chunks, list) and all(isinstance(c, dict) for c in entry.chunks)):
+        raise ValueError("`chunks` must be a list of objects")
+    try:
+        ModelInfo(**entry.info)
+    except TypeError as exc:
+        raise ValueError(f"`info` does not fit this version: {exc}") from None
+    try:
+        ModelResponse.model_validate(entry.response)
+        for chunk in entry.chunks or ():
+            ModelChunk.model_validate(chunk)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"])
+        raise ValueError(f"`{exc.title}` at {where or '$'}: {first['msg']}") from None
 
 
 @dataclass
@@ -127,7 +163,8 @@ class RecordingStore:
 
     def _read_line(self, number: int, text: str) -> None:
         try:
-            entry = Entry(**json.loads(text))
+            entry = Entry(**finite.loads(text))  # a NaN in a recording is no reply a model could send
+            _check_shape(entry)
         except (ValueError, TypeError) as exc:
             # Find the case even in a broken line, so the error lands on the case it belongs to.
             found = _CASE_FIELD.search(text)

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
+from .._util.escape import json_dumps, terminal, xml_text
 from .._util.redact import redact
 from ..errors import PromptFileError
 from .runner import CaseSummary
@@ -28,7 +28,8 @@ def rows(summaries: Sequence[CaseSummary], repeated: bool) -> list[tuple[str, ..
         if r.fixtures:
             source += f" ({r.fixtures} hand-written fixture{'s' if r.fixtures > 1 else ''})"
         cost = str(r.cost) if r.cost is not None and r.cost.usd is not None else "-"
-        out.append((s.case.id, verdict, str(r.turns), str(r.repairs), str(r.tokens), f"{r.latency_ms:.0f} ms{source}", cost))
+        name = terminal(s.case.id, lines=False)  # from the test file: one line, no escape sequence
+        out.append((name, verdict, str(r.turns), str(r.repairs), str(r.tokens), f"{r.latency_ms:.0f} ms{source}", cost))
     return out
 
 
@@ -44,9 +45,9 @@ def print_summary(summaries: Sequence[CaseSummary], out: TextIO, *, fancy: bool,
             print("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip(), file=out)
     for s in summaries:
         if not s.passed:
-            print(f"\n{s.case.file}:{s.case.line}: {s.case.name}: FAILED", file=out)
+            print(f"\n{s.case.file}:{s.case.line}: {terminal(s.case.name, lines=False)}: FAILED", file=out)
             for failure in _failures(s):
-                print(f"  - {failure}", file=out)
+                print(f"  - {terminal(failure, lines=False)}", file=out)
     failed = sum(not s.passed for s in summaries)
     print(f"\n{len(summaries) - failed} passed, {failed} failed", file=out)
 
@@ -78,11 +79,12 @@ def _names(files: Sequence[str | Path]) -> str:
 def _rich_table(table: list[tuple[str, ...]], out: TextIO) -> None:
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
     view = Table(*COLUMNS)
     for row in table:
         style = None if row[1].startswith("pass") else "red"
-        view.add_row(*row, style=style)
+        view.add_row(*(Text(cell) for cell in row), style=style)  # as text: a case name is no markup
     Console(file=out).print(view)
 
 
@@ -95,17 +97,18 @@ def write_junit(summaries: Sequence[CaseSummary], path: Path) -> None:
     total = failures = 0
     total_time = 0.0
     for file, group in by_file.items():
-        suite = ET.SubElement(root, "testsuite", name=file, tests=str(len(group)),
+        suite = ET.SubElement(root, "testsuite", name=xml_text(file), tests=str(len(group)),
                               failures=str(sum(not s.passed for s in group)), errors="0", skipped="0",
                               time=f"{sum(s.last.latency_ms for s in group) / 1000:.3f}")
         for s in group:
-            case = ET.SubElement(suite, "testcase", classname=Path(file).name.removesuffix(".test.yaml"),
-                                 name=s.case.name, file=file, line=str(s.case.line),
+            case = ET.SubElement(suite, "testcase", classname=xml_text(Path(file).name.removesuffix(".test.yaml")),
+                                 name=xml_text(s.case.name), file=xml_text(file), line=str(s.case.line),
                                  time=f"{s.last.latency_ms / 1000:.3f}")
             if not s.passed:
                 reasons = _failures(s)
-                failure = ET.SubElement(case, "failure", message=reasons[0] if reasons else "failed", type="AssertionError")
-                failure.text = "\n".join(reasons)
+                failure = ET.SubElement(case, "failure", message=xml_text(reasons[0]) if reasons else "failed",
+                                        type="AssertionError")
+                failure.text = xml_text("\n".join(reasons))
         total += len(group)
         failures += sum(not s.passed for s in group)
         total_time += sum(s.last.latency_ms for s in group) / 1000
@@ -129,4 +132,4 @@ def write_json(summaries: Sequence[CaseSummary], path: Path) -> None:
              "latency_ms": s.last.latency_ms, "replayed": s.last.replayed,
              "cost_usd": float(s.last.cost.usd) if s.last.cost is not None and s.last.cost.usd is not None else None}
             for s in summaries]
-    path.write_text(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
+    path.write_text(json_dumps(data, indent=2, default=str) + "\n", encoding="utf-8")

@@ -17,6 +17,7 @@ from typing import Any, NoReturn, get_type_hints
 
 from pydantic import BaseModel, TypeAdapter, ValidationError, create_model
 
+from .._util.finite import non_finite_path
 from ..errors import Interrupt, ToolInputError, UsageError
 from ..schema.compiled import CompiledSchema, compile_validator, json_path
 from ..types import Part, ToolDefinition, ToolRequest, ToolResponse
@@ -105,6 +106,10 @@ class Tool:
         return restart(interrupt, resumed, replace_input)
 
     def _arguments(self, input: Any) -> Any:
+        # NaN passes every schema and every `amount > total` check: a tool never sees one.
+        where = non_finite_path(input)
+        if where is not None:
+            raise ToolInputError(f"{where}: not a JSON number (NaN or Infinity); send a finite number")
         if self.input_model is not None:
             try:
                 model = self.input_model.model_validate(input if input is not None else {})

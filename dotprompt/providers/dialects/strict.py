@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import logging
+import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -175,9 +176,21 @@ def _strict_schema(schema: Mapping[str, Any], profile: Profile) -> StrictSchema:
     return StrictSchema(original, node, None, builder.made_nullable)
 
 
-def log_fallback(structured: Structured | None, model: str) -> None:
-    if structured is not None and structured.reason:
-        log.warning("%s: output schema enforced by %r, not strictly: %s", model, structured.mechanism, structured.reason)
+# What each model object has already said, by reason: a batch or a loop reuses the registry's one
+# model object per name, and the notice is worth saying once for it, not once per row or call.
+_said: weakref.WeakKeyDictionary[Any, set[tuple[str, str]]] = weakref.WeakKeyDictionary()
+
+
+def log_fallback(structured: Structured | None, model: str, owner: Any = None) -> None:
+    """Warn that the schema is enforced but not strictly, once per `owner` (the model) and reason."""
+    if structured is None or not structured.reason:
+        return
+    if owner is not None:
+        said = _said.setdefault(owner, set())
+        if (structured.mechanism, structured.reason) in said:
+            return
+        said.add((structured.mechanism, structured.reason))
+    log.warning("%s: output schema enforced by %r, not strictly: %s", model, structured.mechanism, structured.reason)
 
 
 def response_note(mechanism: str, reason: str | None = None) -> dict[str, Any]:

@@ -200,6 +200,7 @@ INTERNAL_SIGNALS = {
     "evals.compare": {"ScorerFailedError"},  # becomes a DatasetError naming the row
     "cli.common": {"CommandLineError"},  # main() prints it and exits 2
     "engines.budget": {"BudgetExceededError"},  # Prompt.render turns it into a RenderError naming the line
+    "_util.finite": {"NonFiniteNumberError"},  # a ValueError: becomes a corrupt recording line or a DatasetError naming the row
 }
 
 

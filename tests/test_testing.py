@@ -240,9 +240,12 @@ def test_recordings_made_before_modelinfo_lost_its_unread_fields_still_load(tmp_
     from dotprompt.testing.recording import RecordingStore
 
     info = {"label": "old", "tools": False, "system_role": True, "multiturn": True, "streaming": True}
-    line = {"key": "k", "case": "c", "call": 1, "model": "m", "info": info, "request": {}, "response": {},
+    response = {"message": {"role": "model", "content": [{"text": "ok"}]}}
+    line = {"key": "k", "case": "c", "call": 1, "model": "m", "info": info, "request": {}, "response": response,
             "latency_ms": 1.0}
     path = tmp_path / "x.recordings.jsonl"
     path.write_text(json.dumps(line) + "\n")
-    found = RecordingStore.load(path).info_for("m")
+    store = RecordingStore.load(path)
+    assert store.corrupt == []  # the retired fields are no reason to call the line corrupt
+    found = store.info_for("m")
     assert (found.label, found.tools) == ("old", False)

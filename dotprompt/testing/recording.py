@@ -103,7 +103,7 @@ def _check_shape(entry: Entry) -> None:
     if entry.chunks is not None and not (isinstance(entry.chunks, list) and all(isinstance(c, dict) for c in entry.chunks)):
         raise ValueError("`chunks` must be a list of objects")
     try:
-        ModelInfo(**entry.info)
+        _model_info(entry.info)
     except TypeError as exc:
         raise ValueError(f"`info` does not fit this version: {exc}") from None
     try:

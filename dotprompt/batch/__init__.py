@@ -6,8 +6,9 @@ the `TYPE_CHECKING` block.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from .._util.lazy import lazy_names
 
 _LAZY = {"BatchReport": ".runner", "InputFile": ".runner", "Row": ".runner", "read_rows": ".runner",
          "run_batch": ".runner"}
@@ -18,12 +19,4 @@ if TYPE_CHECKING:
     from .runner import BatchReport, InputFile, Row, read_rows, run_batch
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _LAZY:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = globals()[name] = getattr(importlib.import_module(_LAZY[name], __name__), name)
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_names(__name__, _LAZY, globals(), __all__)

@@ -7,9 +7,9 @@ from the `TYPE_CHECKING` block.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from .._util.lazy import lazy_names
 from .base import Model, ModelInfo, OnChunk
 from .registry import define_model, define_provider, list_models, resolve_model
 
@@ -38,12 +38,4 @@ if TYPE_CHECKING:
     from .vertex import VertexGeminiModel
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _LAZY:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = globals()[name] = getattr(importlib.import_module(_LAZY[name], __name__), name)
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_names(__name__, _LAZY, globals(), __all__)

@@ -7,25 +7,15 @@ The rest of dotprompt imports from here.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from ..._util.lazy import lazy_names
 from .engine import HandlebarsEngine, HandlebarsTemplate, PartialLookup
 from .helpers import KNOWN_HELPERS
 
 # The converter (and with it the fast path) loads on first use, as before the package existed:
 # `import dotprompt` and `dotprompt check` on jinja2 prompts never pay for it.
 _LAZY = {"Conversion": ".to_jinja", "Problem": ".to_jinja", "convert_file": ".to_jinja", "convert_source": ".to_jinja"}
-
-
-def __getattr__(name: str) -> Any:
-    module_name = _LAZY.get(name)
-    if module_name is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module_name, __name__), name)
-    globals()[name] = value
-    return value
 
 
 if TYPE_CHECKING:
@@ -41,3 +31,5 @@ __all__ = [
     "convert_file",
     "convert_source",
 ]
+
+__getattr__, __dir__ = lazy_names(__name__, _LAZY, globals(), __all__)

@@ -111,6 +111,7 @@ def get_weather(city: str) -> str:
 '''
 
 
+@pytest.mark.slow
 def test_check_with_the_settings_is_clean_and_strict_fails_without_them(tmp_path, dotprompt_cmd, cli_env):
     (tmp_path / "app.py").write_text(MODULE)
     prompts = tmp_path / "prompts"

@@ -141,6 +141,7 @@ def _project(tmp_path: Path, engine: str | None) -> Path:
     return prompts
 
 
+@pytest.mark.slow
 def test_check_verbose_and_render_json_say_which_engine_and_why(tmp_path, dotprompt_cmd, cli_env):
     _project(tmp_path, None)
     done = run(dotprompt_cmd, "check", "-v", "prompts", cwd=tmp_path, env=cli_env)
@@ -155,6 +156,7 @@ def test_check_verbose_and_render_json_say_which_engine_and_why(tmp_path, dotpro
     assert shown["messages"] == [{"role": "system", "content": [{"text": "Hi Ann"}]}]
 
 
+@pytest.mark.slow
 def test_the_project_setting_and_the_flag_choose_the_engine(tmp_path, dotprompt_cmd, cli_env):
     _project(tmp_path, "jinja2")
     done = run(dotprompt_cmd, "check", "prompts", cwd=tmp_path, env=cli_env)

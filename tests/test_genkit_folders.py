@@ -97,6 +97,7 @@ def test_the_folder_checks_with_no_flags_warnings_only(tmp_path):
                        "chat": "handlebars"}
 
 
+@pytest.mark.slow  # the command line as a child process
 def test_check_from_the_command_line_exits_0(tmp_path, dotprompt_cmd, cli_env):
     _write(tmp_path / "prompts")
     done = run(dotprompt_cmd, "check", "prompts", cwd=tmp_path, env=cli_env)

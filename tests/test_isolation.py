@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
+
 from tests.isolation import assert_finishes, run_limited
 
 
+@pytest.mark.slow
 def test_a_hang_is_reported_as_timed_out():
     outcome = run_limited("while True: pass", timeout=2)
     assert outcome.timed_out

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests.isolation import run_limited
 
 PROMPT = "---\nmodel: echo\ninput:\n  schema:\n    q: string\n---\n{{ q }}\n"
@@ -19,6 +21,7 @@ BROKEN = {
 }
 
 
+@pytest.mark.slow
 def test_each_corrupt_shape_fails_its_own_case_and_the_rest_run(tmp_path):
     prompts = tmp_path / "prompts"
     prompts.mkdir()

@@ -145,17 +145,20 @@ def test_nested_loops_that_print():
     refused(attempt(body), 5, words="render budget")
 
 
+@pytest.mark.slow
 def test_nested_loops_that_print_nothing_meet_the_time_budget():
     body = "A\n{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}\n"
     refused(attempt(body, budget={"max_seconds": 1.0}), 5, words="seconds")
 
 
+@pytest.mark.slow
 def test_nested_loops_in_a_set_block_meet_the_time_budget():
     body = ("A\n{% set s %}{% for i in range(100000) %}{% for j in range(100000) %}{{ i }}{% endfor %}"
             "{% endfor %}{% endset %}{{ s|length }}\n")
     refused(attempt(body, budget={"max_seconds": 1.0}), 5, words="render budget")
 
 
+@pytest.mark.slow
 def test_macro_fan_out_is_stopped_before_it_is_built():
     macros = "".join(f"{{% macro m{i}() %}}" + f"{{{{ m{i - 1}() }}}}" * 10 + "{% endmacro %}" for i in range(1, 10))
     body = "{% macro m0() %}xxxxxxxxxx{% endmacro %}" + macros + "\n{{ m9() }}\n"
@@ -208,6 +211,7 @@ def test_handlebars_each_three_deep_fast_path():
     assert "render budget exceeded: the output is over 1,000,000 characters (max_chars)" in result["message"], result
 
 
+@pytest.mark.slow
 def test_handlebars_each_three_deep_reference_renderer():
     # `@key` is not on the fast path: the reference renderer (dotpromptz-handlebars) runs it.
     body = "A\n{{#each items}}{{#each @root.items}}{{#each @root.items}}{{@key}}{{/each}}{{/each}}{{/each}}\n"
@@ -348,6 +352,7 @@ def test_cli_check_and_render_finish_with_one_clear_line(tmp_path, body, line):
     assert f"hostile.prompt:{line}: error:" in rendered.stderr and "render budget" in rendered.stderr, rendered.stderr
 
 
+@pytest.mark.slow  # the command line as a child process
 def test_cli_check_reports_deep_nesting_with_its_line(tmp_path):
     folder = tmp_path / "prompts"
     folder.mkdir()

@@ -25,6 +25,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "evals"))
 from eval_project import ROWS, WORSE
 from eval_project import project as eval_project
 
+pytestmark = pytest.mark.slow  # child processes, a browser or a real server: the full run, not the fast loop
+
 SCRIPTED = '''
 import json
 from dotprompt.doubles import ScriptedModel, tool_call

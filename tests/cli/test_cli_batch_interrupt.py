@@ -10,6 +10,10 @@ import subprocess
 import sys
 import time
 
+import pytest
+
+pytestmark = pytest.mark.slow  # child processes, a browser or a real server: the full run, not the fast loop
+
 SLOW = '''
 import asyncio
 from dotprompt.doubles import ScriptedModel

@@ -7,12 +7,15 @@ import json
 import sys
 from pathlib import Path
 
+import pytest
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "channels"))
 from limited_cli import cli
 
 HUGE = "99999999999999999999"
 
 
+@pytest.mark.slow
 def test_a_run_id_or_a_limit_past_the_integer_range(tmp_path):
     (tmp_path / "prompts").mkdir()
     (tmp_path / "prompts" / "hi.prompt").write_text("---\nmodel: echo\n---\nhello")

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests.cli_inprocess import cli
 from tests.cli_process import run
 from tests.echo_project import project
 
 
+@pytest.mark.slow
 def test_run_with_the_echo_model_prints_the_output(tmp_path, dotprompt_cmd, cli_env):
     (tmp_path / "greet.prompt").write_text(
         '---\ninput:\n  schema:\n    name: string\n---\n{{ role("system") }}Be kind.\n{{ role("user") }}Hello {{ name }}')

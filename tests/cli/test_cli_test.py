@@ -8,6 +8,8 @@ import subprocess
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import pytest
+
 from tests.cli_inprocess import cli
 from tests.cli_process import dotprompt
 from tests.echo_project import PROMPT, TESTS, project
@@ -52,6 +54,7 @@ def test_broken_prompt_fails_naming_case_path_and_reason(tmp_path, cli_env):
     assert "no longer matches its request" in done.stdout
 
 
+@pytest.mark.slow
 def test_missing_recording_in_ci_and_bad_test_file(tmp_path, cli_env):
     prompts = project(tmp_path)
     done = dotprompt("test", cwd=tmp_path, env={**cli_env, "CI": "1"})

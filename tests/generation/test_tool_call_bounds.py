@@ -15,6 +15,7 @@ from tests.generation.generation_support import run
 from tests.isolation import assert_finishes
 
 
+@pytest.mark.slow  # the command line as a child process
 def test_ten_thousand_refunds_in_one_reply_run_none():
     outcome = assert_finishes("""
         import asyncio, json

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests.cli_process import dotprompt
 
 TOOLS = '''
@@ -25,6 +27,7 @@ def project(tmp_path, reply: dict, policy: str = ""):
     (tmp_path / "in.json").write_text(json.dumps({"text": INVOICE}))
 
 
+@pytest.mark.slow  # the command line as a child process
 def test_run_marks_ungrounded_values_plainly_when_not_a_terminal(tmp_path, cli_env):
     project(tmp_path, {"invoice": "INV-7", "total": 42.5, "currency": "USD"})
     done = dotprompt("run", "invoice", "--input", "@in.json", cwd=tmp_path, env=cli_env)
@@ -35,6 +38,7 @@ def test_run_marks_ungrounded_values_plainly_when_not_a_terminal(tmp_path, cli_e
     assert "\033[" not in done.stderr
 
 
+@pytest.mark.slow  # the command line as a child process
 def test_grounding_flag_prints_every_span(tmp_path, cli_env):
     project(tmp_path, {"invoice": "INV-7", "total": 42.5, "currency": "EUR"})
     done = dotprompt("run", "invoice", "--input", "@in.json", "--grounding", cwd=tmp_path, env=cli_env)
@@ -45,6 +49,7 @@ def test_grounding_flag_prints_every_span(tmp_path, cli_env):
     assert INVOICE[21:26] == "42,50"
 
 
+@pytest.mark.slow  # the command line as a child process
 def test_require_fails_the_run_naming_the_path(tmp_path, cli_env):
     project(tmp_path, {"invoice": "INV-7", "total": 99, "currency": "EUR"}, policy="  grounding: require\n")
     done = dotprompt("run", "invoice", "--input", "@in.json", cwd=tmp_path, env=cli_env)

@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests.cli_process import dotprompt
 from tests.conftest import ROOT
 
 
+@pytest.mark.slow  # the command line as a child process
 def test_eval_reports_grounding_per_field(tmp_path, cli_env):
     report = tmp_path / "eval.json"
     done = dotprompt("eval", "prompts/extract.test.yaml", "--json", str(report), cwd=ROOT, env=cli_env)

@@ -8,6 +8,8 @@ import pytest
 
 from tests.isolation import assert_finishes
 
+pytestmark = pytest.mark.slow  # child processes, a browser or a real server: the full run, not the fast loop
+
 PRELUDE = """
 import json, time
 from dotprompt.grounding import ground

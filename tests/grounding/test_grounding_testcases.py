@@ -64,6 +64,7 @@ def test_a_bad_grounded_value_is_a_test_file_error(tmp_path, bad):
         load_test_file(tmp_path / "inv.test.yaml", tmp_path)
 
 
+@pytest.mark.slow  # the command line as a child process
 def test_dotprompt_test_reports_the_failure(tmp_path, cli_env):
     (tmp_path / "pyproject.toml").write_text('[tool.dotprompt]\ntools = ["project_tools.py"]\n')
     (tmp_path / "project_tools.py").write_text(

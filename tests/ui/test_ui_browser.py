@@ -20,6 +20,8 @@ import pytest
 from tests.ui.scripted_openai import FINAL, HOSTILE_REPLY, scripted_server
 from tests.ui.workbench_project import docs_shot, environment, make_project, running_ui
 
+pytestmark = pytest.mark.slow  # child processes, a browser or a real server: the full run, not the fast loop
+
 
 @pytest.fixture(scope="module")
 def workbench(tmp_path_factory) -> tuple[str, Path]:

@@ -21,6 +21,8 @@ from dotprompt.ui.serve import is_loopback
 from tests.ui.scripted_openai import FINAL, scripted_server
 from tests.ui.workbench_project import KEY, environment, make_project, running_ui, wait_for
 
+pytestmark = pytest.mark.slow  # child processes, a browser or a real server: the full run, not the fast loop
+
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:

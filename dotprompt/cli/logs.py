@@ -33,7 +33,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument("--prompt", help="only runs of this prompt (its name, e.g. billing/extract)")
     parser.add_argument("--model", help="only runs on this model (its full name, e.g. openai/gpt-4o-mini)")
     parser.add_argument("--status", choices=["ok", "error"], help="only runs that succeeded, or failed")
-    parser.add_argument("--source", choices=["run", "batch", "test", "api"], help="only runs started this way")
+    parser.add_argument("--source", choices=["run", "batch", "test", "api", "ui"], help="only runs started this way")
     parser.add_argument("--since", help=f"only runs from then on: {DATE_HELP}")
     parser.add_argument("--until", help=f"only runs before then: {DATE_HELP}")
     parser.add_argument("--json", action="store_true", help="print each run whole, as one JSON line (export)")

@@ -100,6 +100,8 @@ def test_filters_by_status_prompt_model_source_and_date(shop):
     assert [r.split()[0] for r in table_rows(cli("logs", "--status", "error").stdout)] == ["3"]
     assert len(table_rows(cli("logs", "--status", "ok", "--prompt", "stock", "--model", "scripted/shop").stdout)) == 2
     assert len(table_rows(cli("logs", "--source", "run", "--since", "1h").stdout)) == 3
+    ui = cli("logs", "--source", "ui")  # the workbench's runs (dotprompt ui) are a source of their own
+    assert ui.returncode == 0 and table_rows(ui.stdout) == [], ui.stderr
     assert len(table_rows(cli("logs", "-n", "1").stdout)) == 1
     assert cli("logs", "--until", "2000-01-01").stdout.startswith("no runs logged (the log is ")
     assert table_rows(cli("logs", "--prompt", "other").stdout) == []

@@ -8,7 +8,9 @@ the page writes every value with `textContent`. Only the prompt folder and the r
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from .._util.lazy import lazy_names
 
 if TYPE_CHECKING:  # what type checkers see; at run time the names load on first use
     from .app import create_app
@@ -17,13 +19,5 @@ if TYPE_CHECKING:  # what type checkers see; at run time the names load on first
 __all__ = ["create_app", "serve"]
 
 
-def __getattr__(name: str) -> Any:  # starlette and uvicorn load only when the workbench is used
-    if name == "create_app":
-        from .app import create_app
-
-        return create_app
-    if name == "serve":
-        from .serve import serve
-
-        return serve
-    raise AttributeError(f"module 'dotprompt.ui' has no attribute {name!r}")
+# starlette and uvicorn load only when the workbench is used
+__getattr__, __dir__ = lazy_names(__name__, {"create_app": ".app", "serve": ".serve"}, globals(), __all__)

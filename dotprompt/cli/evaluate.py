@@ -76,7 +76,8 @@ def run(args: argparse.Namespace) -> int:
     verdicts = judge(results, baseline, args.max_regression)
     report(verdicts, args)
     if args.save_baseline:
-        save_baseline(args.save_baseline, {r.spec.name: r.scores for r in results})
+        save_baseline(args.save_baseline, {r.spec.name: r.scores for r in results},
+                      {r.spec.name: r.grounding for r in results})
     return EXIT_OK if all(v.passed for v in verdicts) else EXIT_FAILED
 
 
@@ -131,12 +132,12 @@ def rows_of(spec: EvalSpec) -> list[GoldRow]:
 def judge(results: Sequence[ArmResult], baseline: dict[str, Any] | None, max_regression: float | None) -> list[Verdict]:
     verdicts = []
     for result in results:
-        misses = threshold_misses(result.spec, result.scores)
+        misses = threshold_misses(result.spec, result.scores, result.grounding)
         found = None
         if baseline is not None and result.spec.name in baseline:
-            found = deltas(baseline[result.spec.name], result.scores)
+            found = deltas(baseline[result.spec.name], result.scores, result.grounding)
             tolerance = max_regression if max_regression is not None else result.spec.max_regression
-            misses += regressions(found, tolerance, result.scores)
+            misses += regressions(found, tolerance, result.scores, result.grounding)
         elif baseline is not None:
             print(f"dotprompt: warning: the baseline has no scores for {result.spec.name!r}", file=sys.stderr)
         verdicts.append(Verdict(result, misses, found))

@@ -12,7 +12,9 @@
         notes: ignore
         vendor.vat_id: {scorer: "checks:same_vat", threshold: 0.5}
       min: {f1: 0.9, exact_match: 0.5, fields: {total: 0.98, vendor.name: {recall: 0.9}}}
-      max_regression: 0.02               # --baseline: a drop in F1 larger than this fails
+      # grounding figures gate the same way, overall and per field:
+      #   min: {grounded: 0.9, flag_precision: 0.5, flag_recall: 0.3, fields: {currency: {grounded: 1}}}
+      max_regression: 0.02               # --baseline: a drop in F1 or grounded rate larger than this fails
       model: local/smollm2               # optional, over the file's `model`; `config` merges over the file's
 
 Every problem of the section is a TestFileError at its line, all of them at once.
@@ -33,11 +35,13 @@ from ..testing.functions import is_function_spec
 from ..testing.paths import PathError, parse_path
 from .scorers import SCORERS, scorer_names
 
-__all__ = ["EvalSpec", "FieldRule", "field_name", "line_of", "load_eval", "render_steps"]
+__all__ = ["GROUNDING_METRICS", "EvalSpec", "FieldRule", "field_name", "line_of", "load_eval", "render_steps"]
 
 EVAL_KEYS = ("dataset", "fields", "min", "max_regression", "model", "variant", "config")
 RULE_KEYS = ("scorer", "threshold", "match", "min_similarity")
-METRICS = ("f1", "precision", "recall")
+# Against the gold data: the grounded rate, and how well "ungrounded" predicts "wrong" (evals/grounding_stats.py).
+GROUNDING_METRICS = ("grounded", "flag_precision", "flag_recall")
+METRICS = ("f1", "precision", "recall", *GROUNDING_METRICS)
 OVERALL_METRICS = (*METRICS, "exact_match")
 DEFAULT_MAX_REGRESSION = 0.0
 
@@ -198,7 +202,7 @@ class _EvalReader:
 
     def thresholds(self, raw: Any, node: Any, spec: EvalSpec) -> None:
         if not isinstance(raw, Mapping):
-            self.report("`eval.min` must be a mapping like {f1: 0.9, fields: {total: 0.98}}", node)
+            self.report("`eval.min` must be a mapping like {f1: 0.9, grounded: 0.8, fields: {total: 0.98}}", node)
             return
         self.check_keys(raw, node, (*OVERALL_METRICS, "fields"), "eval.min")
         for metric in OVERALL_METRICS:
@@ -206,7 +210,8 @@ class _EvalReader:
                 spec.overall_min[metric] = self.fraction(raw[metric], yaml_child(node, metric), f"eval.min.{metric}")
         fields, fields_node = raw.get("fields") or {}, yaml_child(node, "fields")
         if not isinstance(fields, Mapping):
-            self.report("`eval.min.fields` must map field paths to an F1 or {f1, precision, recall}", fields_node)
+            self.report("`eval.min.fields` must map field paths to an F1 or a mapping of "
+                        f"{{{', '.join(METRICS)}}}", fields_node)
             return
         for key, value in fields.items():
             spec_node = yaml_child(fields_node, str(key))

@@ -1,20 +1,30 @@
 """What fails an eval: a threshold of the test file missed, or a regression against a baseline.
 
 Each failure names the field, the metric, the figures and the rows that failed the field, so the
-CI log says what to look at. Baselines are JSON files written by `--save-baseline`:
+CI log says what to look at. Thresholds cover the scores and, when the output was grounded, the
+grounding figures (grounded rate, flag precision and recall). Baselines are JSON files written by
+`--save-baseline`; `grounding` is there when the eval was grounded (older baselines lack it):
 
-    {"dotprompt_eval_baseline": 1, "evals": {"extract on invoices.jsonl": {<scores>}}}
+    {"dotprompt_eval_baseline": 1, "evals": {"extract on invoices.jsonl": {<scores>, "grounding": {...}}}}
+
+A regression is a drop in F1, in the exact-match rate or in the grounded rate. Flag precision and
+recall are not compared with the baseline: they measure grounding as a detector of the model's
+mistakes, so a model that makes fewer of them can lower them (one fewer wrong value caught moves
+recall by a large step); an absolute `min:` gates them instead.
 """
 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ..errors import DatasetError
-from .config import EvalSpec
+from .config import GROUNDING_METRICS, EvalSpec
+from .grounding_stats import OVERALL, GroundingCounts
 from .metrics import Scores, stored_metrics
 
 __all__ = ["Delta", "Miss", "deltas", "load_baseline", "regressions", "save_baseline", "threshold_misses"]
@@ -22,6 +32,14 @@ __all__ = ["Delta", "Miss", "deltas", "load_baseline", "regressions", "save_base
 BASELINE_FORMAT = 1
 ROWS_SHOWN = 10
 SAVED_PRECISION = 1e-6  # baselines keep six decimals: a difference below this is rounding, not a regression
+Grounded = Mapping[str, GroundingCounts]  # an eval arm's grounding figures by field (and OVERALL)
+ROWS_LABEL = {"grounded": "rows with an ungrounded value", "flag_precision": "rows where a right value was flagged",
+              "flag_recall": "rows where a wrong value was found in the input"}
+NOT_GROUNDED = {OVERALL: " (no value was grounded: grounding needs JSON output with a schema, input text, and "
+                         "output.grounding not `off`)"}
+FIELD_NOT_GROUNDED = (" (grounding looked for no value of this field: check its path; booleans, nulls, enum labels "
+                      "and derived fields are not looked for)")
+NO_FIELD = " (no row's gold data or output has this field: check its path)"
 
 
 @dataclass(frozen=True)
@@ -34,40 +52,66 @@ class Miss:
     regression: bool = False  # against a baseline, rather than a threshold of the test file
     note: str = ""
 
+    @property
+    def grounding(self) -> bool:
+        """A miss of a grounding figure (reported on the field's `(grounding)` row), not of its scores."""
+        return self.metric in GROUNDING_METRICS
+
     def message(self) -> str:
         what = "regressed" if self.regression else "below threshold"
         compare = (f"{self.got:.3f}, baseline {self.wanted:.3f} ({self.got - self.wanted:+.3f})" if self.regression
                    else f"{self.got:.3f} < {self.wanted:.3f}")
-        text = f"{self.field}: {self.metric} {what}: {compare}{self.note}"
+        label = f"{self.field} (grounding)" if self.grounding else self.field
+        text = f"{label}: {self.metric} {what}: {compare}{self.note}"
         if self.rows:
             shown = ", ".join(self.rows[:ROWS_SHOWN])
             more = f" and {len(self.rows) - ROWS_SHOWN} more" if len(self.rows) > ROWS_SHOWN else ""
-            text += f"; rows: {shown}{more}"
+            text += f"; {ROWS_LABEL.get(self.metric, 'rows')}: {shown}{more}"
         return text
 
 
-def threshold_misses(spec: EvalSpec, scores: Scores) -> list[Miss]:
-    misses = [Miss("(overall)", metric, wanted, scores.metric(metric))
-              for metric, wanted in spec.overall_min.items() if scores.metric(metric) < wanted - 1e-9]
-    for name, wanted_metrics in spec.field_min.items():
-        counts = scores.fields.get(name)
-        rows = tuple(scores.failing.get(name, ()))
-        for metric, wanted in wanted_metrics.items():
-            got = counts.metric(metric) if counts is not None else 0.0
-            if got < wanted - 1e-9:
-                note = " (no row's gold data or output has this field: check its path)" if counts is None else ""
-                misses.append(Miss(name, metric, wanted, got, rows, note=note))
+def threshold_misses(spec: EvalSpec, scores: Scores, grounding: Grounded | None = None) -> list[Miss]:
+    """Every `min:` of the eval the figures miss; a figure that cannot be measured (a field no row has,
+    grounding that never ran) counts as 0, so a gate never passes on nothing."""
+    wanted = [(OVERALL, metric, value) for metric, value in spec.overall_min.items()]
+    wanted += [(name, metric, value) for name, metrics in spec.field_min.items() for metric, value in metrics.items()]
+    misses = []
+    for name, metric, value in wanted:
+        got, rows, note = _measured(scores, grounding or {}, name, metric)
+        if got < value - 1e-9:
+            misses.append(Miss(name, metric, value, got, rows, note=note))
     return misses
 
 
-def save_baseline(path: Path, results: Mapping[str, Scores]) -> None:
-    data = {"dotprompt_eval_baseline": BASELINE_FORMAT,
-            "evals": {name: scores.to_dict() for name, scores in sorted(results.items())}}
+def _measured(scores: Scores, grounding: Grounded, name: str, metric: str) -> tuple[float, tuple[str, ...], str]:
+    """(figure, rows behind it, note when it could not be measured) of one field's (or OVERALL's) metric."""
+    if metric in GROUNDING_METRICS:
+        counts = grounding.get(name)
+        if counts is None:
+            return 0.0, (), NOT_GROUNDED.get(name, FIELD_NOT_GROUNDED)
+        return counts.metric(metric), tuple(counts.rows_behind(metric)), ""
+    if name == OVERALL:
+        return scores.metric(metric), (), ""
+    field = scores.fields.get(name)
+    rows = tuple(scores.failing.get(name, ()))
+    return (field.metric(metric), rows, "") if field is not None else (0.0, rows, NO_FIELD)
+
+
+def save_baseline(path: Path, results: Mapping[str, Scores], grounding: Mapping[str, Grounded] | None = None) -> None:
+    """The scores of each eval (and its grounding figures, when it was grounded) as a baseline file."""
+    evals: dict[str, Any] = {}
+    for name, scores in sorted(results.items()):
+        evals[name] = scores.to_dict()
+        found = (grounding or {}).get(name)
+        if found:
+            evals[name]["grounding"] = {field: counts.to_dict() for field, counts in sorted(found.items())}
+    data = {"dotprompt_eval_baseline": BASELINE_FORMAT, "evals": evals}
     path.write_text(json.dumps(data, indent=2, ensure_ascii=False, sort_keys=True) + "\n", encoding="utf-8")
 
 
 def load_baseline(path: Path) -> dict[str, dict[str, dict[str, float]]]:
-    """{eval name: {field: {metric: value}}}; a DatasetError naming the file when it is not a baseline."""
+    """{eval name: {field: {metric: value}}} (the grounded rate as metric `grounded`, when the baseline
+    has one); a DatasetError naming the file when it is not a baseline."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
@@ -78,7 +122,17 @@ def load_baseline(path: Path) -> dict[str, dict[str, dict[str, float]]]:
             or not isinstance(data.get("evals"), dict):
         raise DatasetError(f"{path}: not a dotprompt eval baseline (format {BASELINE_FORMAT}); "
                            "write one with --save-baseline")
-    return {str(name): stored_metrics(scores) for name, scores in data["evals"].items() if isinstance(scores, dict)}
+    return {str(name): _stored(scores) for name, scores in data["evals"].items() if isinstance(scores, dict)}
+
+
+def _stored(scores: Mapping[str, Any]) -> dict[str, dict[str, float]]:
+    out = stored_metrics(scores)
+    grounding = scores.get("grounding")
+    for name, figures in (grounding.items() if isinstance(grounding, Mapping) else ()):
+        rate = figures.get("grounded_rate") if isinstance(figures, Mapping) else None
+        if isinstance(rate, (int, float)) and not isinstance(rate, bool) and math.isfinite(rate):
+            out.setdefault(str(name), {})["grounded"] = float(rate)
+    return out
 
 
 @dataclass(frozen=True)
@@ -93,24 +147,41 @@ class Delta:
         return None if self.baseline is None or self.now is None else self.now - self.baseline
 
 
-def deltas(baseline: Mapping[str, Mapping[str, float]], scores: Scores) -> list[Delta]:
-    """F1 now against the baseline for the whole eval, then every field either side has."""
-    now = {"(overall)": scores.overall.f1, **{name: counts.f1 for name, counts in scores.fields.items()}}
-    names = ["(overall)", *sorted((set(now) | set(baseline)) - {"(overall)"})]
-    out = [Delta(name, "f1", baseline.get(name, {}).get("f1"), now.get(name)) for name in names]
-    base_exact = baseline.get("(overall)", {}).get("exact_match")
-    out.insert(1, Delta("(overall)", "exact_match", base_exact, scores.exact_match))
+def deltas(baseline: Mapping[str, Mapping[str, float]], scores: Scores, grounding: Grounded | None = None) -> list[Delta]:
+    """F1 now against the baseline for the whole eval, then every field either side has; then the
+    grounded rate the same way, when the baseline has one."""
+    now = {OVERALL: scores.overall.f1, **{name: counts.f1 for name, counts in scores.fields.items()}}
+    out = _compared(baseline, now, "f1")
+    base_exact = baseline.get(OVERALL, {}).get("exact_match")
+    out.insert(1, Delta(OVERALL, "exact_match", base_exact, scores.exact_match))
+    if any("grounded" in metrics for metrics in baseline.values()):
+        out += _compared(baseline, {name: counts.rate for name, counts in (grounding or {}).items()}, "grounded")
     return out
 
 
-def regressions(found: list[Delta], tolerance: float, scores: Scores) -> list[Miss]:
-    """Every metric that dropped more than `tolerance` below its baseline (a field gone entirely counts as 0)."""
+def _compared(baseline: Mapping[str, Mapping[str, float]], now: Mapping[str, float], metric: str) -> list[Delta]:
+    had = {name for name, metrics in baseline.items() if metric in metrics}
+    names = [OVERALL, *sorted((set(now) | had) - {OVERALL})]
+    return [Delta(name, metric, baseline.get(name, {}).get(metric), now.get(name)) for name in names]
+
+
+def regressions(found: list[Delta], tolerance: float, scores: Scores, grounding: Grounded | None = None) -> list[Miss]:
+    """Every metric that dropped more than `tolerance` below its baseline (a field gone entirely, or no
+    longer grounded, counts as 0)."""
     out = []
     for delta in found:
         if delta.baseline is None:
             continue
         now = delta.now if delta.now is not None else 0.0
         if now < delta.baseline - tolerance - SAVED_PRECISION:
-            rows = tuple(scores.failing.get(delta.field, ()))
-            out.append(Miss(delta.field, delta.metric, delta.baseline, now, rows, regression=True))
+            out.append(Miss(delta.field, delta.metric, delta.baseline, now, _rows(delta, scores, grounding or {}),
+                            regression=True, note=" (not grounded in this run)" if delta.now is None and
+                            delta.metric == "grounded" else ""))
     return out
+
+
+def _rows(delta: Delta, scores: Scores, grounding: Grounded) -> tuple[str, ...]:
+    if delta.metric == "grounded":
+        counts = grounding.get(delta.field)
+        return tuple(counts.ungrounded_rows) if counts is not None else ()
+    return tuple(scores.failing.get(delta.field, ()))

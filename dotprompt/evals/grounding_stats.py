@@ -3,14 +3,15 @@ how well "ungrounded" predicts "wrong" (flag precision and recall).
 
 A predicted value is wrong when the comparison says `wrong` or `extra` (the gold has another value, or
 none). Values grounding does not look for (booleans, enum labels, derived fields) are left out.
-Fields are matched to grounding by pattern (`line_items[*].qty`) and predicted value.
+Fields are matched to grounding by pattern (`line_items[*].qty`) and predicted value. Each count
+keeps the rows behind it, so a gate on it can name them.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from .compare import Comparison
@@ -28,6 +29,9 @@ class GroundingCounts:
     flagged_wrong: int = 0  # ungrounded and wrong: the flag was right
     flagged_right: int = 0  # ungrounded but correct: a false alarm
     unflagged_wrong: int = 0  # grounded but wrong: the flag missed it
+    ungrounded_rows: list[str] = field(default_factory=list)  # ids of rows with an ungrounded value
+    false_alarm_rows: list[str] = field(default_factory=list)  # ... with an ungrounded value that was right
+    missed_rows: list[str] = field(default_factory=list)  # ... with a wrong value grounding found
 
     @property
     def rate(self) -> float:
@@ -43,12 +47,25 @@ class GroundingCounts:
         wrong = self.flagged_wrong + self.unflagged_wrong
         return self.flagged_wrong / wrong if wrong else 1.0
 
-    def add(self, grounded: bool, wrong: bool) -> None:
+    def metric(self, name: str) -> float:
+        """A figure by the name a gate gives it (`grounded`, `flag_precision`, `flag_recall`)."""
+        return self.rate if name == "grounded" else float(getattr(self, name))
+
+    def rows_behind(self, name: str) -> list[str]:
+        """The rows that lowered the figure `name`: what a failed gate on it names."""
+        return {"grounded": self.ungrounded_rows, "flag_precision": self.false_alarm_rows,
+                "flag_recall": self.missed_rows}[name]
+
+    def add(self, grounded: bool, wrong: bool, row: str = "") -> None:
         self.looked += 1
         self.grounded += grounded
         self.flagged_wrong += not grounded and wrong
         self.flagged_right += not grounded and not wrong
         self.unflagged_wrong += grounded and wrong
+        for rows, counted in ((self.ungrounded_rows, not grounded), (self.false_alarm_rows, not grounded and not wrong),
+                              (self.missed_rows, grounded and wrong)):
+            if counted and rows[-1:] != [row]:
+                rows.append(row)
 
     def to_dict(self) -> dict[str, Any]:
         return {"grounded_rate": round(self.rate, 6), "flag_precision": round(self.flag_precision, 6),
@@ -57,10 +74,10 @@ class GroundingCounts:
                 "unflagged_wrong": self.unflagged_wrong}
 
 
-def grounding_counts(rows: Iterable[tuple[Comparison, Any]]) -> dict[str, GroundingCounts]:
-    """Per field (and OVERALL) over (comparison, grounding) of each row; empty when no row was grounded."""
+def grounding_counts(rows: Iterable[tuple[str, Comparison, Any]]) -> dict[str, GroundingCounts]:
+    """Per field (and OVERALL) over (row id, comparison, grounding) of each row; empty when no row was grounded."""
     out: dict[str, GroundingCounts] = {}
-    for comparison, grounding in rows:
+    for row_id, comparison, grounding in rows:
         if grounding is None:
             continue
         found = _by_pattern(grounding)
@@ -72,20 +89,20 @@ def grounding_counts(rows: Iterable[tuple[Comparison, Any]]) -> dict[str, Ground
                 continue
             grounded, wrong = status != "ungrounded", result.outcome in ("wrong", "extra")
             for key in (result.field, OVERALL):
-                out.setdefault(key, GroundingCounts()).add(grounded, wrong)
+                out.setdefault(key, GroundingCounts()).add(grounded, wrong, row_id)
     return out
 
 
 def _by_pattern(grounding: Any) -> dict[str, list[Any]]:
     out: dict[str, list[Any]] = {}
-    for path, field in grounding.items():
-        out.setdefault(_INDEX.sub("[*]", path)[2:], []).append(field)
+    for path, found in grounding.items():
+        out.setdefault(_INDEX.sub("[*]", path)[2:], []).append(found)
     return out
 
 
 def _status(fields: list[Any], predicted: Any) -> str | None:
     """The status of the grounded value equal to `predicted` (the first, when several are)."""
-    for field in fields:
-        if field.value == predicted:
-            return str(field.status)
+    for found in fields:
+        if found.value == predicted:
+            return str(found.status)
     return None

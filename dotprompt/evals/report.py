@@ -16,7 +16,7 @@ from .._util.escape import json_dumps, terminal, xml_text
 from .._util.escape import markdown as md
 from .._util.redact import redact
 from .gates import Delta, Miss
-from .grounding_stats import OVERALL
+from .grounding_stats import OVERALL, GroundingCounts
 from .run import ArmResult
 
 __all__ = ["Verdict", "fixture_note", "markdown", "print_report", "table", "to_json", "write_json", "write_junit",
@@ -72,7 +72,8 @@ def _grounding_cell(verdict: Verdict, name: str) -> str:
     counts = verdict.result.grounding.get(name)
     if counts is None:
         return "-"
-    return f"{counts.rate:.3f} grounded, flag P {counts.flag_precision:.2f} R {counts.flag_recall:.2f}"
+    return (f"{counts.rate:.3f} grounded{_change(verdict, name, 'grounded')}, "
+            f"flag P {counts.flag_precision:.2f} R {counts.flag_recall:.2f}")
 
 
 def _cell(verdict: Verdict, key: str, name: str | None) -> str:
@@ -199,27 +200,67 @@ def write_json(verdicts: Sequence[Verdict], path: Path) -> None:
 
 
 def write_junit(verdicts: Sequence[Verdict], path: Path) -> None:
-    """A test suite per eval arm; a test case per field (failing when a threshold or the baseline fails it)."""
+    """A test suite per eval arm; a test case per field (failing when a threshold or the baseline fails
+    it), and per field's grounding (its figures as properties and in `system-out`)."""
     root = ET.Element("testsuites", name="dotprompt eval")
     total = failed = 0
     for verdict in verdicts:
-        names = ["(overall)", "(recordings)", *sorted(verdict.result.scores.fields)]
-        suite = ET.SubElement(root, "testsuite", name=xml_text(verdict.title), tests=str(len(names)), errors="0",
+        cases = _junit_cases(verdict)
+        suite = ET.SubElement(root, "testsuite", name=xml_text(verdict.title), tests=str(len(cases)), errors="0",
                               skipped="0")
         suite_failures = 0
-        for name in names:
-            case = ET.SubElement(suite, "testcase", classname=xml_text(verdict.result.spec.name), name=xml_text(name),
-                                 file=xml_text(verdict.result.spec.file))
-            reasons = (verdict.result.errors if name == "(recordings)" else
-                       [m.message() for m in verdict.misses if m.field == name])
-            if reasons:
-                suite_failures += 1
-                failure = ET.SubElement(case, "failure", message=xml_text(redact(reasons[0])), type="EvalFailure")
-                failure.text = xml_text(redact("\n".join(reasons)))
+        for case in cases:
+            suite_failures += _junit_case(suite, verdict, case)
         suite.set("failures", str(suite_failures))
-        total += len(names)
+        total += len(cases)
         failed += suite_failures
     root.set("tests", str(total))
     root.set("failures", str(failed))
     root.set("errors", "0")
     ET.ElementTree(root).write(path, encoding="utf-8", xml_declaration=True)
+
+
+@dataclass
+class _Case:
+    name: str
+    reasons: list[str]
+    grounding: GroundingCounts | None = None
+
+
+def _junit_cases(verdict: Verdict) -> list[_Case]:
+    """The overall scores, the recordings, each field, then each field's grounding: every field a gate
+    names has its case, even one no row had (so a failed gate is never missing from the report)."""
+    result, misses = verdict.result, verdict.misses
+    scored = [m for m in misses if not m.grounding]
+    grounded = [m for m in misses if m.grounding]
+    fields = sorted((set(result.scores.fields) | {m.field for m in scored}) - {OVERALL})
+    cases = [_Case(OVERALL, [m.message() for m in scored if m.field == OVERALL]), _Case("(recordings)", result.errors)]
+    cases += [_Case(name, [m.message() for m in scored if m.field == name]) for name in fields]
+    names = sorted(set(result.grounding) | {m.field for m in grounded}, key=lambda n: (n != OVERALL, n))
+    cases += [_Case(f"{name} (grounding)", [m.message() for m in grounded if m.field == name],
+                    result.grounding.get(name)) for name in names]
+    return cases
+
+
+def _junit_case(suite: ET.Element, verdict: Verdict, case: _Case) -> int:
+    """One test case in the suite; 1 when it failed."""
+    element = ET.SubElement(suite, "testcase", classname=xml_text(verdict.result.spec.name), name=xml_text(case.name),
+                            file=xml_text(verdict.result.spec.file))
+    if case.grounding is not None:
+        properties = ET.SubElement(element, "properties")
+        for key, value in case.grounding.to_dict().items():
+            ET.SubElement(properties, "property", name=key, value=str(value))
+    if case.reasons:
+        failure = ET.SubElement(element, "failure", message=xml_text(redact(case.reasons[0])), type="EvalFailure")
+        failure.text = xml_text(redact("\n".join(case.reasons)))
+    if case.grounding is not None:
+        ET.SubElement(element, "system-out").text = _grounding_summary(case.grounding)
+    return 1 if case.reasons else 0
+
+
+def _grounding_summary(counts: GroundingCounts) -> str:
+    flagged = counts.flagged_wrong + counts.flagged_right
+    wrong = counts.flagged_wrong + counts.unflagged_wrong
+    return (f"grounded {counts.rate:.3f} ({counts.grounded} of {counts.looked} values found in the input); "
+            f"flag precision {counts.flag_precision:.3f} ({counts.flagged_wrong} of {flagged} ungrounded values "
+            f"wrong); flag recall {counts.flag_recall:.3f} ({counts.flagged_wrong} of {wrong} wrong values ungrounded)")

@@ -119,7 +119,7 @@ class EvalRun:
         summaries = await test_run.run(cases)
         results = [self.scored(row, summary.last, comparer) for row, summary in zip(rows, summaries, strict=True)]
         scores = score_rows((r.row.id, r.comparison) for r in results)
-        grounding = grounding_counts((r.comparison, r.grounding) for r in results)
+        grounding = grounding_counts((r.row.id, r.comparison, r.grounding) for r in results)
         return ArmResult(spec, arm, results, scores, self.identity(spec.prompt, arm.variant_for(spec)), grounding)
 
     def identity(self, name: str, variant: str | None) -> PromptIdentity | None:

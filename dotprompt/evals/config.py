@@ -30,6 +30,7 @@ from typing import Any
 
 from ..document.parse import did_you_mean, yaml_child, yaml_key_node
 from ..errors import TestFileError
+from ..schema.compiled import key_step
 from ..testing.cases import read_test_yaml, sidecar_prompt
 from ..testing.functions import is_function_spec
 from ..testing.paths import PathError, parse_path
@@ -83,17 +84,11 @@ def field_name(path: str) -> str:
 
 
 def render_steps(steps: list[Any]) -> str:
-    out = ""
-    for step in steps:
-        if step is None:
-            out += "[*]"
-        elif isinstance(step, int):
-            out += f"[{step}]"
-        elif step.replace("_", "a").replace("-", "a").isalnum() and not step[0].isdigit():
-            out += f".{step}"
-        else:
-            out += f"[{step!r}]"
-    return out.lstrip(".")
+    """A field's pattern as the eval names it: `line_items[*].qty` (`None` is any item); keys written
+    as grounding's paths write them (schema.compiled.key_step), so the two line up."""
+    text = "".join("[*]" if step is None else f"[{step}]" if isinstance(step, int) else key_step(step)
+                   for step in steps)
+    return text[1:] if text.startswith(".") else text
 
 
 def load_eval(path: str | Path, prompts_dir: Path | None = None) -> EvalSpec | None:

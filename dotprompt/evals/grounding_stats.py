@@ -19,7 +19,8 @@ from .compare import Comparison
 __all__ = ["OVERALL", "GroundingCounts", "grounding_counts"]
 
 OVERALL = "(overall)"
-_INDEX = re.compile(r"\[\d+\]")
+# A path's steps: a quoted key (which may hold anything, `[3]` too), a list index, a plain key.
+_STEP = re.compile(r"""\['(?:[^'\\]|\\.)*'\]|\["(?:[^"\\]|\\.)*"\]|(\[\d+\])|\.[^.\[]+""")
 
 
 @dataclass
@@ -96,8 +97,14 @@ def grounding_counts(rows: Iterable[tuple[str, Comparison, Any]]) -> dict[str, G
 def _by_pattern(grounding: Any) -> dict[str, list[Any]]:
     out: dict[str, list[Any]] = {}
     for path, found in grounding.items():
-        out.setdefault(_INDEX.sub("[*]", path)[2:], []).append(found)
+        out.setdefault(_pattern(path), []).append(found)
     return out
+
+
+def _pattern(path: str) -> str:
+    """`$.line_items[2].qty` -> `line_items[*].qty`, the field name the comparison gives it."""
+    text = _STEP.sub(lambda m: "[*]" if m.group(1) else m.group(), path[1:])
+    return text[1:] if text.startswith(".") else text
 
 
 def _status(fields: list[Any], predicted: Any) -> str | None:

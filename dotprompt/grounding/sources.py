@@ -37,7 +37,9 @@ def input_sources(data: Any, *, max_sources: int = 10_000) -> dict[str, str]:
 
 
 def _name(parts: tuple[str | int, ...]) -> str:
-    return json_path(parts)[2:] if parts and isinstance(parts[0], str) else json_path(parts)[1:]
+    """`text`, `customer.name`, `lines[0]`, `['odd key']`: the JSON path without its `$.`."""
+    path = json_path(parts)[1:]
+    return path[1:] if path.startswith(".") else path
 
 
 class Joined:

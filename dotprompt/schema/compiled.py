@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from jsonschema.protocols import Validator
 
 __all__ = ["REF_HINT", "BadRef", "CompiledSchema", "SchemaLike", "SchemaRegistry", "check_schema", "compile_validator",
-           "is_model_class", "json_path", "json_schema_of", "offline_registry", "unresolvable_ref"]
+           "is_model_class", "json_path", "json_schema_of", "key_step", "offline_registry", "unresolvable_ref"]
 
 SchemaLike = Any  # a pydantic model class, a JSON Schema mapping, or a Picoschema value
 _DRAFT_2020 = ("https://json-schema.org/draft/2020-12/schema", "https://json-schema.org/draft/2020-12/schema#")
@@ -217,10 +217,15 @@ def _first_bad_ref(node: Any, resolver: Any, spec: Any, path: tuple[str | int, .
 
 
 def json_path(parts: Any) -> str:
-    out = "$"
-    for part in parts:
-        out += f"[{part}]" if isinstance(part, int) else f".{part}"
-    return out
+    """`$.vendor.name`, `$.line_items[0]`, `$['odd key']`: keys and list indexes as one JSONPath."""
+    return "$" + "".join(f"[{part}]" if isinstance(part, int) else key_step(str(part)) for part in parts)
+
+
+def key_step(key: str) -> str:
+    """One key of a path: `.name` for a plain name, else quoted, `['odd key']`, so a path reads one way
+    (`$['a.b']` is not `$.a.b`) and stays on one line (a newline in a key is written `\\n`)."""
+    plain = key.replace("_", "a").replace("-", "a").isalnum() and not key[0].isdigit()
+    return f".{key}" if plain else f"[{key!r}]"
 
 
 class SchemaRegistry:

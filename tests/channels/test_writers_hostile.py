@@ -106,6 +106,63 @@ def test_eval_summary_junit_and_report_with_hostile_row_ids(tmp_path):
     assert root.get("failures") != "0"
 
 
+KEYED = """---
+model: echo
+input:
+  schema:
+    keys(array): string
+output:
+  instructions: false
+  format: json
+  schema:
+    type: object
+    additionalProperties: {type: string}
+---
+{ {% for k in keys %}{{ k | json }}: {{ ("zzq " ~ loop.index) | json }}{% if not loop.last %}, {% endif %}{% endfor %} }
+"""
+
+
+def test_eval_grounding_junit_with_hostile_field_names_and_row_ids(tmp_path):
+    prompts = tmp_path / "prompts"
+    prompts.mkdir()
+    (prompts / "keyed.prompt").write_text(KEYED)
+    (prompts / "keyed.test.yaml").write_text("eval:\n  dataset: gold.jsonl\n  min: {grounded: 0.5}\n")
+    values = {h: f"zzq {i}" for i, h in enumerate(HOSTILE, start=1)}  # right, and not in the input: flagged
+    rows = [{"id": h + f" #{i}", "input": {"keys": HOSTILE}, "expected": values} for i, h in enumerate(HOSTILE)]
+    (prompts / "gold.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    env = {"CI": "true", "GITHUB_STEP_SUMMARY": ""}
+    cli("eval", "--record", cwd=tmp_path, env=env)
+    done = cli("eval", "--junit", "j.xml", "--markdown", "m.md", cwd=tmp_path, env=env)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert_terminal_safe(done.stdout + done.stderr)
+    assert_lines_kept(done.stdout + done.stderr)
+    assert_markdown_safe((tmp_path / "m.md").read_text(), "")
+    cases = {c.get("name"): c for c in assert_xml_safe(tmp_path / "j.xml").iter("testcase")}
+    grounding = [name for name in cases if name.endswith(" (grounding)")]
+    assert len(grounding) == len(HOSTILE) + 1  # each hostile field, and the whole eval
+    assert "['osc52 \\x1b]52;c;ZXZpbA==\\x07 clipboard'] (grounding)" in cases  # escaped, shown
+    failure = cases["(overall) (grounding)"].find("failure")
+    assert "grounded below threshold: 0.000 < 0.500; rows with an ungrounded value: x" in failure.get("message")
+    assert "bidi \\u202eevil\\u202c #6" in failure.get("message")
+
+
+def test_prompt_test_junit_names_each_ungrounded_hostile_path(tmp_path):
+    prompts = tmp_path / "prompts"
+    prompts.mkdir()
+    (prompts / "keyed.prompt").write_text(KEYED)
+    (prompts / "keyed.test.yaml").write_text(f"cases:\n  - name: hostile\n    input: {{keys: {json.dumps(HOSTILE)}}}\n"
+                                             "    expect:\n      grounded: all\n")
+    cli("test", "--record", cwd=tmp_path, env={"CI": ""})
+    done = cli("test", "--junit", "j.xml", cwd=tmp_path, env={"CI": ""})
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert_terminal_safe(done.stdout + done.stderr)
+    failure = assert_xml_safe(tmp_path / "j.xml").find("testsuite/testcase/failure")
+    lines = failure.text.splitlines()
+    assert len(lines) == len(HOSTILE) and all(line.startswith("grounded: $[") for line in lines), lines
+    assert "grounded: $['bidi \\u202eevil\\u202c'] = 'zzq 7' is not in the input" in lines
+    assert failure.get("message") == lines[0]
+
+
 def test_prompt_test_junit_and_report_with_hostile_case_names(tmp_path):
     prompts = tmp_path / "prompts"
     prompts.mkdir()

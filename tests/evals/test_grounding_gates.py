@@ -198,6 +198,18 @@ def test_threshold_misses_count_what_cannot_be_measured_as_zero():
     assert [m.metric for m in threshold_misses(spec, scores)] == ["grounded", "flag_precision", "flag_recall"]
 
 
+def test_grounding_figures_line_up_with_fields_whatever_their_keys():
+    from dotprompt.evals.compare import Comparer
+    from dotprompt.evals.grounding_stats import grounding_counts
+    from dotprompt.grounding import ground
+
+    output = {"a.b": "x", "a": {"b": "zz"}, "odd [0] key": [{"q": "y"}, {"q": "y"}]}
+    comparison = Comparer({}).compare(output, output)
+    counts = grounding_counts([("r1", comparison, ground(output, {"text": "x y"}))])
+    assert {name: (c.looked, c.grounded) for name, c in counts.items()} == {
+        "['a.b']": (1, 1), "a.b": (1, 0), "['odd [0] key'][*].q": (2, 2), "(overall)": (4, 3)}
+
+
 def load_spec(overall: dict[str, float], fields: dict[str, dict[str, float]]):
     from dotprompt.evals.config import EvalSpec
 

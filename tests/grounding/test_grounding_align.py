@@ -93,6 +93,12 @@ def test_paths_at_any_depth_and_each_variable_named():
     assert grounding["$.who"].variable == "note" and grounding["$.count"].variable == "n"
 
 
+def test_a_key_that_is_not_a_plain_name_is_quoted_so_each_path_reads_one_way():
+    grounding = ground({"a.b": "one", "a": {"b": "two"}, "odd\nkey": ["three"]}, input_sources({"text\nvar": "one two three"}))
+    assert list(grounding) == ["$['a.b']", "$.a.b", "$['odd\\nkey'][0]"]  # one line, the newline written \n
+    assert grounding["$['a.b']"].variable == "['text\\nvar']"
+
+
 def test_a_match_never_crosses_two_variables():
     grounding = ground({"v": "alpha beta"}, {"x": "one alpha", "y": "beta two"})
     assert grounding["$.v"].status == "ungrounded"

@@ -14,9 +14,19 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
+from ..settings import (
+    GROUNDING_FUZZY_THRESHOLD,
+    GROUNDING_MAX_DEPTH,
+    GROUNDING_MAX_FUZZY,
+    GROUNDING_MAX_INPUT_CHARS,
+    GROUNDING_MAX_SPANS,
+    GROUNDING_MAX_TRIES,
+    GROUNDING_MAX_VALUE_CHARS,
+    GROUNDING_MAX_VALUES,
+)
 from .currency import glued_to_letters, signs_for
 from .dates import Day, index_dates, value_dates
-from .fuzzy import THRESHOLD, WordSequence, best_window, could_align
+from .fuzzy import WordSequence, best_window, could_align
 from .leaves import Leaf, walk
 from .numbers import index_numbers, value_readings
 from .result import FieldGrounding, Grounding, Span, Status
@@ -28,16 +38,17 @@ __all__ = ["Inputs", "Limits", "ground"]
 
 @dataclass(frozen=True)
 class Limits:
-    """Bounds on one grounding run; past them the result says what it left out (`Grounding.skipped`)."""
+    """Bounds on one grounding run; past them the result says what it left out (`Grounding.skipped`).
+    The defaults, and what each bounds, are in dotprompt/settings.py."""
 
-    max_input_chars: int = 5_000_000
-    max_values: int = 10_000
-    max_depth: int = 64
-    max_spans: int = 5  # spans reported per value found several times
-    max_tries: int = 1_000  # candidate places checked per value
-    max_fuzzy: int = 2_000  # values that may go on to the fuzzy step in one run
-    max_value_chars: int = 20_000
-    fuzzy_threshold: float = THRESHOLD
+    max_input_chars: int = GROUNDING_MAX_INPUT_CHARS
+    max_values: int = GROUNDING_MAX_VALUES
+    max_depth: int = GROUNDING_MAX_DEPTH
+    max_spans: int = GROUNDING_MAX_SPANS  # spans reported per value found several times
+    max_tries: int = GROUNDING_MAX_TRIES  # candidate places checked per value
+    max_fuzzy: int = GROUNDING_MAX_FUZZY  # values that may go on to the fuzzy step in one run
+    max_value_chars: int = GROUNDING_MAX_VALUE_CHARS
+    fuzzy_threshold: float = GROUNDING_FUZZY_THRESHOLD
 
 
 class Inputs:

@@ -12,6 +12,7 @@ from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from ..settings import GROUNDING_FUZZY_THRESHOLD
 from .text import WORD, NormalisedText
 
 __all__ = [
@@ -27,7 +28,7 @@ __all__ = [
     "stem",
 ]
 
-THRESHOLD = 2 / 3  # one word in three may differ: "blue widgets, large" ~ "large blue widget"
+THRESHOLD = GROUNDING_FUZZY_THRESHOLD  # one word in three may differ (the default lives in settings)
 MIN_WORDS = 3
 MAX_WORDS = 64
 MAX_ANCHORS = 48

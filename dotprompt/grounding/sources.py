@@ -12,13 +12,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..schema.compiled import json_path
+from ..settings import GROUNDING_MAX_SOURCES
 
 __all__ = ["SEPARATOR", "Joined", "input_sources"]
 
 SEPARATOR = "\x00"
 
 
-def input_sources(data: Any, *, max_sources: int = 10_000) -> dict[str, str]:
+def input_sources(data: Any, *, max_sources: int = GROUNDING_MAX_SOURCES) -> dict[str, str]:
     """Named texts of an input: `{"text": ..., "customer.name": ..., "lines[0]": ...}`; numbers as
     written by JSON; booleans and nulls carry no text. A non-mapping input is named `input`."""
     out: dict[str, str] = {}

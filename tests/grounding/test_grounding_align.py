@@ -138,3 +138,13 @@ def test_to_dict_shape():
 def test_currency_codes_printed_as_signs(value, text, found):
     field = located({"v": value}, text=text)["$.v"]
     assert field.text == found and field.status == ("normalised" if found else "ungrounded")
+
+
+def test_the_limits_default_to_the_settings():
+    import dataclasses
+
+    from dotprompt import settings
+
+    defaults = {f.name: f.default for f in dataclasses.fields(Limits)}
+    assert defaults == {name: getattr(settings, f"GROUNDING_{name.upper()}") for name in defaults}
+    assert settings.GROUNDING_MAX_INPUT_CHARS == 5_000_000 and settings.GROUNDING_MAX_TRIES == 1_000

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import calendar
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 from .text import normalise
 
@@ -28,7 +28,18 @@ for _number, _names in enumerate([
 ], start=1):
     for _name in _names.split():
         _MONTHS[_name] = _number
-_MONTH = "|".join(sorted(map(re.escape, _MONTHS), key=len, reverse=True))
+
+
+def _month_alternatives(names: list[str]) -> str:
+    """The month names as one regex, longest first, grouped by first letter: the regex engine checks
+    a dozen first letters at a place instead of ninety names (the same matches, in the same order)."""
+    groups: dict[str, list[str]] = {}
+    for name in sorted(names, key=len, reverse=True):
+        groups.setdefault(name[0], []).append(re.escape(name[1:]))
+    return "|".join(f"{re.escape(first)}(?:{'|'.join(rests)})" for first, rests in groups.items())
+
+
+_MONTH = _month_alternatives(list(_MONTHS))
 _ORD = r"(?:st|nd|rd|th|er|º)?"
 
 _ISO = re.compile(r"(?<!\d)(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})(?!\d)")
@@ -36,14 +47,28 @@ _NUMERIC = re.compile(r"(?<![\d.])(\d{1,2})[-/.](\d{1,2})[-/.](\d{4}|\d{2})(?![\
 _DAY_MONTH = re.compile(rf"(?<!\w)(\d{{1,2}}){_ORD}\.?\s?(?:of |de )?({_MONTH})\.?,?\s?(?:de )?(\d{{4}})(?!\d)")
 _CJK = re.compile(r"(?<!\d)(\d{4})\s?年\s?(\d{1,2})\s?月\s?(\d{1,2})\s?日")
 _MONTH_DAY = re.compile(rf"(?<!\w)({_MONTH})\.?\s?(\d{{1,2}}){_ORD},?\s?(\d{{4}})(?!\d)")
+# The first digit of every run of digits a date may begin at (a superset of the runs `_candidates`
+# offers a pattern that can match): one a numeric or CJK date continues, a short one after a letter
+# (a month name: "Nov 2"), a short one before a month name ("2 Nov", "2nd of November"). Found in one
+# pass of the regex engine, so the runs of digits that start no date cost no Python at all.
+_MAY_START = re.compile(rf"\d(?<!\d\d)(?:\d*(?:[-/.]\d|\s?年)"
+                        rf"|(?:(?<=[^\W\d_]\d)|(?<=[^\W\d_][ .]\d)|(?<=[^\W\d_]\. \d))\d?(?!\d)"
+                        rf"|\d?(?!\d){_ORD}\.?\s?(?:of |de )?(?:{_MONTH}))")
 
 
 def _day(year: int, month: int, day: int) -> Day | None:
     if year < 100:
         year += 2000 if year < 70 else 1900
-    if not (1 <= month <= 12 and 1 <= year <= 9999) or not 1 <= day <= calendar.monthrange(year, month)[1]:
+    if not (1 <= month <= 12 and 1 <= year <= 9999) or not 1 <= day <= _days_in(year, month):
         return None
     return year, month, day
+
+
+_DAYS = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+
+
+def _days_in(year: int, month: int) -> int:
+    return 29 if month == 2 and calendar.isleap(year) else _DAYS[month - 1]
 
 
 _DIGITS = re.compile(r"\d+")
@@ -55,22 +80,32 @@ def _read(match: re.Match[str], order: str) -> Day | None:
     return _day(int(fields["y"]), month, int(fields["d"]))
 
 
-def _candidates(text: str, run: re.Match[str]) -> list[tuple[re.Pattern[str], str, int]]:
-    """The patterns worth trying at a run of digits, by the characters around it (most runs are no date)."""
-    start, end = run.span()
+_Try = tuple[re.Pattern[str], tuple[str, ...], int]  # a pattern, the orders its match is read in, where to try it
+_WHOLE: tuple[_Try, ...] = ((_ISO, ("ymd",), 0), (_CJK, ("ymd",), 0), (_NUMERIC, ("dmy", "mdy"), 0),
+                            (_DAY_MONTH, ("dMy",), 0), (_MONTH_DAY, ("Mdy",), 0))
+
+
+def _candidates(text: str, start: int, end: int) -> list[_Try]:
+    """The patterns worth trying at the run of digits `text[start:end]`, by the characters around it
+    (most runs are no date). Each test is one a match needs: a separator and a digit after the run
+    (numeric dates), 年 (CJK), a letter, `.` or space after a short run (`2 Nov`), a month name just before it."""
     after = text[end:end + 2]
-    out: list[tuple[re.Pattern[str], str, int]] = []
+    out: list[_Try] = []
     if len(after) == 2 and after[0] in "-/." and after[1].isdigit():
-        out += [(_ISO, "ymd", start), (_NUMERIC, "dmy", start), (_NUMERIC, "mdy", start)]
+        out += [(_ISO, ("ymd",), start), (_NUMERIC, ("dmy", "mdy"), start)]
     if after.lstrip()[:1] == "年":
-        out.append((_CJK, "ymd", start))
-    if end - start <= 2:
-        out.append((_DAY_MONTH, "dMy", start))
+        out.append((_CJK, ("ymd",), start))
+    if end - start > 2:
+        return out
+    if after[:1].isalpha() or after[:1] == "." or after[:1].isspace():  # an ordinal, `.`, a space or the month
+        out.append((_DAY_MONTH, ("dMy",), start))
+    before = text[start - 1:start] if start else ""
+    if before.isalpha() or before in (" ", "."):  # month names end in a letter, then `.` and a space at most
         head = text[max(start - 12, 0):start]
         trimmed = head.rstrip(" .")
         word = trimmed.rpartition(" ")[2]
         if word in _MONTHS:
-            out.append((_MONTH_DAY, "Mdy", start - len(head) + len(trimmed) - len(word)))
+            out.append((_MONTH_DAY, ("Mdy",), start - len(head) + len(trimmed) - len(word)))
     return out
 
 
@@ -79,17 +114,29 @@ def _readings(text: str, *, whole: bool) -> Iterator[tuple[Day, int, int]]:
     (an ISO date may carry a time after it). Every date holds a run of digits, so patterns are tried
     only at those (or, for "Nov 2", at the month name just before one)."""
     if whole:
-        tries = [(_ISO, "ymd", 0), (_CJK, "ymd", 0), (_NUMERIC, "dmy", 0), (_NUMERIC, "mdy", 0), (_DAY_MONTH, "dMy", 0),
-                 (_MONTH_DAY, "Mdy", 0)]
+        tries: Iterable[_Try] = _WHOLE
     else:
-        tries = [t for run in _DIGITS.finditer(text) for t in _candidates(text, run)]
-    for pattern, order, start in tries:
+        tries = (t for start in _run_starts(text) for t in _candidates(text, start, _run_end(text, start)))
+    for pattern, orders, start in tries:
         match = pattern.match(text, start)
-        if match is None or (whole and match.end() != len(text) and not (order == "ymd" and text[match.end()] == "t")):
+        if match is None or (whole and match.end() != len(text) and not (orders[0] == "ymd" and text[match.end()] == "t")):
             continue
-        found = _read(match, order)
-        if found is not None:
-            yield found, match.start(), match.end()
+        for order in orders:
+            found = _read(match, order)
+            if found is not None:
+                yield found, match.start(), match.end()
+
+
+def _run_starts(text: str) -> Iterator[int]:
+    at = 0
+    while (found := _MAY_START.search(text, at)) is not None:
+        yield found.start()
+        at = found.start() + 1  # the next run: this one's other digits start none (`(?<!\d\d)`)
+
+
+def _run_end(text: str, start: int) -> int:
+    run = _DIGITS.match(text, start)
+    return run.end() if run is not None else start
 
 
 def value_dates(value: object) -> set[Day]:

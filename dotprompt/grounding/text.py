@@ -13,6 +13,7 @@ import re
 import unicodedata
 from bisect import bisect_right
 from collections.abc import Iterator
+from itertools import accumulate
 
 __all__ = ["WORD", "NormalisedText", "normalise"]
 
@@ -21,6 +22,8 @@ __all__ = ["WORD", "NormalisedText", "normalise"]
 _CHANGED = re.compile(r"[^\x21-\x7e ]+| {2,}")
 _SPACES = re.compile(r"(\s+)")
 WORD = re.compile(r"\w+")
+_WORD_PIECES = re.compile(r"(\w+)")  # WORD, kept by `split`
+_NARROW_MAX = 8  # a needle's second word narrows its places when it is found at most this many times as often
 
 
 def normalise(value: str) -> str:
@@ -89,8 +92,13 @@ class NormalisedText:
         """Each word of the normalised text -> where it starts (normalised offsets), in order."""
         if self._words is None:
             index: dict[str, list[int]] = {}
+            found = index.get
             for word, start in zip(*self.word_list, strict=True):
-                index.setdefault(word, []).append(start)
+                starts = found(word)
+                if starts is None:
+                    index[word] = [start]
+                else:
+                    starts.append(start)
             self._words = index
         return self._words
 
@@ -98,8 +106,11 @@ class NormalisedText:
     def word_list(self) -> tuple[list[str], list[int]]:
         """The words of the normalised text in order, and their start offsets."""
         if self._word_list is None:
-            starts = [m.start() for m in WORD.finditer(self.text)]
-            self._word_list = WORD.findall(self.text), starts
+            # One split gives the words and what lies between them; the running length of the pieces
+            # gives each word's offset (all in C: no match object per word).
+            pieces = _WORD_PIECES.split(self.text)
+            words = pieces[1::2]
+            self._word_list = words, list(accumulate(map(len, pieces)))[0:2 * len(words):2]
         return self._word_list
 
     def occurrences(self, needle: str, limit: int) -> Iterator[int]:
@@ -113,14 +124,27 @@ class NormalisedText:
             yield from self._found(needle, limit)
             return
         index = self.words
-        word, offset = min(words, key=lambda w: len(index.get(w[0], ())))
+        ranked = sorted(words, key=lambda w: len(index.get(w[0], ())))
+        word, offset = ranked[0]
+        positions = index.get(word, [])[:limit]
+        if len(ranked) > 1:
+            positions = self._narrowed(positions, offset, *ranked[1])
         text, size = self.text, len(needle)
-        for tried, position in enumerate(index.get(word, ())):
-            if tried >= limit:
-                return
+        for position in positions:
             start = position - offset
             if start >= 0 and text.startswith(needle, start) and self._bounded(start, start + size):
                 yield start
+
+    def _narrowed(self, positions: list[int], offset: int, other: str, other_offset: int) -> list[int]:
+        """Of the places of a needle's rarest word, those where its next rarest word is where the
+        needle has it too: an intersection of two sets (in C) rather than a comparison per place. Only
+        when that word is not too common (the work stays bounded by the places tried)."""
+        others = self.words.get(other, [])
+        if len(others) > _NARROW_MAX * max(len(positions), 1):
+            return positions
+        shift = other_offset - offset
+        both = set(map(shift.__add__, positions)).intersection(others)
+        return sorted(map((-shift).__add__, both))
 
     def _found(self, needle: str, limit: int) -> Iterator[int]:
         if not needle:

@@ -9,6 +9,7 @@ linear in the input (one normalisation, indexes built on first need) plus a boun
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import Decimal
@@ -112,29 +113,44 @@ class _Run:
         self.inputs = inputs
         self.limits = limits
         self.fuzzy_left = limits.max_fuzzy
+        # What each value was found as, by value: outputs repeat theirs (a currency on every line, a
+        # date in two fields), and a repeat costs a lookup. Keyed by type too: 1 and 1.0 and True differ.
+        self.seen: dict[tuple[type, Any], FieldGrounding] = {}
 
     def leaf(self, leaf: Leaf) -> FieldGrounding:
         value = leaf.value
         if leaf.exempt is not None:
             return FieldGrounding(leaf.path, "not_applicable", value, reason=leaf.exempt)
+        key = (type(value), value)
+        try:
+            found = self.seen.get(key)
+        except TypeError:  # not JSON data: an unhashable value is looked for each time
+            return self.look_for(leaf.path, value)
+        if found is None:
+            found = self.seen[key] = self.look_for(leaf.path, value)
+        return found if found.path == leaf.path else dataclasses.replace(found, path=leaf.path)
+
+    def look_for(self, path: str, value: Any) -> FieldGrounding:
         if isinstance(value, str) and len(value) > self.limits.max_value_chars:
-            return FieldGrounding(leaf.path, "ungrounded", value,
+            return FieldGrounding(path, "ungrounded", value,
                                   reason=f"longer than {self.limits.max_value_chars:,} characters; not looked for")
         written = value if isinstance(value, str) else _number_text(value)
         if isinstance(value, str):
-            found = self._text(leaf.path, value)
+            found = self._text(path, value)
             if found is not None:
                 return found
-        found = self._indexed(leaf.path, value, written, self.inputs.numbers, value_readings(value))
+        amounts = value_readings(value)
+        found = self._indexed(path, value, written, self.inputs.numbers, amounts) if amounts else None
+        days = value_dates(value) if found is None and isinstance(value, str) else set()
+        if days:
+            found = self._indexed(path, value, written, self.inputs.dates, days)
         if found is None and isinstance(value, str):
-            found = self._indexed(leaf.path, value, written, self.inputs.dates, value_dates(value))
-        if found is None and isinstance(value, str):
-            found = self._currency(leaf.path, value)
-        if found is None and isinstance(value, str):
-            found = self._fuzzy(leaf.path, value)
+            found = self._currency(path, value)
+        if found is None and isinstance(value, str) and not amounts and not days:
+            found = self._fuzzy(path, value)  # a description; an amount or a date means exactly what it says
         if found is not None:
             return found
-        return FieldGrounding(leaf.path, "ungrounded", value, reason=self._why_not(value))
+        return FieldGrounding(path, "ungrounded", value, reason=self._why_not(value))
 
     def _text(self, path: str, value: str) -> FieldGrounding | None:
         needle = normalise(value)

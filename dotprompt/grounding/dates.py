@@ -1,5 +1,5 @@
 """Dates as written in documents: `2026-11-02`, `02.11.2026`, `11/02/26`, `2 November 2026`,
-`Nov. 2nd, 2026`, `2. November 2026`, `2026年11月2日`, in English, German, French, Spanish, Italian and Dutch month names.
+`Nov. 2nd, 2026`, `2. November 2026`, `12-Aug-2026`, `2026年11月2日`, in English, German, French, Spanish, Italian and Dutch month names.
 
 Read from normalised (case-folded) text. `02/11/2026` is both 2 November and 11 February: both are
 indexed, so either reading grounds. The patterns are fixed here; nothing the model wrote becomes one.
@@ -45,6 +45,7 @@ _ORD = r"(?:st|nd|rd|th|er|º)?"
 _ISO = re.compile(r"(?<!\d)(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})(?!\d)")
 _NUMERIC = re.compile(r"(?<![\d.])(\d{1,2})[-/.](\d{1,2})[-/.](\d{4}|\d{2})(?![\d])")
 _DAY_MONTH = re.compile(rf"(?<!\w)(\d{{1,2}}){_ORD}\.?\s?(?:of |de )?({_MONTH})\.?,?\s?(?:de )?(\d{{4}})(?!\d)")
+_DAY_MONTH_DASHED = re.compile(rf"(?<!\w)(\d{{1,2}})([-/])({_MONTH})\2(\d{{4}}|\d{{2}})(?![\d\w])")  # 12-Aug-2026
 _CJK = re.compile(r"(?<!\d)(\d{4})\s?年\s?(\d{1,2})\s?月\s?(\d{1,2})\s?日")
 _MONTH_DAY = re.compile(rf"(?<!\w)({_MONTH})\.?\s?(\d{{1,2}}){_ORD},?\s?(\d{{4}})(?!\d)")
 # The first digit of every run of digits a date may begin at (a superset of the runs `_candidates`
@@ -53,7 +54,7 @@ _MONTH_DAY = re.compile(rf"(?<!\w)({_MONTH})\.?\s?(\d{{1,2}}){_ORD},?\s?(\d{{4}}
 # pass of the regex engine, so the runs of digits that start no date cost no Python at all.
 _MAY_START = re.compile(rf"\d(?<!\d\d)(?:\d*(?:[-/.]\d|\s?年)"
                         rf"|(?:(?<=[^\W\d_]\d)|(?<=[^\W\d_][ .]\d)|(?<=[^\W\d_]\. \d))\d?(?!\d)"
-                        rf"|\d?(?!\d){_ORD}\.?\s?(?:of |de )?(?:{_MONTH}))")
+                        rf"|\d?(?!\d)(?:{_ORD}\.?\s?(?:of |de )?|[-/])(?:{_MONTH}))")
 
 
 def _day(year: int, month: int, day: int) -> Day | None:
@@ -75,6 +76,7 @@ _DIGITS = re.compile(r"\d+")
 
 
 def _read(match: re.Match[str], order: str) -> Day | None:
+    """The date `match` holds, its groups read in `order` (`-` marks a group that is no part of it)."""
     fields = dict(zip(order.lower(), match.groups(), strict=True))
     month = _MONTHS[fields["m"]] if "M" in order else int(fields["m"])
     return _day(int(fields["y"]), month, int(fields["d"]))
@@ -82,7 +84,7 @@ def _read(match: re.Match[str], order: str) -> Day | None:
 
 _Try = tuple[re.Pattern[str], tuple[str, ...], int]  # a pattern, the orders its match is read in, where to try it
 _WHOLE: tuple[_Try, ...] = ((_ISO, ("ymd",), 0), (_CJK, ("ymd",), 0), (_NUMERIC, ("dmy", "mdy"), 0),
-                            (_DAY_MONTH, ("dMy",), 0), (_MONTH_DAY, ("Mdy",), 0))
+                            (_DAY_MONTH, ("dMy",), 0), (_DAY_MONTH_DASHED, ("d-My",), 0), (_MONTH_DAY, ("Mdy",), 0))
 
 
 def _candidates(text: str, start: int, end: int) -> list[_Try]:
@@ -99,6 +101,8 @@ def _candidates(text: str, start: int, end: int) -> list[_Try]:
         return out
     if after[:1].isalpha() or after[:1] == "." or after[:1].isspace():  # an ordinal, `.`, a space or the month
         out.append((_DAY_MONTH, ("dMy",), start))
+    elif after[:1] in ("-", "/") and after[1:].isalpha():
+        out.append((_DAY_MONTH_DASHED, ("d-My",), start))
     before = text[start - 1:start] if start else ""
     if before.isalpha() or before in (" ", "."):  # month names end in a letter, then `.` and a space at most
         head = text[max(start - 12, 0):start]

@@ -56,7 +56,8 @@ def test_numbers_in_their_written_forms(written, value):
 
 
 @pytest.mark.parametrize("written", ["2026-11-02", "02.11.2026", "11/02/2026", "2 Nov 2026", "November 2, 2026",
-                                     "Nov. 2nd, 2026", "2. November 2026", "2 novembre 2026", "02/11/26"])
+                                     "Nov. 2nd, 2026", "2. November 2026", "2 novembre 2026", "02/11/26",
+                                     "2-Nov-2026", "02/nov/26"])
 def test_dates_in_their_written_forms(written):
     field = located({"v": "2026-11-02"}, text=f"Issued on {written}.")["$.v"]
     assert field.status in ("exact", "normalised") and field.text == written
@@ -119,6 +120,20 @@ def test_unicode_nfkc_and_casefold():
     field = located({"v": "Müller Strasse"}, text="Herr MÜLLER\u00a0Straße 5, Cafe\u0301")["$.v"]
     assert field.status == "normalised" and field.text == "MÜLLER\u00a0Straße"
     assert located({"v": "café"}, text="Herr MÜLLER Straße 5, Cafe\u0301")["$.v"].text == "Cafe\u0301"
+
+
+@pytest.mark.parametrize("value", ["2026-03-14", "March 14, 2026", "1,234.56 EUR", "1.234,56", "12-Mar-2026"])
+def test_an_amount_or_a_date_is_never_found_by_its_words_alone(value):
+    # Each word of the value is in the text, but not the amount or the date it writes: a wrong date is no paraphrase.
+    text = "Delivered 14.7.2026, invoice 2026 no 14 of march. Total 1 234 EUR 56 cents; 12-Apr-2026"
+    assert located({"v": value}, text=text)["$.v"].status == "ungrounded"
+
+
+def test_a_value_repeated_in_the_output_is_found_the_same_at_each_path():
+    grounding = located({"a": ["EUR", "EUR", "eur"], "b": {"c": "EUR"}, "n": [5, 5.0, "5"]}, text="5 x EUR")
+    assert [(p, f.status, f.text) for p, f in grounding.items()] == [
+        ("$.a[0]", "exact", "EUR"), ("$.a[1]", "exact", "EUR"), ("$.a[2]", "normalised", "EUR"),
+        ("$.b.c", "exact", "EUR"), ("$.n[0]", "exact", "5"), ("$.n[1]", "normalised", "5"), ("$.n[2]", "exact", "5")]
 
 
 def test_fuzzy_needs_most_of_the_words():

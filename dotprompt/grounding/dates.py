@@ -1,5 +1,6 @@
 """Dates as written in documents: `2026-11-02`, `02.11.2026`, `11/02/26`, `2 November 2026`,
-`Nov. 2nd, 2026`, `2. November 2026`, `12-Aug-2026`, `2026年11月2日`, in English, German, French, Spanish, Italian and Dutch month names.
+`Nov. 2nd, 2026`, `2. November 2026`, `12-Aug-2026`, `2026年11月2日`, in English, German, French,
+Spanish, Italian and Dutch month names.
 
 Read from normalised (case-folded) text. `02/11/2026` is both 2 November and 11 February: both are
 indexed, so either reading grounds. The patterns are fixed here; nothing the model wrote becomes one.

@@ -7,10 +7,10 @@ are fixed here; nothing written by the model becomes a pattern.
 
 from __future__ import annotations
 
-import functools
 import re
 import unicodedata
-from decimal import Decimal, InvalidOperation
+from collections.abc import Callable
+from decimal import Decimal
 
 __all__ = ["NUMBER", "index_numbers", "readings", "value_readings"]
 
@@ -29,27 +29,24 @@ _PIECE = re.compile(r"[^ '\u2019]+")
 _CODE = re.compile(r"^[A-Z]{3}\s*|\s*[A-Z]{3}$")
 
 
-@functools.lru_cache(maxsize=8192)  # documents repeat their numbers (quantities, years, amounts)
-def readings(digits: str) -> frozenset[Decimal]:
+def readings(digits: str) -> tuple[Decimal, ...]:
     """Every value the unsigned written number `digits` can mean."""
     if digits.isdigit():
-        return frozenset({Decimal(digits)})
+        return (Decimal(digits),)
     groups = _SEPARATOR.split(digits)
     if len(groups) == 2:  # one separator, as most amounts have: the rule below, spelt out (a third faster)
         head, tail = groups
-        one = {Decimal(f"{head}.{tail}")} if digits[len(head)] in ".," else set()
-        if len(head) <= 3 and len(tail) == 3:
-            one.add(Decimal(head + tail))
-        return frozenset(one)
+        point = (Decimal(f"{head}.{tail}"),) if digits[len(head)] in ".," else ()
+        return (*point, Decimal(head + tail)) if len(head) <= 3 and len(tail) == 3 else point
     separators = _SEPARATOR.findall(digits)
-    out: set[Decimal] = set()
+    out: list[Decimal] = []
     if _grouped(groups, separators):
-        out.add(Decimal("".join(groups)))
+        out.append(Decimal("".join(groups)))
     decimal_mark = separators[-1]
     if decimal_mark in ".," and (len(groups) == 2 or _grouped(groups[:-1], separators[:-1])) \
             and decimal_mark not in separators[:-1]:
-        out.add(Decimal(f"{''.join(groups[:-1])}.{groups[-1]}"))
-    return frozenset(out)
+        out.append(Decimal(f"{''.join(groups[:-1])}.{groups[-1]}"))
+    return tuple(out)  # the two readings differ: one has a decimal point more
 
 
 def _grouped(groups: list[str], separators: list[str]) -> bool:
@@ -80,21 +77,37 @@ def index_numbers(text: str) -> dict[Decimal, list[tuple[int, int]]]:
     """Every value a number in `text` can mean -> its spans. A signed number is also indexed without
     its sign (a discount printed `-5.00` is extracted as 5); numbers joined by spaces also count one by one."""
     index: dict[Decimal, list[tuple[int, int]]] = {}
+    read = _memo(readings)
     for match in _SCAN.finditer(text):
         start, end = match.span()
         signed = text[start] in _SIGNS
         digits = match.group()[1:] if signed else match.group()
         first = start + signed
-        for value in readings(digits):
+        for value in read(digits):
             _put(index, value, first, end)
             if signed:
                 _put(index, -value, start, end)
         if " " in digits or "'" in digits or "\u2019" in digits:
-            _pieces(index, digits, first)
+            _pieces(index, digits, first, read)
     return index
 
 
-def _pieces(index: dict[Decimal, list[tuple[int, int]]], digits: str, offset: int) -> None:
+def _memo(read: Callable[[str], tuple[Decimal, ...]]) -> Callable[[str], tuple[Decimal, ...]]:
+    """`read` remembering its answers for one text: a document repeats its numbers (quantities, years,
+    amounts), and a plain dict costs a tenth of what a bounded cache shared by every text does."""
+    memo: dict[str, tuple[Decimal, ...]] = {}
+
+    def remembered(digits: str) -> tuple[Decimal, ...]:
+        found = memo.get(digits)
+        if found is None:
+            found = memo[digits] = read(digits)
+        return found
+
+    return remembered
+
+
+def _pieces(index: dict[Decimal, list[tuple[int, int]]], digits: str, offset: int,
+            read: Callable[[str], tuple[Decimal, ...]]) -> None:
     """Numbers joined by spaces: each run of up to four of them read on its own too, so a column
     "1   1 200,00" (a quantity, then an amount) yields 1 and 1200.00."""
     pieces = [m.span() for m in _PIECE.finditer(digits)]
@@ -103,14 +116,13 @@ def _pieces(index: dict[Decimal, list[tuple[int, int]]], digits: str, offset: in
             start, end = pieces[first][0], pieces[last][1]
             text = digits[start:end]
             if (first, last) != (0, len(pieces) - 1) and text[0].isdigit() and text[-1].isdigit():
-                for value in readings(text):
+                for value in read(text):
                     _put(index, value, offset + start, offset + end)
 
 
 def _put(index: dict[Decimal, list[tuple[int, int]]], value: Decimal, start: int, end: int) -> None:
-    try:
-        spans = index.setdefault(value, [])
-    except InvalidOperation:  # a signalling NaN cannot be hashed; no written number reads as one
-        return
-    if (start, end) not in spans[-1:]:
+    spans = index.get(value)  # read from digits, a value is never NaN (which could not be hashed)
+    if spans is None:
+        index[value] = [(start, end)]
+    elif spans[-1] != (start, end):
         spans.append((start, end))

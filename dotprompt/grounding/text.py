@@ -18,8 +18,9 @@ from itertools import accumulate
 __all__ = ["WORD", "NormalisedText", "normalise"]
 
 # Runs that may change under normalisation: anything but printable ASCII and lone spaces (a run of
-# whitespace, a non-ASCII word), found with one character class, which the regex engine scans fast.
-_CHANGED = re.compile(r"[^\x21-\x7e ]+| {2,}")
+# whitespace, a non-ASCII word). Written to begin with one character class (the run's first character,
+# what it continues with decided behind it), which the regex engine skips to in C: `[^\x21-\x7e ]+| {2,}`.
+_CHANGED = re.compile(r"[^\x21-\x7e](?:(?<=[^\x21-\x7e ])[^\x21-\x7e ]*|(?<= ) +)")
 _SPACES = re.compile(r"(\s+)")
 WORD = re.compile(r"\w+")
 _WORD_PIECES = re.compile(r"(\w+)")  # WORD, kept by `split`

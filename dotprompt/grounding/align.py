@@ -87,6 +87,11 @@ class Inputs:
             self._words = WordSequence(self.text)
         return self._words
 
+    def written_as(self, norm_start: int, norm_end: int, value: str) -> bool:
+        """Whether the input writes the normalised span exactly as `value`."""
+        start, end = self.text.to_original(norm_start, norm_end)
+        return self.joined.text[start:end] == value
+
     def span(self, norm_start: int, norm_end: int) -> Span | None:
         """The normalised span as a Span of one variable, or None when it crosses two."""
         start, end = self.text.to_original(norm_start, norm_end)
@@ -158,6 +163,8 @@ class _Run:
         close: list[Span] = []
         limit = self.limits.max_spans
         for start in self.inputs.text.occurrences(needle, self.limits.max_tries):
+            if len(close) >= limit and not self.inputs.written_as(start, start + len(needle), value):
+                continue  # one more normalised match: only an exact one can still change the result
             span = self.inputs.span(start, start + len(needle))
             if span is None:
                 continue

@@ -46,7 +46,7 @@ _ORD = r"(?:st|nd|rd|th|er|º)?"
 _ISO = re.compile(r"(?<!\d)(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})(?!\d)")
 _NUMERIC = re.compile(r"(?<![\d.])(\d{1,2})[-/.](\d{1,2})[-/.](\d{4}|\d{2})(?![\d])")
 _DAY_MONTH = re.compile(rf"(?<!\w)(\d{{1,2}}){_ORD}\.?\s?(?:of |de )?({_MONTH})\.?,?\s?(?:de )?(\d{{4}})(?!\d)")
-_DAY_MONTH_DASHED = re.compile(rf"(?<!\w)(\d{{1,2}})([-/])({_MONTH})\2(\d{{4}}|\d{{2}})(?![\d\w])")  # 12-Aug-2026
+_DAY_MONTH_DASHED = re.compile(rf"(?<!\w)(\d{{1,2}})([-/])({_MONTH})\2(\d{{4}}|\d{{2}})(?!\w)")  # 12-Aug-2026
 _CJK = re.compile(r"(?<!\d)(\d{4})\s?年\s?(\d{1,2})\s?月\s?(\d{1,2})\s?日")
 _MONTH_DAY = re.compile(rf"(?<!\w)({_MONTH})\.?\s?(\d{{1,2}}){_ORD},?\s?(\d{{4}})(?!\d)")
 # The first digit of every run of digits a date may begin at (a superset of the runs `_candidates`

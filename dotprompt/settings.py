@@ -58,6 +58,7 @@ __all__ = [
     "DEFAULT_TIMEOUT",
     "ERROR_BODY_BYTES",
     "EVAL_MAX_ALIGN_ITEMS",
+    "EVAL_MAX_ALIGN_WORK",
     "EVAL_MAX_DEPTH",
     "EVAL_MAX_ROW_BYTES",
     "LOCAL_LOGS_KEPT",
@@ -234,6 +235,11 @@ model's output is compared as a whole value below this depth (the comparison rec
 
 EVAL_MAX_ALIGN_ITEMS: Final = 200
 """Items per list the eval aligns by best matching (O(n^3)); items past this many pair up by position."""
+
+EVAL_MAX_ALIGN_WORK: Final = 1_000_000
+"""Values one gold row may visit while trying pairings of list items, over all its lists (lists inside
+lists multiply the work); past it the row's remaining lists pair by position and the report says so.
+200 items of 10 fields take about half of it; a second (seconds) in all."""
 
 
 @dataclass(frozen=True)

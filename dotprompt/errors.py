@@ -225,7 +225,8 @@ class ToolExecutionError(GenerationError):
         self.tool = tool
         self.ref = ref
         label = f"{tool}({ref})" if ref else tool
-        super().__init__(f"tool {label} raised {type(error).__name__}: {error}", messages=messages)
+        # A tool's exception may quote a key it used; the message is what the CLI prints.
+        super().__init__(redact(f"tool {label} raised {type(error).__name__}: {error}"), messages=messages)
 
 
 class ModelError(GenerationError):

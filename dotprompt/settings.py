@@ -58,6 +58,7 @@ __all__ = [
     "DEFAULT_TIMEOUT",
     "ERROR_BODY_BYTES",
     "EVAL_MAX_ALIGN_ITEMS",
+    "EVAL_MAX_ALIGN_WORK",
     "EVAL_MAX_DEPTH",
     "EVAL_MAX_ROW_BYTES",
     "GROUNDING_FUZZY_THRESHOLD",
@@ -273,6 +274,11 @@ may differ ("blue widgets, large" ~ "large blue widget")."""
 
 GROUNDING_MAX_SOURCES: Final = 10_000
 """Input variables (nested values counted one by one) grounding reads from one input."""
+
+EVAL_MAX_ALIGN_WORK: Final = 1_000_000
+"""Values one gold row may visit while trying pairings of list items, over all its lists (lists inside
+lists multiply the work); past it the row's remaining lists pair by position and the report says so.
+200 items of 10 fields take about half of it; a second (seconds) in all."""
 
 
 @dataclass(frozen=True)

@@ -196,6 +196,7 @@ INTERNAL_SIGNALS = {
     "schema.validator": {"UnsupportedSchemaError"},  # jsonschema takes over
     "testing.paths": {"PathError"},  # becomes a TestFileError / check diagnostic naming the line
     "testing.assertions": {"ExpectedValueError"},  # becomes a TestFileError naming the line
+    "testing.regex": {"UnsupportedRegexError"},  # becomes an ExpectedValueError, then a TestFileError naming the line
     "testing.functions": {"FunctionSpecError"},  # becomes a TestFileError, a case failure or a DatasetError naming where
     "evals.compare": {"ScorerFailedError"},  # becomes a DatasetError naming the row
     "cli.common": {"CommandLineError"},  # main() prints it and exits 2

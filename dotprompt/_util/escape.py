@@ -18,7 +18,8 @@ import math
 import re
 from typing import Any, Final
 
-__all__ = ["finite_json", "github_message", "github_property", "json_dumps", "markdown", "terminal", "xml_text"]
+__all__ = ["finite_json", "github_message", "github_property", "json_dumps", "markdown", "terminal", "view_body",
+           "xml_text"]
 
 # C0 and C1 controls, DEL, lone surrogates (unprintable and unencodable), and the invisible
 # format characters that reorder or hide text (bidirectional overrides and isolates, zero widths).
@@ -48,6 +49,17 @@ def terminal(text: str, *, lines: bool = True) -> str:
     (one table cell, one line of a list)."""
     pattern = _TERMINAL_LINES if lines else _TERMINAL_ONE_LINE
     return pattern.sub(_visible, text)
+
+
+# A line that could pass for a section header of a readable view (`--- output ---` in `logs ID`).
+_HEADER_LIKE: Final = re.compile(r"^(?=---)", re.MULTILINE)
+
+
+def view_body(text: str) -> str:
+    """Foreign text shown whole under the `--- title ---` headers of a readable view: as `terminal`,
+    and a line that starts with `---` is shown with a backslash first, so it never reads as a header.
+    (What sits on a header's own line is foreign too: `terminal(value, lines=False)`.)"""
+    return terminal(_HEADER_LIKE.sub("\\\\", text))
 
 
 _GITHUB_LINES: Final = _unsafe_except("\n\r")

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .._util.escape import json_dumps, terminal
+from .._util.escape import json_dumps, terminal, view_body
 from ..observe.runlog import LogQuery, get_run, list_runs, search_runs
 from ..settings import project_settings, run_log_settings
 from .common import EXIT_FAILED, EXIT_OK, CommandLineError
@@ -169,6 +169,8 @@ def describe(found: dict[str, Any]) -> list[str]:
              f"status   {status}  finish: {found.get('finish_reason') or '-'}  repairs: {found.get('repairs') or 0}",
              f"usage    {_count(found.get('input_tokens'))} in / {_count(found.get('output_tokens'))} out  "
              f"latency: {_columns(found)[7]} ms  cost: {_columns(found)[8]}"]
+    # One line each, whatever the names hold: a model name with a newline cannot start a line of its own.
+    lines = [terminal(line, lines=False) for line in lines]
     lines += _section("input", found.get("input"))
     sent, received = found.get("request"), found.get("response")
     request = sent if isinstance(sent, dict) else {}
@@ -178,7 +180,7 @@ def describe(found: dict[str, Any]) -> list[str]:
     if found["status"] == "ok":
         lines += _section("output", found.get("output"))
     for repair in found.get("repair_details") or []:
-        lines.append(f"repair: {repair}")
+        lines.append(terminal(f"repair: {repair}", lines=False))
     if found.get("error"):
         lines += _section("error", found["error"])
     return lines
@@ -194,7 +196,7 @@ def _section(title: str, value: Any) -> list[str]:
     if value is None or value == "" or value == []:
         return []
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, indent=2)
-    return [f"--- {title} ---", text]
+    return [f"--- {title} ---", view_body(text)]  # the run's text: no line of it passes for a header
 
 
 def _conversation(messages: list[Any]) -> str:

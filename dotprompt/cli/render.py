@@ -47,7 +47,8 @@ def readable(rendered: RenderedPrompt) -> str:
                          ("tools", ", ".join(rendered.tools) or None), ("max turns", rendered.max_turns),
                          ("output format", rendered.output.format)):
         if value is not None:
-            lines.append(f"{label}: {json.dumps(value) if isinstance(value, dict) else value}")
+            # One line each: a model name holding a newline cannot pass for a message header.
+            lines.append(terminal(f"{label}: {json.dumps(value) if isinstance(value, dict) else value}", lines=False))
     if rendered.output.schema is not None:
         lines.append(f"output schema: {json.dumps(rendered.output.schema, ensure_ascii=False)}")
     for message in rendered.messages:

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from .._util.escape import json_dumps, terminal
+from .._util.redact import redact
 from ..errors import GenerationError
 from ..observe.runrecord import log_source
 from ..settings import BATCH_LOG_ROWS
@@ -212,7 +213,8 @@ def _show_tool_errors(messages: Any) -> None:
             error = answer.output.get("error") if isinstance(answer.output, dict) else answer.output
             ref = f" (ref {answer.ref})" if answer.ref else ""
             line = f"tool error: {answer.name}{ref} raised {error} (the model was told and went on)"
-            print(terminal(line, lines=False), file=sys.stderr)  # the name and the error may be the model's
+            # Redacted again here: the messages may come from a middleware or a resumed run, not error_part.
+            print(terminal(redact(line), lines=False), file=sys.stderr)  # the name and the error may be the model's
 
 
 async def _stream(prompt: Any, inputs: Any, context: Any, model: str | None, overrides: dict[str, Any]) -> Any:

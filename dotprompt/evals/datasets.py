@@ -135,22 +135,60 @@ def _row(value: Any, path: Path, number: int) -> GoldRow:
 
 
 def _csv_rows(path: Path) -> Iterator[GoldRow]:
-    data = path.read_bytes() if path.stat().st_size <= 64 * EVAL_MAX_ROW_BYTES else None
-    if data is None:
-        raise DatasetError(f"{path}: the CSV file is larger than {64 * EVAL_MAX_ROW_BYTES:,} bytes; use JSON lines")
-    text = _decode(data[len(_BOM):] if data.startswith(_BOM) else data, path, 1)
+    # Streamed: the file is read a line at a time (a whole-file read and its copies took ten times the
+    # file's size), and a record longer than EVAL_MAX_ROW_BYTES is refused without being held.
     csv.field_size_limit(EVAL_MAX_ROW_BYTES)
-    reader = csv.reader(io.StringIO(text, newline=""))
-    try:
-        header = next(reader, None)
-        if header is None:
-            return
-        columns = _columns(header, path)
-        for cells in reader:
-            if any(c.strip() for c in cells):
-                yield _csv_row(columns, cells, path, reader.line_num)
-    except csv.Error as exc:
-        raise DatasetError(f"{path}:{reader.line_num}: bad CSV: {exc}") from None
+    with path.open("rb") as raw, io.TextIOWrapper(raw, encoding="utf-8-sig", newline="") as text:
+        lines = _CsvLines(text, path)
+        reader = csv.reader(lines)
+        try:
+            header = next(reader, None)
+            if header is None:
+                return
+            columns = _columns(header, path)
+            for cells in reader:
+                lines.record = 0
+                if any(c.strip() for c in cells):
+                    yield _csv_row(columns, cells, path, reader.line_num)
+        except csv.Error as exc:
+            raise DatasetError(f"{path}:{reader.line_num}: bad CSV: {exc}") from None
+        except UnicodeDecodeError:
+            raise _csv_decode_error(path) from None
+
+
+class _CsvLines:
+    """The lines of a CSV file for csv.reader, line ends kept (a quoted field may hold one); a record
+    (one or more lines) longer than EVAL_MAX_ROW_BYTES characters is a DatasetError naming its line."""
+
+    def __init__(self, text: io.TextIOWrapper, path: Path) -> None:
+        self.text, self.path = text, path
+        self.number = 0
+        self.record = 0  # characters of the record being read; the reader's caller resets it per record
+
+    def __iter__(self) -> _CsvLines:
+        return self
+
+    def __next__(self) -> str:
+        line = self.text.readline(EVAL_MAX_ROW_BYTES + 1)
+        if not line:
+            raise StopIteration
+        self.number += 1
+        self.record += len(line)
+        if self.record > EVAL_MAX_ROW_BYTES:
+            raise DatasetError(f"{self.path}:{self.number}: the record is longer than {EVAL_MAX_ROW_BYTES:,} characters "
+                               "(EVAL_MAX_ROW_BYTES); a gold row holds one document's input and labels")
+        return line
+
+
+def _csv_decode_error(path: Path) -> DatasetError:
+    """The DatasetError for a CSV that is not UTF-8, naming the first line that is not (read again, in bytes)."""
+    with path.open("rb") as handle:
+        for number, raw in enumerate(_bounded_lines(handle, path), start=1):
+            try:
+                _decode(raw, path, number)
+            except DatasetError as exc:
+                return exc
+    return DatasetError(f"{path}: not UTF-8 text; save the file as UTF-8")
 
 
 def _columns(header: list[str], path: Path) -> list[tuple[str, list[str]]]:

@@ -15,11 +15,12 @@ from typing import Any, TextIO
 from .._util.escape import json_dumps, terminal, xml_text
 from .._util.escape import markdown as md
 from .._util.redact import redact
+from ..settings import EVAL_MAX_ALIGN_WORK
 from .gates import Delta, Miss
 from .grounding_stats import OVERALL, GroundingCounts
 from .run import ArmResult
 
-__all__ = ["Verdict", "fixture_note", "markdown", "print_report", "table", "to_json", "write_json", "write_junit",
+__all__ = ["Verdict", "bounded_note", "fixture_note", "markdown", "print_report", "table", "to_json", "write_json", "write_junit",
            "write_markdown"]
 
 
@@ -119,6 +120,8 @@ def print_report(verdicts: Sequence[Verdict], out: TextIO, *, fancy: bool) -> No
     for verdict in verdicts:
         if verdict.result.fixture_rows:
             print(f"NOTE {_line(verdict.title)}: {fixture_note(verdict)}", file=out)
+        if verdict.result.bounded_rows:
+            print(f"NOTE {_line(verdict.title)}: {_line(bounded_note(verdict))}", file=out)
         for failure in verdict.failures():
             print(f"FAIL {_line(verdict.title)}: {_line(redact(failure))}", file=out)
     failed = sum(not v.passed for v in verdicts)
@@ -137,6 +140,22 @@ def fixture_note(verdict: Verdict) -> str:
     result = verdict.result
     return (f"{result.fixture_rows} of {len(result.rows)} rows replayed hand-written fixture replies, not a model's: "
             "the scores measure the fixtures; record the model with --record")
+
+
+def bounded_note(verdict: Verdict, rows_shown: int = 5, lists_shown: int = 3) -> str:
+    """Which rows had lists paired by position because aligning them would take too long, and which lists."""
+    result = verdict.result
+    bounded = result.bounded_rows
+    named = []
+    for row in bounded[:rows_shown]:
+        lists = row.comparison.bounded
+        more = f" (+{len(lists) - lists_shown} more)" if len(lists) > lists_shown else ""
+        named.append(f"row {row.row.id}: {', '.join(lists[:lists_shown])}{more}")
+    if len(bounded) > rows_shown:
+        named.append(f"+{len(bounded) - rows_shown} more rows")
+    return (f"{len(bounded)} of {len(result.rows)} rows nest lists that would take more than {EVAL_MAX_ALIGN_WORK:,} "
+            "steps to align (EVAL_MAX_ALIGN_WORK): those lists were paired by position, not by best match, so "
+            f"their items may score lower than they should ({'; '.join(named)})")
 
 
 def _rich(header: list[str], rows: list[list[str]], out: TextIO) -> None:
@@ -165,6 +184,8 @@ def markdown(verdicts: Sequence[Verdict]) -> str:
             label = md(verdict.result.arm.label)
             if verdict.result.fixture_rows:
                 lines.append(f"- {label}: note: {md(fixture_note(verdict))}")
+            if verdict.result.bounded_rows:
+                lines.append(f"- {label}: note: {md(bounded_note(verdict))}")
             lines += [f"- {label}: {md(redact(f))}" for f in verdict.failures()]
         lines.append("")
     return "\n".join(lines)
@@ -190,6 +211,7 @@ def _verdict_json(verdict: Verdict) -> dict[str, Any]:
             "deltas": [{"field": d.field, "metric": d.metric, "baseline": d.baseline, "now": d.now}
                        for d in verdict.deltas or ()],
             "rows": [{"id": r.row.id, "exact": r.comparison.exact, "problems": [redact(p) for p in r.problems],
+                      "bounded": r.comparison.bounded,
                       "fields": [{"field": f.field, "where": f.where, "outcome": f.outcome, "expected": f.expected,
                                   "predicted": f.predicted} for f in r.comparison.fields if f.outcome != "correct"]}
                      for r in result.rows]}

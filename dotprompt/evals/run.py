@@ -73,6 +73,11 @@ class ArmResult:
     def fixture_rows(self) -> int:
         return sum(r.fixture for r in self.rows)
 
+    @property
+    def bounded_rows(self) -> list[RowResult]:
+        """Rows whose lists were paired by position: their alignment work ran out (EVAL_MAX_ALIGN_WORK)."""
+        return [r for r in self.rows if r.comparison.bounded]
+
 
 def row_case_name(row: GoldRow, arm: Arm) -> str:
     return f"eval:{row.id}" + (f"@{arm.model}" if arm.model else "")

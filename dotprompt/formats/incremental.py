@@ -36,6 +36,7 @@ Input handling, chosen so that the parser never raises:
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable
 from itertools import islice
@@ -90,9 +91,11 @@ _JUNK_RUNS: Final = cast("dict[int, _Matches]", {
 _LOW_SURROGATE_PREFIX: Final = re.compile(r"\\(?:u(?:[dD](?:[c-fC-F][0-9a-fA-F]?)?)?)?")
 
 _ESCAPES: Final = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "'": "'"}
-# json.loads accepts NaN and Infinity too; matching it keeps `snapshot == json.loads(text)`.
+# json.loads reads NaN and Infinity too; a snapshot shows them (and numbers too large for a float) as
+# null, as the final parse replaces them (formats/finite.py): a partial output is never a value the
+# final output could not be.
 _WORDS: Final[dict[str, Any]] = {
-    "true": True, "false": False, "null": None, "NaN": float("nan"), "Infinity": float("inf"), "-Infinity": float("-inf"),
+    "true": True, "false": False, "null": None, "NaN": None, "Infinity": None, "-Infinity": None,
 }
 _INVALID: Final = object()
 _MAX_PIECES: Final = 32  # pieces of an open string before the newest ones are merged
@@ -161,9 +164,12 @@ def _atom_value(token: str) -> Any:
     if match is None:
         return _WORDS.get(token, _INVALID)
     try:
-        return float(token) if match.group(1) or match.group(2) else int(token)
+        if not (match.group(1) or match.group(2)):
+            return int(token)
+        number = float(token)
     except ValueError:  # an integer past Python's digit limit: json.loads refuses it too
         return _INVALID
+    return number if math.isfinite(number) else None
 
 
 class IncrementalJsonParser:

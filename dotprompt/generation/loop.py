@@ -246,8 +246,10 @@ class Loop:
         except Exception as exc:
             if opts.tool_errors == "raise":
                 raise ToolExecutionError(request.name, request.ref, exc, messages=conversation) from exc
-            log.info("tool %s raised %s; the error goes back to the model", request.name, exc)
-            return ToolOutcome(part, response=error_part(request, exc))
+            response = error_part(request, exc)  # redacted
+            log.info("tool %s raised %s; the error goes back to the model", request.name,
+                     response.tool_response.output["error"] if response.tool_response else "")
+            return ToolOutcome(part, response=response)
 
     async def _execute_tool(self, part: Part) -> Part:
         """The end of the tool middleware chain: run the tool with its context."""

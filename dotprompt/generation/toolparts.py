@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from .._util.redact import redact
 from ..errors import UsageError
 from ..tools.define import Tool, to_jsonable
 from ..types import Message, Part, ToolRequest, ToolResponse
@@ -68,7 +69,10 @@ def response_part(tool: Tool, request: ToolRequest, result: Any) -> Part:
 
 
 def error_part(request: ToolRequest, exc: Exception) -> Part:
-    return Part(tool_response=ToolResponse(name=request.name, ref=request.ref, output={"error": f"{type(exc).__name__}: {exc}"}),
+    """The tool's error as the model is told it: redacted, since a tool's exception may quote a key it used
+    (this text goes to the provider, into the response's messages and from there to logs and the terminal)."""
+    text = redact(f"{type(exc).__name__}: {exc}")
+    return Part(tool_response=ToolResponse(name=request.name, ref=request.ref, output={"error": text}),
                 metadata={"toolError": True})
 
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..document.parse import did_you_mean
+from .regex import UnsupportedRegexError, compile_pattern, search
 from .values import JSON_TYPES, json_type, subset_problems
 
 __all__ = ["PATH_ASSERTIONS", "ExpectedValueError", "PathAssertion", "path_assertion", "path_assertion_names"]
@@ -66,9 +67,11 @@ def _known_type(expected: Any) -> None:
 
 def _valid_regex(expected: Any) -> None:
     try:
-        re.compile(str(expected))
+        compile_pattern(str(expected))
     except re.error as exc:
         raise ExpectedValueError(f"bad regular expression {expected!r}: {exc}") from None
+    except UnsupportedRegexError as exc:
+        raise ExpectedValueError(f"the regular expression {expected!r} cannot be used: {exc}") from None
 
 
 @path_assertion("equals")
@@ -89,7 +92,7 @@ def _contains(value: Any, expected: Any) -> bool:
 
 @path_assertion("matches", check_expected=_valid_regex)
 def _matches(value: Any, expected: Any) -> bool:
-    return isinstance(value, str) and re.search(str(expected), value) is not None
+    return isinstance(value, str) and search(str(expected), value)  # linear time: the text is a model's
 
 
 @path_assertion("length")

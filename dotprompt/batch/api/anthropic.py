@@ -15,6 +15,7 @@ from ...settings import BATCH_RESULTS_MAX_BYTES
 from ...types import GenerateRequest
 from .base import ENDED, IN_PROGRESS, Fetched, JobStatus
 from .capture import Result
+from .ids import FROM_PROVIDER, checked_id
 from .transfer import call_json, download, result_lines
 
 __all__ = ["AnthropicBatch"]
@@ -31,7 +32,9 @@ class AnthropicBatch:
     async def submit(self, model: HttpModel, lines: list[dict[str, Any]], label: str) -> str:
         job = await call_json(model, "POST", "/messages/batches", model.headers(),
                               body={"requests": lines})
-        return str(job["id"])
+        return checked_id(job.get("id") if isinstance(job, dict) else None, "id", "the reply of POST /messages/batches",
+                          "the job may have been created: find it in the Anthropic console and cancel it (its rows "
+                          f"are submitted again next time); {FROM_PROVIDER}")
 
     async def poll(self, model: HttpModel, job_id: str) -> JobStatus:
         data = await call_json(model, "GET", f"/messages/batches/{job_id}", model.headers())

@@ -15,6 +15,7 @@ from ...settings import BATCH_RESULTS_MAX_BYTES
 from ...types import GenerateRequest
 from .base import CANCELLED, ENDED, EXPIRED, FAILED, IN_PROGRESS, Fetched, JobStatus
 from .capture import Result
+from .ids import FROM_PROVIDER, checked_id
 from .transfer import call_json, download
 
 __all__ = ["GeminiBatch"]
@@ -36,7 +37,12 @@ class GeminiBatch:
         path = model.path(False).replace(":generateContent", ":batchGenerateContent")
         body = {"batch": {"display_name": label[:128], "input_config": {"requests": {"requests": lines}}}}
         job = await call_json(model, "POST", path, model.headers(), body=body)
-        return str(job["name"]).removeprefix("batches/")
+        name = job.get("name") if isinstance(job, dict) else None
+        # The name is `batches/ID`; only the ID is kept (it goes back into `/batches/ID`).
+        found = name.removeprefix("batches/") if isinstance(name, str) and name.startswith("batches/") else name
+        return checked_id(found, "name", f"the reply of POST {path.split('?')[0]}",
+                          "the batch may have been created: find it with the Gemini API's batch list and cancel it "
+                          f"(its rows are submitted again next time); {FROM_PROVIDER}")
 
     async def poll(self, model: HttpModel, job_id: str) -> JobStatus:
         data = await call_json(model, "GET", f"/batches/{job_id}", model.headers())

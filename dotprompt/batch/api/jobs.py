@@ -36,6 +36,7 @@ from .anthropic import AnthropicBatch
 from .base import FINAL, BatchProvider
 from .capture import ReplayModel, Result, capture_request
 from .gemini import GeminiBatch
+from .ids import checked_id
 from .openai import OpenAIBatch
 
 __all__ = ["ResumeReport", "SubmitReport", "custom_id", "job_folder", "provider_for", "resume", "state_path", "submit"]
@@ -95,6 +96,12 @@ def _load_state(output: Path) -> dict[str, Any] | None:
                             "submit again (jobs already submitted are then not downloaded)") from None
     if not isinstance(state, dict) or state.get("version") != STATE_VERSION or not isinstance(state.get("jobs"), list):
         raise BatchJobError(f"{path} is not a dotprompt batch state file (version {STATE_VERSION})")
+    for number, job in enumerate(state["jobs"]):
+        if not isinstance(job, dict):
+            raise BatchJobError(f"{path}: `jobs[{number}]` is not an object; restore the file, or delete it to submit again")
+        # Written by an older version, or edited: its ids become file names and URLs, like a provider's.
+        checked_id(job.get("id"), f"jobs[{number}].id", str(path),
+                   "restore the file, or delete it to submit again (jobs already submitted are then not downloaded)")
     return state
 
 

@@ -14,6 +14,7 @@ from ...settings import BATCH_RESULTS_MAX_BYTES
 from ...types import GenerateRequest
 from .base import CANCELLED, ENDED, EXPIRED, FAILED, IN_PROGRESS, Fetched, JobStatus
 from .capture import Result
+from .ids import FROM_PROVIDER, checked_id
 from .transfer import call_json, download, result_lines
 
 __all__ = ["OpenAIBatch"]
@@ -36,18 +37,22 @@ class OpenAIBatch:
         headers = model.headers()
         uploaded = await call_json(model, "POST", "/files", headers, data={"purpose": "batch"},
                                    files={"file": (f"{label}.jsonl", content, "application/jsonl")})
+        file_id = checked_id(_get(uploaded, "id"), "id", "the reply of POST /files",
+                             f"no job was created; {FROM_PROVIDER}")
         job = await call_json(model, "POST", "/batches", headers, body={
-            "input_file_id": uploaded["id"], "endpoint": ENDPOINT, "completion_window": "24h",
+            "input_file_id": file_id, "endpoint": ENDPOINT, "completion_window": "24h",
             "metadata": {"dotprompt": label[:500]}})
-        return str(job["id"])
+        return checked_id(_get(job, "id"), "id", "the reply of POST /batches", _JOB_UNKNOWN)
 
     async def poll(self, model: HttpModel, job_id: str) -> JobStatus:
         data = await call_json(model, "GET", f"/batches/{job_id}", model.headers())
         status = str(data.get("status"))
         counts = data.get("request_counts") or {}
         detail = f"{status}" + (f" ({counts.get('completed', 0)}/{counts.get('total', 0)} done)" if counts else "")
-        return JobStatus(STATES.get(status, IN_PROGRESS), detail,
-                         {key: data.get(key) for key in ("output_file_id", "error_file_id") if data.get(key)})
+        files = {key: checked_id(data[key], key, f"the reply of GET /batches/{job_id}",
+                                 f"the job's results were not downloaded; {FROM_PROVIDER}")
+                 for key in ("output_file_id", "error_file_id") if data.get(key)}
+        return JobStatus(STATES.get(status, IN_PROGRESS), detail, files)
 
     async def fetch(self, model: HttpModel, job_id: str, status: JobStatus, folder: Path) -> AsyncIterator[Fetched]:
         for key in ("output_file_id", "error_file_id"):
@@ -58,6 +63,15 @@ class OpenAIBatch:
             await download(model, f"/files/{file_id}/content", model.headers(), target, BATCH_RESULTS_MAX_BYTES)
             for number, data, problem in result_lines(target, model.http.max_response_bytes):
                 yield _fetched(data, problem, target.name, number)
+
+
+# A job the provider may have made, whose id cannot be kept: nobody would ever download it.
+_JOB_UNKNOWN = ("the job may have been created: find it in the provider's console and cancel it (its rows are "
+                f"submitted again next time); {FROM_PROVIDER}")
+
+
+def _get(reply: Any, key: str) -> Any:
+    return reply.get(key) if isinstance(reply, dict) else None
 
 
 def _fetched(data: Any, problem: str | None, name: str, number: int) -> Fetched:

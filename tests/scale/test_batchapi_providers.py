@@ -79,7 +79,7 @@ def test_anthropic_posts_the_requests_then_reads_the_results_url(tmp_path):
                                                                    "error": {"type": "invalid_request", "message": "bad"}}}},
         {"custom_id": "r3", "result": {"type": "canceled"}}])
     server = Recorder({"id": "msgbatch_1", "processing_status": "in_progress"},
-                      {"id": "msgbatch_1", "processing_status": "ended", "results_url": "https://files.test/r/1",
+                      {"id": "msgbatch_1", "processing_status": "ended", "results_url": "https://api.test/v1/r/1",
                        "request_counts": {"succeeded": 1, "errored": 1, "canceled": 1}},
                       httpx.Response(200, content=results.encode()))
     model = AnthropicModel("anthropic/claude-x", config=ProviderConfig("anthropic", "https://api.test/v1", api_key="ak"),
@@ -93,7 +93,7 @@ def test_anthropic_posts_the_requests_then_reads_the_results_url(tmp_path):
     status = asyncio.run(provider.poll(model, "msgbatch_1"))
     assert status.state == ENDED and "1 canceled" in status.detail
     fetched = collect(provider, model, "msgbatch_1", status, tmp_path)
-    assert str(server.requests[-1].url) == "https://files.test/r/1" and server.requests[-1].headers["x-api-key"] == "ak"
+    assert str(server.requests[-1].url) == "https://api.test/v1/r/1" and server.requests[-1].headers["x-api-key"] == "ak"
     assert [(f.custom_id, f.result.error) for f in fetched] == [("r1", None), ("r2", "bad"),
                                                                ("r3", "the request canceled before it ran")]
 
@@ -122,3 +122,22 @@ def test_gemini_sends_inline_requests_and_reads_inlined_responses(tmp_path):
     assert [(f.custom_id, f.result.error, f.result.status) for f in fetched] == [("r1", None, None), ("r2", "invalid", 400)]
     assert GeminiBatch.parse(fetched[0].result.data, "googleai").message.text == "yo"
     assert all("gk" not in str(request.url) for request in server.requests)
+
+
+def test_anthropic_never_sends_the_key_to_a_results_url_on_another_origin(tmp_path):
+    # The status reply names where to download; the download carries x-api-key. A URL on another host,
+    # port, scheme or with credentials gives way to the documented path on the configured API.
+    line = json.dumps({"custom_id": "r1", "result": {"type": "canceled"}}).encode()
+    for foreign in ["https://evil.test/v1/r/1", "http://api.test/v1/r/1", "https://api.test:8443/v1/r/1",
+                    "https://user:pw@api.test/v1/r/1", "//evil.test/r", "not a url \n"]:
+        server = Recorder({"id": "msgbatch_1", "processing_status": "ended", "results_url": foreign},
+                          httpx.Response(200, content=line))
+        model = AnthropicModel("anthropic/claude-x", config=ProviderConfig("anthropic", "https://api.test/v1",
+                                                                          api_key="ak"),
+                               transport=httpx.MockTransport(server))
+        provider = AnthropicBatch()
+        status = asyncio.run(provider.poll(model, "msgbatch_1"))
+        fetched = collect(provider, model, "msgbatch_1", status, tmp_path)
+        assert str(server.requests[-1].url) == "https://api.test/v1/messages/batches/msgbatch_1/results", foreign
+        assert all(request.url.host == "api.test" for request in server.requests)
+        assert [f.custom_id for f in fetched] == ["r1"]

@@ -9,6 +9,8 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import httpx
+
 from ..._http.client import HttpModel
 from ...providers.anthropic import from_message, to_body
 from ...settings import BATCH_RESULTS_MAX_BYTES
@@ -45,11 +47,26 @@ class AnthropicBatch:
         return JobStatus(ENDED if status == "ended" else IN_PROGRESS, detail, {"results_url": data.get("results_url")})
 
     async def fetch(self, model: HttpModel, job_id: str, status: JobStatus, folder: Path) -> AsyncIterator[Fetched]:
-        url = status.info.get("results_url") or f"/messages/batches/{job_id}/results"
+        url = _same_origin(status.info.get("results_url"), model.config.base_url) \
+            or f"/messages/batches/{job_id}/results"
         target = folder / f"{job_id}.results.jsonl"
         await download(model, str(url), model.headers(), target, BATCH_RESULTS_MAX_BYTES)
         for number, data, problem in result_lines(target, model.http.max_response_bytes):
             yield _fetched(data, problem, target.name, number)
+
+
+def _same_origin(url: Any, base_url: str) -> str | None:
+    """The `results_url` a status reply names, only when it is on the configured API's origin: the download
+    carries the API key, and a reply (or whatever answers for the provider) must not send it elsewhere.
+    Any other URL gives way to the documented results path on the configured base URL."""
+    if not isinstance(url, str) or not url:
+        return None
+    try:
+        named, base = httpx.URL(url), httpx.URL(base_url)
+    except (httpx.InvalidURL, TypeError, ValueError):
+        return None
+    same = (named.scheme, named.host, named.port) == (base.scheme, base.host, base.port)
+    return url if same and not named.userinfo else None
 
 
 def _fetched(data: Any, problem: str | None, name: str, number: int) -> Fetched:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import concurrent.futures
-import multiprocessing
 import os
 import re
 import unicodedata
@@ -126,6 +124,9 @@ def _rebuildable(lib: PromptLibrary) -> bool:
 
 
 def _check_in_parallel(lib: PromptLibrary, infos: list[PromptInfo], jobs: int) -> list[Diagnostic]:
+    import concurrent.futures  # with multiprocessing: only a folder large enough to check in parallel loads them
+    import multiprocessing
+
     slices = [infos[i::jobs] for i in range(jobs)]
     # fork, where the platform has it: workers start with everything already imported.
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else None

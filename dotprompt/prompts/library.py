@@ -20,7 +20,7 @@ import unicodedata
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jinja2 import FunctionLoader
 
@@ -35,7 +35,6 @@ from ..engines.handlebars import KNOWN_HELPERS, HandlebarsEngine
 from ..engines.jinja import RESERVED_NAMES, make_environment, with_line_offset
 from ..errors import DotpromptError, InvalidPromptNameError, PromptFileError, PromptNotFoundError, UsageError
 from ..identity import PromptIdentity, content_hash
-from ..observe.runlog import open_run_log
 from ..schema.compiled import SchemaLike, SchemaRegistry
 from ..settings import RenderBudget, RunLogSettings, run_log_settings
 from ..settings import render_budget as resolve_budget
@@ -52,6 +51,9 @@ from .compiler import (
     read_text,
 )
 from .prompt import Prompt
+
+if TYPE_CHECKING:
+    from ..observe.runlog import RunLog
 
 __all__ = ["PromptInfo", "PromptLibrary", "check_name"]
 
@@ -86,7 +88,7 @@ class PromptLibrary:
         self.engine = engine
         self.render_budget = resolve_budget(render_budget)  # what one render may spend (settings.RenderBudget)
         # Where runs of its prompts are logged (None: not logged): `log=True`, a database path, or DOTPROMPT_LOG=1.
-        self.run_log = open_run_log(log if isinstance(log, RunLogSettings) else run_log_settings(log))
+        self.run_log = _open_run_log(log if isinstance(log, RunLogSettings) else run_log_settings(log))
         self._schemas = SchemaRegistry(schemas, schema_resolver)
         self._partial_resolver = partial_resolver
         self._runtime = RuntimeRegistry()
@@ -458,6 +460,14 @@ class PromptLibrary:
             return text
         src = parse_source(text, path)
         return with_line_offset(src.template, src.body_line)
+
+
+def _open_run_log(found: RunLogSettings) -> RunLog | None:
+    if found.path is None:
+        return None  # logging off (`check`, `render`, most libraries): the log's SQLite never loads
+    from ..observe.runlog import open_run_log
+
+    return open_run_log(found)
 
 
 def _still_changing(path: str) -> PromptFileError:

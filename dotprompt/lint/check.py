@@ -14,7 +14,7 @@ from ..document.parse import INPUT_KEYS, KNOWN_KEYS, OUTPUT_KEYS, PromptSource, 
 from ..document.unresolved import Unresolved
 from ..engines.detect import EngineChoice
 from ..engines.jinja import HANDLEBARS_HINT, looks_like_handlebars
-from ..errors import DotpromptError, PromptFileError, SchemaError
+from ..errors import DotpromptError, InputProblem, PromptFileError, SchemaError
 from ..formats import get_format, list_formats
 from ..prompts.compiler import helper_names, read_text
 from ..prompts.library import PromptInfo, PromptLibrary
@@ -204,7 +204,8 @@ def check_prompt(lib: PromptLibrary, info: PromptInfo) -> list[Diagnostic]:
         return _check_broken(lib, info)
     except DotpromptError as exc:
         return [Diagnostic(info.path, None, None, "error", str(exc))]
-    return _lint(lib, compiled.source, compiled.meta, compiled.validator, compiled.variables, compiled.unresolved)
+    return _lint(lib, compiled.source, compiled.meta, compiled.validator, compiled.variables, compiled.unresolved,
+                 compiled.engine)
 
 
 def _check_broken(lib: PromptLibrary, info: PromptInfo) -> list[Diagnostic]:
@@ -216,13 +217,14 @@ def _check_broken(lib: PromptLibrary, info: PromptInfo) -> list[Diagnostic]:
         return [Diagnostic(info.path, None, None, "error", str(exc))]
     out = [_from_error(exc, info.path) for exc in found.problems]
     if found.source is not None and found.meta is not None:
-        out += _lint(lib, found.source, found.meta, found.validator, found.variables, found.unresolved)
+        out += _lint(lib, found.source, found.meta, found.validator, found.variables, found.unresolved, found.engine)
     return sorted(out, key=lambda d: (d.line or 0, d.column or 0))
 
 
 def _lint(lib: PromptLibrary, src: PromptSource, meta: dict, validator: CompiledSchema | None,
-          variables: frozenset[str] | None, unresolved: tuple[Unresolved, ...] = ()) -> list[Diagnostic]:
-    engine = lib.engine_for(src).engine
+          variables: frozenset[str] | None, unresolved: tuple[Unresolved, ...] = (),
+          choice: EngineChoice | None = None) -> list[Diagnostic]:
+    engine = (choice or lib.engine_for(src)).engine  # the compile already chose it: not read from the template again
     found = [_from_unresolved(name, src.path or "") for name in unresolved]
     found += _unknown_keys(src) + _format_problems(src) + _output_schema_problems(src, meta)
     found += _default_problems(src, meta, validator)
@@ -276,13 +278,14 @@ def _output_schema_problems(src: PromptSource, meta: dict) -> list[Diagnostic]:
     name = output.get("format") or "json"
     if not isinstance(schema, dict) or name not in list_formats():
         return []
-    line, column = src.locate("output", "schema")
     fmt = get_format(name)
     try:
         handler = fmt.handler(schema)
     except SchemaError as exc:
+        line, column = src.locate("output", "schema")
         return [Diagnostic(src.path or "", line, column, "error", f"output schema for format {name!r}: {exc}")]
     if handler.instructions is None and fmt.default_instructions and output.get("instructions") is None:
+        line, column = src.locate("output", "schema")
         return [Diagnostic(src.path or "", line, column, "warning",
                            f"output format {name!r}: the schema lists no values, so the model is told nothing and "
                            "any reply is accepted; list them (`enum: [a, b]`)")]
@@ -299,16 +302,30 @@ def _default_problems(src: PromptSource, meta: dict, validator: CompiledSchema |
     properties = validator.schema.get("properties")
     extra = sorted(set(default) - set(properties)) if isinstance(properties, dict) else []
     declared = {key: value for key, value in default.items() if key not in extra}
-    problems = [p for p in validator.problems(declared) if "is a required property" not in p.message]
+    problems = _default_mismatches(validator, declared)
     out = []
     for key in extra:
         line, column = src.locate("input", "default", key)
         out.append(Diagnostic(src.path or "", line, column, "warning",
                               f"input.default `{key}` is not declared in input.schema: the template gets it, but "
                               "it is never validated (declare it in input.schema, or remove it)"))
+    if not problems:
+        return out
     line, column = src.locate("input", "default")
     return out + [Diagnostic(src.path or "", line, column, "error", f"input.default {p.path}: {p.message}")
                   for p in problems]
+
+
+def _default_mismatches(validator: CompiledSchema, declared: dict[str, Any]) -> list[InputProblem]:
+    """What is wrong with the defaults, besides the required fields they leave to the caller."""
+    schema = validator.schema
+    # Keywords of one schema object judge the value independently: valid without the top-level
+    # `required`, the defaults break nothing but it, which is not reported. The fast check says so
+    # without building jsonschema's validator for each file.
+    loose = {k: v for k, v in schema.items() if k != "required"} if isinstance(schema, dict) else None
+    if loose is not None and len(loose) < len(schema) and CompiledSchema(loose, checked=True).is_valid(declared):
+        return []
+    return [p for p in validator.problems(declared) if "is a required property" not in p.message]
 
 
 def _handlebars_syntax(engine: str, src: PromptSource) -> list[Diagnostic]:

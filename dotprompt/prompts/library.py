@@ -26,7 +26,7 @@ from jinja2 import FunctionLoader
 
 from .. import settings
 from .._util.cache import LRU
-from .._util.files import FileChangingError, Snapshot, decode, file_stamp, read_settled, read_snapshot
+from .._util.files import FileChangingError, Snapshot, decode, digest_of, file_stamp, read_settled, read_snapshot
 from .._util.suggest import close_matches
 from ..document.metadata import LibraryDefaults, merge, options_metadata, render_fields
 from ..document.parse import USE_HINT, PromptSource, parse_source, use_arguments
@@ -95,6 +95,7 @@ class PromptLibrary:
         self._defaults = LibraryDefaults(default_model, model_configs, self._runtime.tool_definition)
         self._partials: dict[str, str] = {}
         self._partial_asts: LRU[Any] = LRU(settings.PARTIAL_CACHE_SIZE)
+        self._partial_bodies: LRU[str] = LRU(settings.PARTIAL_CACHE_SIZE)  # a partial file's template, by its bytes
         # .depends: partial files read by the compile running on this thread; .partials: every partial it
         # read (files, definitions, resolver) with its content hash, for the prompt's identity
         self._reading = threading.local()
@@ -232,6 +233,7 @@ class PromptLibrary:
     def cache_info(self) -> dict[str, int]:
         """Entries in the library's caches (each bounded): prompts loaded, parsed partials, Handlebars programs."""
         return {"prompts": len(self._prompts), "partial_asts": len(self._partial_asts),
+                "partial_bodies": len(self._partial_bodies),
                 "handlebars_programs": self._handlebars.cache_size()}
 
     def load(self, name: str, variant: str | None = None) -> Prompt:
@@ -454,12 +456,18 @@ class PromptLibrary:
         path = self.directory / head / f"_{tail}.prompt"
         return str(path) if _entry_exists(path) else None
 
-    @staticmethod
-    def _partial_body(text: str, path: str | None) -> str:
+    def _partial_body(self, text: str, path: str | None) -> str:
         if not text.strip():
             return text
-        src = parse_source(text, path)
-        return with_line_offset(src.template, src.body_line)
+        # A partial shared by every prompt is read for each of them (its bytes may have changed), but its
+        # frontmatter is parsed once per version of the file.
+        digest = digest_of(text.encode("utf-8", "surrogatepass"))
+        body = self._partial_bodies.get(path, digest)
+        if body is None:
+            src = parse_source(text, path)
+            body = with_line_offset(src.template, src.body_line)
+            self._partial_bodies.put(path, digest, body)
+        return body
 
 
 def _open_run_log(found: RunLogSettings) -> RunLog | None:

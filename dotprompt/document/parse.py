@@ -153,7 +153,8 @@ def load_yaml_safely(text: str) -> Any:
         node = loader.get_single_node()
         if node is None:
             return None
-        _check_aliases(node)
+        if "*" in text:  # an alias is written `*name`: text without a `*` has none to loop or expand
+            _check_aliases(node)
         return loader.construct_document(node)
     finally:
         loader.dispose()

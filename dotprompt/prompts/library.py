@@ -31,7 +31,7 @@ from .._util.suggest import close_matches
 from ..document.metadata import LibraryDefaults, merge, options_metadata, render_fields
 from ..document.parse import USE_HINT, PromptSource, parse_source, use_arguments
 from ..engines.detect import ENGINE_SETTINGS, EngineChoice, choose_engine
-from ..engines.handlebars import KNOWN_HELPERS, HandlebarsEngine
+from ..engines.handlebars import KNOWN_HELPERS
 from ..engines.jinja import RESERVED_NAMES, make_environment, with_line_offset
 from ..errors import DotpromptError, InvalidPromptNameError, PromptFileError, PromptNotFoundError, UsageError
 from ..identity import PromptIdentity, content_hash
@@ -53,6 +53,7 @@ from .compiler import (
 from .prompt import Prompt
 
 if TYPE_CHECKING:
+    from ..engines.handlebars import HandlebarsEngine
     from ..observe.runlog import RunLog
 
 __all__ = ["PromptInfo", "PromptLibrary", "check_name"]
@@ -104,7 +105,16 @@ class PromptLibrary:
         self._revision = 0  # bumped by every define_*; prompts compiled at an older revision recompile
         self._env = make_environment(FunctionLoader(self._partial_source))
         self._helpers: dict[str, Callable[..., Any]] = {}  # the application's template helpers (define_helper)
-        self._handlebars = HandlebarsEngine(self._handlebars_partial, helpers=self._helpers)
+        self._handlebars_engine: HandlebarsEngine | None = None  # made with the first Handlebars template
+
+    @property
+    def _handlebars(self) -> HandlebarsEngine:
+        # Made on first use, so a library of jinja2 prompts never loads dotpromptz-handlebars.
+        if self._handlebars_engine is None:
+            from ..engines.handlebars import HandlebarsEngine
+
+            self._handlebars_engine = HandlebarsEngine(self._handlebars_partial, helpers=self._helpers)
+        return self._handlebars_engine
 
     def __repr__(self) -> str:
         return f"PromptLibrary({str(self.directory) if self.directory else None!r}, engine={self.engine!r})"
@@ -234,7 +244,7 @@ class PromptLibrary:
         """Entries in the library's caches (each bounded): prompts loaded, parsed partials, Handlebars programs."""
         return {"prompts": len(self._prompts), "partial_asts": len(self._partial_asts),
                 "partial_bodies": len(self._partial_bodies),
-                "handlebars_programs": self._handlebars.cache_size()}
+                "handlebars_programs": self._handlebars_engine.cache_size() if self._handlebars_engine else 0}
 
     def load(self, name: str, variant: str | None = None) -> Prompt:
         """The prompt `name` (optionally its variant), compiled once and cached."""
@@ -350,7 +360,7 @@ class PromptLibrary:
     def _compile(self, text: str, path: str | None, name: str | None, variant: str | None,
                  stamp: Any) -> CompiledPrompt:
         ctx = CompileContext(self._env, self._schemas, self._defaults, self._partial_source, self._revision,
-                             self._partial_asts, self.engine, self._handlebars)
+                             self._partial_asts, self.engine, lambda: self._handlebars)
         used: dict[str, str] = {}  # partial name -> content hash
         self._reading.partials = used
         try:
@@ -389,7 +399,7 @@ class PromptLibrary:
         if path is None:
             raise PromptNotFoundError(name, variant, [], str(self.directory))
         ctx = CompileContext(self._env, self._schemas, self._defaults, self._partial_source, self._revision,
-                             self._partial_asts, self.engine, self._handlebars)
+                             self._partial_asts, self.engine, lambda: self._handlebars)
         found = diagnose_prompt(read_text(path, self.directory), path, name, variant, ctx)
         if found.source is not None:
             found.problems += self._use_argument_problems(found.source)

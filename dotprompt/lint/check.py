@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import threading
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
@@ -62,8 +63,9 @@ def check_library(lib: PromptLibrary, *, jobs: int | None = None) -> list[Diagno
     """Every problem in the folder, in file order. Large folders are checked in parallel processes."""
     infos = lib.prompts()
     jobs = jobs if jobs is not None else (os.cpu_count() or 1)
-    if jobs > 1 and len(infos) >= PARALLEL_FROM and _rebuildable(lib):
-        found = _check_in_parallel(lib, infos, jobs)
+    inherit = _forkable()  # decided once: a thread started later must not leave workers with neither
+    if jobs > 1 and len(infos) >= PARALLEL_FROM and (inherit or _rebuildable(lib)):
+        found = _check_in_parallel(lib, infos, jobs, inherit=inherit)
     else:
         found = [d for info in infos for d in check_prompt(lib, info)]
     found += lookalike_names(infos)
@@ -123,21 +125,43 @@ def _rebuildable(lib: PromptLibrary) -> bool:
     return lib.directory is not None and not lib.defined_in_code()
 
 
-def _check_in_parallel(lib: PromptLibrary, infos: list[PromptInfo], jobs: int) -> list[Diagnostic]:
-    import concurrent.futures  # with multiprocessing: only a folder large enough to check in parallel loads them
+def _can_fork() -> bool:
+    import multiprocessing  # with concurrent.futures: only a folder large enough to check in parallel loads them
+
+    return "fork" in multiprocessing.get_all_start_methods()
+
+
+def _forkable() -> bool:
+    """Workers forked now can check the library itself, as it is (tools, partials, helpers defined in code
+    included: the project's `[tool.dotprompt] tools` make most CLI libraries so). Only while no other
+    thread runs: one could hold a lock of the library that the workers' copies would keep forever."""
+    return threading.active_count() == 1 and _can_fork()
+
+
+# The library forked workers check: set in the parent just before they start, so they inherit it.
+_FORKED: PromptLibrary | None = None
+
+
+def _check_in_parallel(lib: PromptLibrary, infos: list[PromptInfo], jobs: int, *, inherit: bool) -> list[Diagnostic]:
+    global _FORKED
+    import concurrent.futures
     import multiprocessing
 
     slices = [infos[i::jobs] for i in range(jobs)]
     # fork, where the platform has it: workers start with everything already imported.
-    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else None
-    with concurrent.futures.ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context(method)) as pool:
-        results = pool.map(_check_slice, [str(lib.directory)] * jobs, [lib.engine] * jobs, slices)
-        by_path = {d_path: ds for chunk in results for d_path, ds in chunk}
+    method = "fork" if _can_fork() else None
+    _FORKED = lib if inherit else None  # else each worker rebuilds the library from its folder
+    try:
+        with concurrent.futures.ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context(method)) as pool:
+            results = pool.map(_check_slice, [str(lib.directory)] * jobs, [lib.engine] * jobs, slices)
+            by_path = {d_path: ds for chunk in results for d_path, ds in chunk}
+    finally:
+        _FORKED = None
     return [d for info in infos for d in by_path.get(info.path, [])]
 
 
 def _check_slice(directory: str, engine: str, infos: list[PromptInfo]) -> list[tuple[str, list[Diagnostic]]]:
-    lib = PromptLibrary(directory, engine=engine)
+    lib = _FORKED if _FORKED is not None else PromptLibrary(directory, engine=engine)
     return [(info.path, check_prompt(lib, info)) for info in infos]
 
 

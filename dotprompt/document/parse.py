@@ -6,7 +6,6 @@ always count from the first line of the file, frontmatter included.
 
 from __future__ import annotations
 
-import functools
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -153,8 +152,7 @@ def load_yaml_safely(text: str) -> Any:
         node = loader.get_single_node()
         if node is None:
             return None
-        if "*" in text:  # an alias is written `*name`: text without a `*` has none to loop or expand
-            _check_aliases(node)
+        _check_aliases(node)
         return loader.construct_document(node)
     finally:
         loader.dispose()
@@ -206,32 +204,26 @@ class PromptSource:
     yaml_text: str = ""
     yaml_line: int = 0  # file line of the first YAML line (0: no frontmatter)
 
-    @functools.cached_property
-    def _yaml_tree(self) -> Any:
-        # Composed once, on the first lookup: a file with several problems is not re-read per problem,
-        # and a file with none is never composed. Lookups only read the tree.
-        return compose_yaml(self.yaml_text)
-
     def locate(self, *keys: str | int) -> tuple[int | None, int | None]:
         """File line and column of a frontmatter key path, e.g. ("output", "schema", "name")."""
         if not self.yaml_text:
             return None, None
-        found = self._yaml_tree
-        mark = None  # the key's own mark when the last step was a mapping key; else the value's start
+        node = compose_yaml(self.yaml_text)
+        found = node
         for key in keys:
-            child, key_mark = _child_entry(found, key)
+            child = _child_node(found, key)
             if child is None:
                 break
-            found, mark = child, key_mark
+            found = child
         if found is None:
             return self.yaml_line, 1
-        mark = mark or found.start_mark
+        mark = getattr(found, "_key_mark", None) or found.start_mark
         return self.yaml_line + mark.line, mark.column + 1
 
     def locate_field(self, section: str, name: str) -> tuple[int | None, int | None]:
         """File line and column of field `name` of `section`.schema, however it is written: Picoschema
         (`name`, `name?`, `name(type, description)`) or JSON Schema (`properties: {name: ...}`)."""
-        schema = _child_node(_child_node(self._yaml_tree, section), "schema") if self.yaml_text else None
+        schema = _child_node(_child_node(compose_yaml(self.yaml_text), section), "schema") if self.yaml_text else None
         if isinstance(schema, yaml.MappingNode):
             properties = _child_node(schema, "properties")
             fields = properties if isinstance(properties, yaml.MappingNode) else schema
@@ -269,19 +261,14 @@ def yaml_key_node(node: Any, key: str) -> Any:
 
 
 def _child_node(node: Any, key: str | int) -> Any:
-    return _child_entry(node, key)[0]
-
-
-def _child_entry(node: Any, key: str | int) -> tuple[Any, Any]:
-    """(value node, the mark of its key) of `key` in a mapping or sequence node; (None, None) when absent.
-    A sequence item has no key: its mark is None."""
     if isinstance(node, yaml.MappingNode):
         for key_node, value_node in node.value:
             if key_node.value == key:
-                return value_node, key_node.start_mark
+                value_node._key_mark = key_node.start_mark
+                return value_node
     if isinstance(node, yaml.SequenceNode) and isinstance(key, int) and key < len(node.value):
-        return node.value[key], None
-    return None, None
+        return node.value[key]
+    return None
 
 
 def parse_source(source: str, path: str | None = None, problems: Problems | None = None) -> PromptSource:

@@ -1,9 +1,10 @@
 """Prompt files (`.prompt`: YAML frontmatter + a jinja2 template) as code: render, run, validate.
 
-The public API is the table below: each public name and the module that defines it. Modules marked
-eager load with the package (rendering and `dotprompt check` need only them); the running side (the
-loop, tools, models, formats) loads on first use of one of its names. Type checkers read the same
-names from the `TYPE_CHECKING` block, so `dotprompt.generate` is typed in an IDE although it loads late.
+The public API is the table below: each public name and the module that defines it. Only the errors
+load with the package (`except dotprompt.DotpromptError` needs them, and they import nothing heavy);
+every other name loads its module on first use, so `import dotprompt` brings no pydantic, jinja2 or
+YAML until a prompt is loaded. Type checkers read the same names from the `TYPE_CHECKING` block, so
+`dotprompt.generate` is typed in an IDE although it loads late.
 Every `define_*` registers (`define_tool`, `define_interrupt`: into `default_library()`; `define_model`,
 `define_format`: into their registries); `make_tool`, `make_interrupt` and `@tool` only build a Tool.
 Subpackages with a public face of their own: `dotprompt.providers` (provider classes, the model
@@ -18,8 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-_EAGER = frozenset({".errors", ".identity", ".prompts.library", ".prompts.loader", ".prompts.prompt", ".document.rendered",
-                    ".types"})
+_EAGER = frozenset({".errors"})
 
 _API: dict[str, tuple[str, ...]] = {
     ".errors": ("BatchInputError", "BatchJobError", "BatchOutputError", "CaseFailedError", "DatasetError",

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from pathlib import Path
+
+import pytest
 
 from dotprompt.formats import Format, define_format, get_format, list_formats
 from dotprompt.lint.check import PARALLEL_FROM, check_library
@@ -73,3 +78,35 @@ def test_an_enum_schema_without_values_is_a_warning_and_a_schema_the_format_refu
     assert (found["mood.prompt"].level, found["mood.prompt"].line) == ("warning", 4)
     assert "lists no values" in found["mood.prompt"].message
     assert found["lines.prompt"].level == "error" and "array-of-objects" in found["lines.prompt"].message
+
+
+@pytest.mark.slow
+def test_a_library_with_definitions_in_code_is_checked_in_forked_workers_that_see_them(tmp_path):
+    # In a fresh (single-threaded) interpreter: the forked workers check the library itself, so a partial
+    # that only a resolver in code provides is found there, and the findings match the serial check's.
+    for i in range(PARALLEL_FROM + 4):
+        (tmp_path / f"p{i:03}.prompt").write_text("{% include 'shared' %}{{ x }}" if i % 5 else "{% include 'gone' %}")
+    script = f"""
+import json, os
+from dotprompt import PromptLibrary
+from dotprompt.lint.check import check_library
+
+pids = {str(tmp_path / "pids")!r}
+def resolver(name):
+    with open(pids, "a") as out:
+        out.write(f"{{os.getpid()}}\\n")
+    return "shared text" if name == "shared" else None
+
+def check(jobs):
+    lib = PromptLibrary({str(tmp_path)!r}, partial_resolver=resolver)
+    return [d.format() for d in check_library(lib, jobs=jobs)]
+
+serial = check(1)
+open(pids, "w").close()
+parallel = check(2)
+print(json.dumps({{"same": parallel == serial, "errors": len(serial),
+                   "workers": len(set(open(pids).read().split()) - {{str(os.getpid())}})}}))
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {"same": True, "errors": len(range(0, PARALLEL_FROM + 4, 5)), "workers": 2}

@@ -3,23 +3,22 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import DatasetError, PromptFileError
-from ..evals.config import EvalSpec, load_eval
-from ..evals.datasets import GoldRow, read_dataset
-from ..evals.gates import deltas, load_baseline, regressions, save_baseline, threshold_misses
-from ..evals.report import Verdict, print_report, write_json, write_junit, write_markdown
-from ..evals.run import Arm, ArmResult, EvalRun, arms_of
-from ..prompts.library import PromptLibrary
-from ..prompts.loader import project_library, prompts_dir
 from .common import DIR_HELP, EXIT_FAILED, EXIT_OK, EXIT_USAGE, CommandLineError, add_engine_flag
 from .test import find_test_files
+
+if TYPE_CHECKING:  # the eval machinery loads when an eval runs, not with every command (`dotprompt check`)
+    from ..evals.config import EvalSpec
+    from ..evals.datasets import GoldRow
+    from ..evals.report import Verdict
+    from ..evals.run import Arm, ArmResult
+    from ..prompts.library import PromptLibrary
 
 __all__ = ["add_parser", "collect", "evaluate", "judge", "report", "rows_of", "run"]
 
@@ -54,6 +53,10 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     if args.max_regression is not None and not 0 <= args.max_regression <= 1:
         raise CommandLineError("--max-regression must be between 0 and 1")
+    from ..evals.gates import load_baseline, save_baseline
+    from ..evals.run import arms_of
+    from ..prompts.loader import project_library, prompts_dir
+
     folder = prompts_dir(args.dir)
     specs, errors = collect(args, folder)
     for error in errors:
@@ -82,6 +85,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def collect(args: argparse.Namespace, folder: Path) -> tuple[list[EvalSpec], list[PromptFileError]]:
+    from ..evals.config import EvalSpec, load_eval
+
     if args.prompt:
         if not args.dataset or args.paths:
             raise CommandLineError("--prompt evaluates a dataset without a test file: give --dataset FILE and no paths")
@@ -105,6 +110,10 @@ def collect(args: argparse.Namespace, folder: Path) -> tuple[list[EvalSpec], lis
 
 def evaluate(library: PromptLibrary, specs: Sequence[EvalSpec], arms: Sequence[Arm],
              args: argparse.Namespace) -> list[ArmResult]:
+    import asyncio
+
+    from ..evals.run import EvalRun
+
     runner = EvalRun(library, args.mode or "replay", max(1, args.concurrency))
     datasets = [(spec, rows_of(spec)) for spec in specs]
     fancy = sys.stderr.isatty() and not os.environ.get("CI")
@@ -124,12 +133,17 @@ def evaluate(library: PromptLibrary, specs: Sequence[EvalSpec], arms: Sequence[A
 
 
 def rows_of(spec: EvalSpec) -> list[GoldRow]:
+    from ..evals.datasets import read_dataset
+
     if spec.dataset is None:
         raise DatasetError(f"{spec.file}:{spec.line}: the eval names no dataset; add `dataset: FILE` or pass --dataset")
     return read_dataset(spec.dataset)
 
 
 def judge(results: Sequence[ArmResult], baseline: dict[str, Any] | None, max_regression: float | None) -> list[Verdict]:
+    from ..evals.gates import deltas, regressions, threshold_misses
+    from ..evals.report import Verdict
+
     verdicts = []
     for result in results:
         misses = threshold_misses(result.spec, result.scores, result.grounding)
@@ -145,6 +159,8 @@ def judge(results: Sequence[ArmResult], baseline: dict[str, Any] | None, max_reg
 
 
 def report(verdicts: Sequence[Verdict], args: argparse.Namespace) -> None:
+    from ..evals.report import print_report, write_json, write_junit, write_markdown
+
     print_report(verdicts, sys.stdout, fancy=sys.stdout.isatty() and not os.environ.get("CI"))
     if args.junit:
         write_junit(verdicts, args.junit)

@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 from .._util.escape import json_dumps, terminal, view_body
-from ..observe.runlog import LogQuery, get_run, list_runs, search_runs
 from ..settings import project_settings, run_log_settings
 from .common import EXIT_FAILED, EXIT_OK, CommandLineError
 
@@ -43,6 +42,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..observe.runlog import LogQuery, list_runs, search_runs  # sqlite3 loads with this command only
+
     path = args.file or log_path()
     if args.run_id is not None:
         return _show(path, args.run_id, args.json)
@@ -145,6 +146,8 @@ def _preview(found: dict[str, Any], width: int) -> str:
 # -- one run in full -------------------------------------------------------------------------------
 
 def _show(path: Path, number: int, as_json: bool) -> int:
+    from ..observe.runlog import get_run
+
     found = get_run(path, number)
     if found is None:
         print(f"dotprompt: no run {number} in {path} (`dotprompt logs` lists the runs kept)", file=sys.stderr)

@@ -12,7 +12,6 @@ from typing import Any
 from .._util.escape import json_dumps, terminal
 from .._util.redact import redact
 from ..errors import GenerationError
-from ..observe.runrecord import log_source
 from ..settings import BATCH_LOG_ROWS
 from .common import DIR_HELP, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, CommandLineError, add_engine_flag, json_arg, library
 from .grounding_view import show_grounding
@@ -68,6 +67,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     from ..generation.api import run_sync
+    from ..observe.runrecord import log_source  # the running side loads with this command, not with `check`
 
     prompt = library(args.dir, log=False if args.no_log else None,
                      engine=args.template_engine).load(args.name, args.variant)

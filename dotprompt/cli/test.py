@@ -3,23 +3,21 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from .._util.escape import terminal
 from ..errors import PromptFileError
-from ..prompts.loader import project_library, prompts_dir
-from ..testing.cases import TestCase, load_test_file
-from ..testing.recording import Mode
-from ..testing.report import nothing_collected, print_summary, write_json, write_junit
-from ..testing.runner import CaseResult, CaseSummary, TestRun
 from .common import DIR_HELP, EXIT_FAILED, EXIT_OK, EXIT_USAGE, CommandLineError, add_engine_flag
-from .progress import case_progress
+
+if TYPE_CHECKING:  # the test machinery loads when a test runs, not with every command (`dotprompt check`)
+    from ..testing.cases import TestCase
+    from ..testing.recording import Mode
+    from ..testing.runner import CaseResult, CaseSummary, TestRun
 
 __all__ = ["TestOptions", "add_parser", "collect", "default_mode", "find_test_files", "run", "run_tests"]
 
@@ -60,6 +58,8 @@ def find_test_files(paths: Sequence[str], prompts_dir: Path) -> list[Path]:
 
 
 def collect(files: Sequence[Path], prompts_dir: Path, keyword: str | None) -> tuple[list[TestCase], list[PromptFileError]]:
+    from ..testing.cases import load_test_file
+
     cases: list[TestCase] = []
     errors: list[PromptFileError] = []
     for file in files:
@@ -73,6 +73,10 @@ def collect(files: Sequence[Path], prompts_dir: Path, keyword: str | None) -> tu
 
 
 def run_tests(options: TestOptions, out: TextIO | None = None) -> int:
+    from ..prompts.loader import project_library
+    from ..testing.report import nothing_collected, print_summary, write_json, write_junit
+    from ..testing.runner import TestRun
+
     out = sys.stdout if out is None else out  # looked up per call: a redirected sys.stdout is followed
     try:
         files = find_test_files(options.paths, options.prompts_dir)
@@ -101,6 +105,10 @@ def run_tests(options: TestOptions, out: TextIO | None = None) -> int:
 
 
 def _execute(run: TestRun, cases: list[TestCase], options: TestOptions, fancy: bool) -> list[CaseSummary]:
+    import asyncio
+
+    from .progress import case_progress
+
     runs = options.repeat if options.mode != "replay" else 1
     with case_progress(len(cases) * runs, f"{len(cases)} cases ({options.mode})") as advance:
         log = _log_line if not fancy else None
@@ -143,6 +151,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     if args.repeat < 1 or not 0 <= args.min_pass_rate <= 1:
         raise CommandLineError("--repeat must be at least 1 and --min-pass-rate between 0 and 1")
+    from ..prompts.loader import prompts_dir
+
     folder = prompts_dir(args.dir)
     options = TestOptions(paths=args.paths, prompts_dir=folder, mode=args.mode or default_mode(), keyword=args.keyword,
                           model=args.model, repeat=args.repeat, min_pass_rate=args.min_pass_rate,

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import concurrent.futures
-import multiprocessing
 import os
 import re
+import threading
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,7 +15,7 @@ from ..document.parse import INPUT_KEYS, KNOWN_KEYS, OUTPUT_KEYS, PromptSource, 
 from ..document.unresolved import Unresolved
 from ..engines.detect import EngineChoice
 from ..engines.jinja import HANDLEBARS_HINT, looks_like_handlebars
-from ..errors import DotpromptError, PromptFileError, SchemaError
+from ..errors import DotpromptError, InputProblem, PromptFileError, SchemaError
 from ..formats import get_format, list_formats
 from ..prompts.compiler import helper_names, read_text
 from ..prompts.library import PromptInfo, PromptLibrary
@@ -64,8 +63,9 @@ def check_library(lib: PromptLibrary, *, jobs: int | None = None) -> list[Diagno
     """Every problem in the folder, in file order. Large folders are checked in parallel processes."""
     infos = lib.prompts()
     jobs = jobs if jobs is not None else (os.cpu_count() or 1)
-    if jobs > 1 and len(infos) >= PARALLEL_FROM and _rebuildable(lib):
-        found = _check_in_parallel(lib, infos, jobs)
+    inherit = _forkable()  # decided once: a thread started later must not leave workers with neither
+    if jobs > 1 and len(infos) >= PARALLEL_FROM and (inherit or _rebuildable(lib)):
+        found = _check_in_parallel(lib, infos, jobs, inherit=inherit)
     else:
         found = [d for info in infos for d in check_prompt(lib, info)]
     found += lookalike_names(infos)
@@ -125,18 +125,43 @@ def _rebuildable(lib: PromptLibrary) -> bool:
     return lib.directory is not None and not lib.defined_in_code()
 
 
-def _check_in_parallel(lib: PromptLibrary, infos: list[PromptInfo], jobs: int) -> list[Diagnostic]:
+def _can_fork() -> bool:
+    import multiprocessing  # with concurrent.futures: only a folder large enough to check in parallel loads them
+
+    return "fork" in multiprocessing.get_all_start_methods()
+
+
+def _forkable() -> bool:
+    """Workers forked now can check the library itself, as it is (tools, partials, helpers defined in code
+    included: the project's `[tool.dotprompt] tools` make most CLI libraries so). Only while no other
+    thread runs: one could hold a lock of the library that the workers' copies would keep forever."""
+    return threading.active_count() == 1 and _can_fork()
+
+
+# The library forked workers check: set in the parent just before they start, so they inherit it.
+_FORKED: PromptLibrary | None = None
+
+
+def _check_in_parallel(lib: PromptLibrary, infos: list[PromptInfo], jobs: int, *, inherit: bool) -> list[Diagnostic]:
+    global _FORKED
+    import concurrent.futures
+    import multiprocessing
+
     slices = [infos[i::jobs] for i in range(jobs)]
     # fork, where the platform has it: workers start with everything already imported.
-    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else None
-    with concurrent.futures.ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context(method)) as pool:
-        results = pool.map(_check_slice, [str(lib.directory)] * jobs, [lib.engine] * jobs, slices)
-        by_path = {d_path: ds for chunk in results for d_path, ds in chunk}
+    method = "fork" if _can_fork() else None
+    _FORKED = lib if inherit else None  # else each worker rebuilds the library from its folder
+    try:
+        with concurrent.futures.ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context(method)) as pool:
+            results = pool.map(_check_slice, [str(lib.directory)] * jobs, [lib.engine] * jobs, slices)
+            by_path = {d_path: ds for chunk in results for d_path, ds in chunk}
+    finally:
+        _FORKED = None
     return [d for info in infos for d in by_path.get(info.path, [])]
 
 
 def _check_slice(directory: str, engine: str, infos: list[PromptInfo]) -> list[tuple[str, list[Diagnostic]]]:
-    lib = PromptLibrary(directory, engine=engine)
+    lib = _FORKED if _FORKED is not None else PromptLibrary(directory, engine=engine)
     return [(info.path, check_prompt(lib, info)) for info in infos]
 
 
@@ -203,7 +228,8 @@ def check_prompt(lib: PromptLibrary, info: PromptInfo) -> list[Diagnostic]:
         return _check_broken(lib, info)
     except DotpromptError as exc:
         return [Diagnostic(info.path, None, None, "error", str(exc))]
-    return _lint(lib, compiled.source, compiled.meta, compiled.validator, compiled.variables, compiled.unresolved)
+    return _lint(lib, compiled.source, compiled.meta, compiled.validator, compiled.variables, compiled.unresolved,
+                 compiled.engine)
 
 
 def _check_broken(lib: PromptLibrary, info: PromptInfo) -> list[Diagnostic]:
@@ -215,13 +241,14 @@ def _check_broken(lib: PromptLibrary, info: PromptInfo) -> list[Diagnostic]:
         return [Diagnostic(info.path, None, None, "error", str(exc))]
     out = [_from_error(exc, info.path) for exc in found.problems]
     if found.source is not None and found.meta is not None:
-        out += _lint(lib, found.source, found.meta, found.validator, found.variables, found.unresolved)
+        out += _lint(lib, found.source, found.meta, found.validator, found.variables, found.unresolved, found.engine)
     return sorted(out, key=lambda d: (d.line or 0, d.column or 0))
 
 
 def _lint(lib: PromptLibrary, src: PromptSource, meta: dict, validator: CompiledSchema | None,
-          variables: frozenset[str] | None, unresolved: tuple[Unresolved, ...] = ()) -> list[Diagnostic]:
-    engine = lib.engine_for(src).engine
+          variables: frozenset[str] | None, unresolved: tuple[Unresolved, ...] = (),
+          choice: EngineChoice | None = None) -> list[Diagnostic]:
+    engine = (choice or lib.engine_for(src)).engine  # the compile already chose it: not read from the template again
     found = [_from_unresolved(name, src.path or "") for name in unresolved]
     found += _unknown_keys(src) + _format_problems(src) + _output_schema_problems(src, meta)
     found += _default_problems(src, meta, validator)
@@ -275,13 +302,14 @@ def _output_schema_problems(src: PromptSource, meta: dict) -> list[Diagnostic]:
     name = output.get("format") or "json"
     if not isinstance(schema, dict) or name not in list_formats():
         return []
-    line, column = src.locate("output", "schema")
     fmt = get_format(name)
     try:
         handler = fmt.handler(schema)
     except SchemaError as exc:
+        line, column = src.locate("output", "schema")
         return [Diagnostic(src.path or "", line, column, "error", f"output schema for format {name!r}: {exc}")]
     if handler.instructions is None and fmt.default_instructions and output.get("instructions") is None:
+        line, column = src.locate("output", "schema")
         return [Diagnostic(src.path or "", line, column, "warning",
                            f"output format {name!r}: the schema lists no values, so the model is told nothing and "
                            "any reply is accepted; list them (`enum: [a, b]`)")]
@@ -298,16 +326,30 @@ def _default_problems(src: PromptSource, meta: dict, validator: CompiledSchema |
     properties = validator.schema.get("properties")
     extra = sorted(set(default) - set(properties)) if isinstance(properties, dict) else []
     declared = {key: value for key, value in default.items() if key not in extra}
-    problems = [p for p in validator.problems(declared) if "is a required property" not in p.message]
+    problems = _default_mismatches(validator, declared)
     out = []
     for key in extra:
         line, column = src.locate("input", "default", key)
         out.append(Diagnostic(src.path or "", line, column, "warning",
                               f"input.default `{key}` is not declared in input.schema: the template gets it, but "
                               "it is never validated (declare it in input.schema, or remove it)"))
+    if not problems:
+        return out
     line, column = src.locate("input", "default")
     return out + [Diagnostic(src.path or "", line, column, "error", f"input.default {p.path}: {p.message}")
                   for p in problems]
+
+
+def _default_mismatches(validator: CompiledSchema, declared: dict[str, Any]) -> list[InputProblem]:
+    """What is wrong with the defaults, besides the required fields they leave to the caller."""
+    schema = validator.schema
+    # Keywords of one schema object judge the value independently: valid without the top-level
+    # `required`, the defaults break nothing but it, which is not reported. The fast check says so
+    # without building jsonschema's validator for each file.
+    loose = {k: v for k, v in schema.items() if k != "required"} if isinstance(schema, dict) else None
+    if loose is not None and len(loose) < len(schema) and CompiledSchema(loose, checked=True).is_valid(declared):
+        return []
+    return [p for p in validator.problems(declared) if "is a required property" not in p.message]
 
 
 def _handlebars_syntax(engine: str, src: PromptSource) -> list[Diagnostic]:

@@ -6,7 +6,7 @@ import itertools
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jinja2 import Template, TemplateSyntaxError, nodes
 from jinja2.sandbox import ImmutableSandboxedEnvironment
@@ -18,7 +18,7 @@ from ..document.metadata import LibraryDefaults, convert_schemas, render_fields
 from ..document.parse import Problems, PromptSource, parse_source, report_to
 from ..document.unresolved import Unresolved, near_miss
 from ..engines.detect import EngineChoice, choose_engine
-from ..engines.handlebars import KNOWN_HELPERS, HandlebarsEngine, HandlebarsTemplate
+from ..engines.handlebars import KNOWN_HELPERS
 from ..engines.jinja import (
     HANDLEBARS_HINT,
     RESERVED_NAMES,
@@ -30,6 +30,9 @@ from ..engines.jinja import (
 from ..errors import PromptFileError
 from ..identity import PromptIdentity
 from ..schema.compiled import CompiledSchema, SchemaRegistry, compile_validator
+
+if TYPE_CHECKING:
+    from ..engines.handlebars import HandlebarsEngine, HandlebarsTemplate
 
 __all__ = ["CompileContext", "CompiledPrompt", "Dependency", "Diagnosis", "Stamp", "check_includes", "compile_prompt",
            "diagnose_prompt", "file_stamp", "helper_field_problems", "helper_names", "parse_template", "read_text"]
@@ -66,7 +69,7 @@ class CompileContext:
     revision: int  # the library's revision it was compiled at
     partial_asts: LRU[nodes.Template]  # one entry per partial (file or name), holding its content hash
     engine: str = "auto"  # the library's engine (auto: read from each template); a file may name its own
-    handlebars: HandlebarsEngine | None = None
+    handlebars: Callable[[], HandlebarsEngine] | None = None  # the engine, made on the first Handlebars template
 
 
 def read_text(path: str, root: str | os.PathLike[str] | None = None) -> str:
@@ -129,7 +132,7 @@ def _build(text: str, path: str | None, name: str | None, variant: str | None, c
     variables: frozenset[str] | None = None
     try:
         if engine == "handlebars" and ctx.handlebars is not None:
-            template = ctx.handlebars.compile(src.template, src.path, src.body_line,
+            template = ctx.handlebars().compile(src.template, src.path, src.body_line,
                                               f"<prompt {name or 'from source'}>")
             variables = template.variables
             unresolved += [Unresolved("helper", helper, where, line) for helper, where, line in template.missing]

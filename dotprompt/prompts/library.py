@@ -20,22 +20,21 @@ import unicodedata
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jinja2 import FunctionLoader
 
 from .. import settings
 from .._util.cache import LRU
-from .._util.files import FileChangingError, Snapshot, decode, file_stamp, read_settled, read_snapshot
+from .._util.files import FileChangingError, Snapshot, decode, digest_of, file_stamp, read_settled, read_snapshot
 from .._util.suggest import close_matches
 from ..document.metadata import LibraryDefaults, merge, options_metadata, render_fields
 from ..document.parse import USE_HINT, PromptSource, parse_source, use_arguments
 from ..engines.detect import ENGINE_SETTINGS, EngineChoice, choose_engine
-from ..engines.handlebars import KNOWN_HELPERS, HandlebarsEngine
+from ..engines.handlebars import KNOWN_HELPERS
 from ..engines.jinja import RESERVED_NAMES, make_environment, with_line_offset
 from ..errors import DotpromptError, InvalidPromptNameError, PromptFileError, PromptNotFoundError, UsageError
 from ..identity import PromptIdentity, content_hash
-from ..observe.runlog import open_run_log
 from ..schema.compiled import SchemaLike, SchemaRegistry
 from ..settings import RenderBudget, RunLogSettings, run_log_settings
 from ..settings import render_budget as resolve_budget
@@ -52,6 +51,10 @@ from .compiler import (
     read_text,
 )
 from .prompt import Prompt
+
+if TYPE_CHECKING:
+    from ..engines.handlebars import HandlebarsEngine
+    from ..observe.runlog import RunLog
 
 __all__ = ["PromptInfo", "PromptLibrary", "check_name"]
 
@@ -86,13 +89,14 @@ class PromptLibrary:
         self.engine = engine
         self.render_budget = resolve_budget(render_budget)  # what one render may spend (settings.RenderBudget)
         # Where runs of its prompts are logged (None: not logged): `log=True`, a database path, or DOTPROMPT_LOG=1.
-        self.run_log = open_run_log(log if isinstance(log, RunLogSettings) else run_log_settings(log))
+        self.run_log = _open_run_log(log if isinstance(log, RunLogSettings) else run_log_settings(log))
         self._schemas = SchemaRegistry(schemas, schema_resolver)
         self._partial_resolver = partial_resolver
         self._runtime = RuntimeRegistry()
         self._defaults = LibraryDefaults(default_model, model_configs, self._runtime.tool_definition)
         self._partials: dict[str, str] = {}
         self._partial_asts: LRU[Any] = LRU(settings.PARTIAL_CACHE_SIZE)
+        self._partial_bodies: LRU[str] = LRU(settings.PARTIAL_CACHE_SIZE)  # a partial file's template, by its bytes
         # .depends: partial files read by the compile running on this thread; .partials: every partial it
         # read (files, definitions, resolver) with its content hash, for the prompt's identity
         self._reading = threading.local()
@@ -101,7 +105,16 @@ class PromptLibrary:
         self._revision = 0  # bumped by every define_*; prompts compiled at an older revision recompile
         self._env = make_environment(FunctionLoader(self._partial_source))
         self._helpers: dict[str, Callable[..., Any]] = {}  # the application's template helpers (define_helper)
-        self._handlebars = HandlebarsEngine(self._handlebars_partial, helpers=self._helpers)
+        self._handlebars_engine: HandlebarsEngine | None = None  # made with the first Handlebars template
+
+    @property
+    def _handlebars(self) -> HandlebarsEngine:
+        # Made on first use, so a library of jinja2 prompts never loads dotpromptz-handlebars.
+        if self._handlebars_engine is None:
+            from ..engines.handlebars import HandlebarsEngine
+
+            self._handlebars_engine = HandlebarsEngine(self._handlebars_partial, helpers=self._helpers)
+        return self._handlebars_engine
 
     def __repr__(self) -> str:
         return f"PromptLibrary({str(self.directory) if self.directory else None!r}, engine={self.engine!r})"
@@ -230,7 +243,8 @@ class PromptLibrary:
     def cache_info(self) -> dict[str, int]:
         """Entries in the library's caches (each bounded): prompts loaded, parsed partials, Handlebars programs."""
         return {"prompts": len(self._prompts), "partial_asts": len(self._partial_asts),
-                "handlebars_programs": self._handlebars.cache_size()}
+                "partial_bodies": len(self._partial_bodies),
+                "handlebars_programs": self._handlebars_engine.cache_size() if self._handlebars_engine else 0}
 
     def load(self, name: str, variant: str | None = None) -> Prompt:
         """The prompt `name` (optionally its variant), compiled once and cached."""
@@ -346,7 +360,7 @@ class PromptLibrary:
     def _compile(self, text: str, path: str | None, name: str | None, variant: str | None,
                  stamp: Any) -> CompiledPrompt:
         ctx = CompileContext(self._env, self._schemas, self._defaults, self._partial_source, self._revision,
-                             self._partial_asts, self.engine, self._handlebars)
+                             self._partial_asts, self.engine, lambda: self._handlebars)
         used: dict[str, str] = {}  # partial name -> content hash
         self._reading.partials = used
         try:
@@ -385,7 +399,7 @@ class PromptLibrary:
         if path is None:
             raise PromptNotFoundError(name, variant, [], str(self.directory))
         ctx = CompileContext(self._env, self._schemas, self._defaults, self._partial_source, self._revision,
-                             self._partial_asts, self.engine, self._handlebars)
+                             self._partial_asts, self.engine, lambda: self._handlebars)
         found = diagnose_prompt(read_text(path, self.directory), path, name, variant, ctx)
         if found.source is not None:
             found.problems += self._use_argument_problems(found.source)
@@ -452,12 +466,26 @@ class PromptLibrary:
         path = self.directory / head / f"_{tail}.prompt"
         return str(path) if _entry_exists(path) else None
 
-    @staticmethod
-    def _partial_body(text: str, path: str | None) -> str:
+    def _partial_body(self, text: str, path: str | None) -> str:
         if not text.strip():
             return text
-        src = parse_source(text, path)
-        return with_line_offset(src.template, src.body_line)
+        # A partial shared by every prompt is read for each of them (its bytes may have changed), but its
+        # frontmatter is parsed once per version of the file.
+        digest = digest_of(text.encode("utf-8", "surrogatepass"))
+        body = self._partial_bodies.get(path, digest)
+        if body is None:
+            src = parse_source(text, path)
+            body = with_line_offset(src.template, src.body_line)
+            self._partial_bodies.put(path, digest, body)
+        return body
+
+
+def _open_run_log(found: RunLogSettings) -> RunLog | None:
+    if found.path is None:
+        return None  # logging off (`check`, `render`, most libraries): the log's SQLite never loads
+    from ..observe.runlog import open_run_log
+
+    return open_run_log(found)
 
 
 def _still_changing(path: str) -> PromptFileError:

@@ -8,12 +8,12 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from jinja2 import Template
 from jinja2.exceptions import SecurityError, TemplateError
 from pydantic import BaseModel
 
 from ..document.rendered import RenderedPrompt
 from ..engines.budget import HINT, BudgetExceededError, metering
-from ..engines.handlebars import HandlebarsTemplate
 from ..engines.jinja import render_metered
 from ..engines.markers import Markers, to_messages
 from ..errors import DotpromptError, InputValidationError, RenderError, UsageError
@@ -109,13 +109,12 @@ class Prompt:
         template = compiled.template
         try:
             with metering(self.library.render_budget):
-                if isinstance(template, HandlebarsTemplate):
-                    # Handlebars: the input is the data; context keys are @-variables (@state, @auth, ...).
-                    text = template.render(variables, context, markers)
-                else:
+                if isinstance(template, Template):
                     variables["ctx"] = context or {}
                     variables.update(markers.variables())
                     text = render_metered(template, variables)
+                else:  # Handlebars: the input is the data; context keys are @-variables (@state, @auth, ...)
+                    text = template.render(variables, context, markers)
         except DotpromptError:
             raise
         except BudgetExceededError as exc:

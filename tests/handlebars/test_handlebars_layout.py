@@ -11,7 +11,7 @@ import dotprompt.engines.handlebars
 
 PACKAGE = Path(dotprompt.engines.handlebars.__file__).parent
 # Each module imports only modules before it (function-level imports included).
-ORDER = ["upstream", "helpers", "syntax", "to_jinja", "fast", "metered", "engine", "__init__"]
+ORDER = ["names", "upstream", "helpers", "syntax", "to_jinja", "fast", "metered", "engine", "__init__"]
 
 
 def imports(module: str) -> list[ast.ImportFrom | ast.Import]:

@@ -1,6 +1,6 @@
 """The Handlebars dialect of `.prompt` templates: the engine, and the conversion to jinja2.
 
-Inside the package imports point one way: `upstream` (the only module that touches
+Inside the package imports point one way: `names` <- `upstream` (the only module that touches
 `dotpromptz-handlebars`) <- `helpers` <- `syntax` <- `to_jinja` <- `fast` <- `metered` <- `engine`.
 The rest of dotprompt imports from here.
 """
@@ -10,15 +10,16 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..._util.lazy import lazy_names
-from .engine import HandlebarsEngine, HandlebarsTemplate, PartialLookup
-from .helpers import KNOWN_HELPERS
+from .names import KNOWN_HELPERS
 
-# The converter (and with it the fast path) loads on first use, as before the package existed:
-# `import dotprompt` and `dotprompt check` on jinja2 prompts never pay for it.
-_LAZY = {"Conversion": ".to_jinja", "Problem": ".to_jinja", "convert_file": ".to_jinja", "convert_source": ".to_jinja"}
+# The engine and the converter (and with them dotpromptz-handlebars) load on first use: loading and
+# checking jinja2 prompts never pay for them; only the helper names are needed for those.
+_LAZY = {"Conversion": ".to_jinja", "Problem": ".to_jinja", "convert_file": ".to_jinja", "convert_source": ".to_jinja",
+         "HandlebarsEngine": ".engine", "HandlebarsTemplate": ".engine", "PartialLookup": ".engine"}
 
 
 if TYPE_CHECKING:
+    from .engine import HandlebarsEngine, HandlebarsTemplate, PartialLookup
     from .to_jinja import Conversion, Problem, convert_file, convert_source
 
 __all__ = [

@@ -14,15 +14,12 @@ from typing import Any
 
 from ..jinja import to_json
 from ..markers import Markers
+from .names import DOTPROMPT_HELPERS, KNOWN_HELPERS
 from .upstream import HelperOptions, SafeString
 
 __all__ = ["BASE_HELPERS", "DOTPROMPT_HELPERS", "KNOWN_HELPERS", "helpers_for", "json_helper", "strict_equal"]
 
 HelperFn = Callable[[list[Any], HelperOptions], Any]
-
-_BUILTINS = frozenset({"if", "unless", "each", "with", "lookup", "log"})
-DOTPROMPT_HELPERS = frozenset({"role", "history", "media", "section", "json", "ifEquals", "unlessEquals"})
-KNOWN_HELPERS = _BUILTINS | DOTPROMPT_HELPERS
 
 
 def strict_equal(a: Any, b: Any) -> bool:

@@ -1,0 +1,66 @@
+"""What loads when: `import dotprompt` brings only the errors, `dotprompt check` none of the running side.
+
+Each case runs in a fresh interpreter and asserts on `sys.modules` (never on time, which the machine's
+load decides): a module that loads too early shows up here whatever the timing.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.conftest import ROOT
+
+# The running side and the heavy libraries: none is needed to import the package or to check prompts.
+RUNNING_SIDE = ("httpx", "aiohttp", "asyncio", "sqlite3", "dotprompt.providers", "dotprompt.generation",
+                "dotprompt.batch", "dotprompt.ui", "dotprompt.testing", "dotprompt.evals", "dotprompt.observe.runlog",
+                "dotprompt.observe.runrecord", "dotprompt.tools.define", "dotpromptz_handlebars",
+                "dotprompt.engines.handlebars.engine")
+
+
+def loaded_after(code: str, *watched: str, cwd: Path = ROOT) -> list[str]:
+    """The `watched` modules (or any of their submodules) loaded once `code` ran in a fresh interpreter."""
+    script = (f"import sys\n{code}\n"
+              f"watched = {watched!r}\n"
+              "print(__import__('json').dumps(sorted({w for w in watched for m in sys.modules "
+              "if m == w or m.startswith(w + '.')})))\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=cwd)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+def test_import_dotprompt_loads_only_the_errors():
+    heavy = ("pydantic", "jinja2", "yaml", "jsonschema", "referencing", "dotprompt.types", "dotprompt.prompts",
+             "dotprompt.document", "dotprompt.schema", "dotprompt.engines", "dotprompt.settings", *RUNNING_SIDE)
+    assert loaded_after("import dotprompt\nassert issubclass(dotprompt.PromptFileError, dotprompt.DotpromptError)",
+                        *heavy) == []
+
+
+def test_a_name_loads_its_module_on_first_use():
+    code = "import dotprompt\nassert dotprompt.PromptLibrary.__module__ == 'dotprompt.prompts.library'"
+    assert loaded_after(code, "dotprompt.prompts.library", "dotprompt.generation") == ["dotprompt.prompts.library"]
+
+
+def test_rendering_a_jinja2_prompt_loads_no_handlebars_and_nothing_of_the_running_side(tmp_path):
+    (tmp_path / "hello.prompt").write_text("---\ninput:\n  schema:\n    name: string\n---\nHi {{ name }}")
+    code = ("from dotprompt import PromptLibrary\n"
+            f"text = PromptLibrary({str(tmp_path)!r}).load('hello').render({{'name': 'Ann'}}).messages[0].content[0].text\n"
+            "assert text == 'Hi Ann', text")
+    assert loaded_after(code, *RUNNING_SIDE) == []
+
+
+def test_dotprompt_check_loads_nothing_of_the_running_side(tmp_path):
+    for index in range(3):  # a folder below the parallel threshold, with a shared partial
+        (tmp_path / f"p{index}.prompt").write_text("---\ninput:\n  schema:\n    name: string\n---\n"
+                                                   "{% include 'rules' %} {{ name }}")
+    (tmp_path / "_rules.prompt").write_text("Be brief.")
+    code = f"from dotprompt.cli import main\nassert main(['check', {str(tmp_path)!r}]) == 0"
+    # (run outside this repository, whose pyproject.toml names tool modules for `check` to import)
+    assert loaded_after(code, *RUNNING_SIDE, cwd=tmp_path) == []
+
+
+def test_building_the_command_line_loads_nothing_of_the_running_side():
+    # `main` builds the parser from every command module first: their own imports must stay light.
+    assert loaded_after("from dotprompt.cli import build_parser\nbuild_parser()", *RUNNING_SIDE) == []

@@ -110,3 +110,13 @@ print(json.dumps({{"same": parallel == serial, "errors": len(serial),
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == {"same": True, "errors": len(range(0, PARALLEL_FROM + 4, 5)), "workers": 2}
+
+
+def test_an_unknown_filter_or_test_is_an_error_at_its_line_with_the_close_names(folder):
+    folder.write("typo.prompt", "---\nmodel: x/y\n---\nfirst line\n{{ x | tojsn }}")
+    folder.write("test.prompt", "{{ x is evn }}")  # inside an if, jinja leaves it to render time
+    found = {d.path.rsplit("/", 1)[-1]: d for d in check_library(folder.library(), jobs=1)}
+    typo, test = found["typo.prompt"], found["test.prompt"]
+    assert (typo.level, typo.line) == ("error", 5) and "No filter named 'tojsn'" in typo.message
+    assert "'tojson'" in typo.message and "define_helper" in typo.message
+    assert test.level == "error" and "No test named 'evn'" in test.message and "'even'" in test.message

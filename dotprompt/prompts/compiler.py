@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import itertools
 import os
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from jinja2 import Template, TemplateSyntaxError, nodes
+from jinja2 import Template, TemplateAssertionError, TemplateSyntaxError, nodes
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 from pydantic import ValidationError
 
 from .._util.cache import LRU
 from .._util.files import Stamp, decode, digest_of, file_stamp, read_snapshot
+from .._util.suggest import close_matches
 from ..document.metadata import LibraryDefaults, convert_schemas, render_fields
 from ..document.parse import Problems, PromptSource, parse_source, report_to
 from ..document.unresolved import Unresolved, near_miss
@@ -224,6 +226,9 @@ def _compile_template(src: PromptSource, name: str | None,
         generator.visit(ast)
         # jinja2 writes to a StringIO when given no stream, but types the stream as TextIO
         code = compile(generator.stream.getvalue(), src.path or label, "exec")  # type: ignore[attr-defined]
+    except TemplateAssertionError as exc:  # found while generating code: an unknown filter or test
+        raise PromptFileError(f"template error: {exc.message}", path=src.path or label, line=exc.lineno,
+                              hint=_unknown_name_hint(exc.message or "", ctx.env)) from None
     except (RecursionError, MemoryError, SyntaxError) as exc:  # SyntaxError: too many levels of indentation
         detail = exc.msg if isinstance(exc, SyntaxError) else type(exc).__name__
         raise _too_deep(ctx.env, with_line_offset(src.template, src.body_line), path=src.path or label,
@@ -249,6 +254,22 @@ def _missing_helpers(ast: nodes.Template, variables: set[str], ctx: CompileConte
             raise PromptFileError(f"unknown helper {callee.name!r}", path=where, line=call.lineno, hint=typo)
         out[callee.name] = Unresolved("helper", callee.name, where, call.lineno)
     return list(out.values())
+
+
+_UNKNOWN_NAME = re.compile(r"^No (filter|test) named '([^']*)'")
+
+
+def _unknown_name_hint(message: str, env: ImmutableSandboxedEnvironment) -> str | None:
+    """A did-you-mean for `{{ x | tojsn }}` or `{% if x is evn %}`, from the filters or tests jinja knows."""
+    found = _UNKNOWN_NAME.match(message)
+    if not found:
+        return None
+    kind, name = found.groups()
+    known = env.filters if kind == "filter" else env.tests
+    close = close_matches(name, list(known), n=3)
+    return (f"did you mean {', '.join(repr(c) for c in close)}? " if close else "") + \
+        f"the {kind}s a template can use are jinja2's built-in ones; for your own, define a helper in code " \
+        f"(lib.define_helper) and call it: {{{{ {name}(value) }}}}"
 
 
 def parse_template(env: ImmutableSandboxedEnvironment, source: str, label: str, path: str | None) -> nodes.Template:

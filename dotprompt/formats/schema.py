@@ -29,6 +29,11 @@ def js_json(value: Any) -> str:
     """`value` as JavaScript's `JSON.stringify` writes it (compact, keys in order, non-ASCII kept,
     `2.0` as `2`), so format instructions are the very text Genkit sends. Iterative: a schema nested
     thousands deep is written, not a RecursionError."""
+    if not _holds_float(value):  # the usual schema: Python's encoder writes what JSON.stringify does
+        try:
+            return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+        except RecursionError:
+            pass
     out: list[str] = []
     stack: list[Any] = [value]
     while stack:
@@ -52,6 +57,23 @@ def js_json(value: Any) -> str:
         else:
             out.append(js_number(item) if isinstance(item, float) else json.dumps(item, ensure_ascii=False))
     return "".join(out)
+
+
+def _holds_float(value: Any) -> bool:
+    """Whether a float (which JavaScript writes its own way: `2.0` as `2`, `1e-7`) or a value JSON does not
+    know sits anywhere in `value`. Iterative, like js_json."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            if not all(type(key) is str for key in item):
+                return True  # non-string keys: the slow path writes them as JSON.stringify would
+            stack.extend(item.values())
+        elif isinstance(item, (list, tuple)):
+            stack.extend(item)
+        elif not (item is None or type(item) in (str, int, bool)):
+            return True
+    return False
 
 
 class _Text(str):

@@ -98,6 +98,7 @@ __all__ = [
     "RUNLOG_KEEP_DAYS",
     "RUNLOG_KEEP_RUNS",
     "RUNLOG_MAX_FIELD_CHARS",
+    "STREAM_STRING_COPIES",
     "TEMPLATE_ENGINES",
     "TOOL_CONCURRENCY",
     "RenderBudget",
@@ -170,6 +171,15 @@ MAX_REPORTED_REPAIRS: Final = 100
 """Repairs reported one by one on a parse result (`ParsedOutput.repairs`), in the order they were made.
 Past this many, each further kind of repair is one summary Repair carrying its count and where the first
 of them was: a hostile reply with 250,000 trailing commas costs a counter, not 250,000 messages."""
+
+STREAM_STRING_COPIES: Final = 2000
+"""How many characters of open-string prefix the `json` stream may copy into partial outputs per
+character of reply read, summed over the stream. A string is immutable, so every partial output that
+shows an open string holds a copy of its prefix: reading each chunk's output of a 1 MB string value in
+8-character chunks would copy 68 GB. Within this budget every partial is exact (every string up to about
+16,000 characters, whatever the chunk size); past it, a partial shows the prefix as it was last copied,
+at most 1/2000 of its length behind (500 characters of a 1 MB string), and the copies cost about
+0.15 s per MB of reply."""
 
 LOCAL_MODEL: Final = "local/smollm2"
 """The small model `dotprompt local setup` prepares; the default model once it is set up."""

@@ -23,7 +23,7 @@ from .base import ParsedOutput, Repair
 from .lenient import Rewrite, rewrite_json
 from .limits import MAX_NESTING_DEPTH, TooDeepError, deeper_than_limit
 from .locate import Location, locate_json
-from .textpos import where
+from .textpos import LineCursor, where
 
 __all__ = ["extract_json", "parse_json_at"]
 
@@ -64,39 +64,50 @@ def _too_deep(text: str, format_name: str) -> OutputParseError:
                             text=text, format_name=format_name)
 
 
-def parse_json_at(text: str, start: int, stop: int, *, format_name: str = "json") -> tuple[Any, list[Repair], int]:
-    """The value starting at `start` (reading no further than `stop`), its repairs, and its end offset."""
+def parse_json_at(text: str, start: int, stop: int, *, format_name: str = "json",
+                  lines: LineCursor | None = None) -> tuple[Any, list[Repair], int]:
+    """The value starting at `start` (reading no further than `stop`), its repairs, and its end offset.
+
+    Every position it reports is in `text`, through `lines` when given: a caller reading value after
+    value of one text (JSONL's lines) passes one cursor, so each value costs its own length, not the
+    length of the text before it."""
     try:
-        value, end = _DECODER.raw_decode(text, start)
+        if stop < len(text):  # decode the value's part alone: a strict read never runs on past `stop`
+            value, end = _DECODER.raw_decode(text[start:stop])
+            end += start
+        else:
+            value, end = _DECODER.raw_decode(text, start)
         if end <= stop:
             return _checked_depth(value, text, start, end), [], end
     except ValueError:
         pass
     except (RecursionError, TooDeepError):
         raise _too_deep(text, format_name) from None
+    lines = lines or LineCursor(text)
     try:
-        rewrite = rewrite_json(text, start, stop)
+        rewrite = rewrite_json(text, start, stop, lines)
     except TooDeepError:
         raise _too_deep(text, format_name) from None
     if rewrite.complete:
-        return _strict(text, rewrite, start, format_name), rewrite.repairs, rewrite.end
-    return _completed(text, rewrite, start, format_name), [*rewrite.repairs, _truncation(text, rewrite)], rewrite.end
+        return _strict(text, rewrite, start, format_name, lines), rewrite.repairs, rewrite.end
+    value = _completed(text, rewrite, start, format_name, lines)
+    return value, [*rewrite.repairs, _truncation(rewrite, lines)], rewrite.end
 
 
-def _strict(text: str, rewrite: Rewrite, start: int, format_name: str) -> Any:
+def _strict(text: str, rewrite: Rewrite, start: int, format_name: str, lines: LineCursor) -> Any:
     try:
         return json.loads(rewrite.text)
     except ValueError as exc:
-        message = f"the JSON value at {where(text, start)} is invalid and could not be repaired ({exc} in the repaired text)"
+        message = f"the JSON value at {lines.where(start)} is invalid and could not be repaired ({exc} in the repaired text)"
         raise OutputParseError(message, text=text, format_name=format_name) from None
 
 
-def _completed(text: str, rewrite: Rewrite, start: int, format_name: str) -> Any:
+def _completed(text: str, rewrite: Rewrite, start: int, format_name: str, lines: LineCursor) -> Any:
     body = _closed_string(rewrite.text) if rewrite.open_string else rewrite.text
     try:
         return complete_partial_json(body, _COMPLETABLE)
     except Exception:  # a third-party parser with no documented error type; the text is kept on our error
-        message = f"the JSON value at {where(text, start)} is truncated and could not be completed"
+        message = f"the JSON value at {lines.where(start)} is truncated and could not be completed"
         raise OutputParseError(message, text=text, format_name=format_name) from None
 
 
@@ -108,11 +119,11 @@ def _closed_string(body: str) -> str:
     return body + '"'
 
 
-def _truncation(text: str, rewrite: Rewrite) -> Repair:
+def _truncation(rewrite: Rewrite, lines: LineCursor) -> Repair:
     cause = f"stopped at unexpected {rewrite.stopped_by!r}" if rewrite.stopped_by else "the text ended"
     return Repair(
         "completed_truncated",
-        f"{cause} at {where(text, rewrite.end)} with {rewrite.open_containers} container(s) open; "
+        f"{cause} at {lines.where(rewrite.end)} with {rewrite.open_containers} container(s) open; "
         "closed them and dropped any unfinished number or word",
     )
 

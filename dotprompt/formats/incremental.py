@@ -38,10 +38,12 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 from collections.abc import Callable
 from itertools import islice
 from typing import Any, Final, Protocol, cast
 
+from ..settings import STREAM_STRING_COPIES
 from .base import LazyValue
 from .limits import MAX_NESTING_DEPTH
 
@@ -99,6 +101,19 @@ _WORDS: Final[dict[str, Any]] = {
 }
 _INVALID: Final = object()
 _MAX_PIECES: Final = 32  # pieces of an open string before the newest ones are merged
+_KEYS_FROM: Final = 16  # an open object this long keeps its keys in order too: `_extend` needs key N without a walk
+_POOL: Final = 2  # built outputs kept to extend; two, so `out = stream.feed(chunk)` holding the last still finds one
+
+
+def _refs(holder: Any, key: Any) -> int:
+    return sys.getrefcount(holder[key])
+
+
+# What `_refs` counts for a value held only by `holder[key]`; more means someone else holds it too.
+_ALONE: Final = _refs([[]], 0)
+# Counting references needs CPython with the GIL (PyPy has no getrefcount; a free-threaded build's
+# counts are approximate): elsewhere every output is a fresh copy, as before.
+_COUNTS_REFS: Final = hasattr(sys, "getrefcount") and getattr(sys, "_is_gil_enabled", lambda: True)()
 
 
 def _add(parts: list[str], piece: str) -> None:
@@ -114,7 +129,7 @@ def _add(parts: list[str], piece: str) -> None:
 class _Frame:
     """One open container, shared by every lazy snapshot taken while it is open."""
 
-    __slots__ = ("container", "parent", "parent_len", "parser", "slot")
+    __slots__ = ("container", "keys", "parent", "parent_len", "parser", "slot")
 
     def __init__(self, parser: IncrementalJsonParser, container: Any, parent: _Frame | None, slot: Any, parent_len: int) -> None:
         self.parser = parser  # kept here, not on each snapshot: one reference per container, not per chunk
@@ -122,6 +137,24 @@ class _Frame:
         self.parent = parent
         self.slot = slot  # where it sits in the parent
         self.parent_len = parent_len  # the parent's length while this one is open (it cannot grow)
+        self.keys: list[Any] | None = None  # an object's keys in order, once it has _KEYS_FROM of them
+
+
+class _Built:
+    """An output `_materialize` built and still holds (`holder[0]`), and the snapshot it equals:
+    the open containers' frames root first, each copy's length, the open string and the version.
+    While nobody else holds it, it is extended in place into a later snapshot (`_extend`)."""
+
+    __slots__ = ("frames", "holder", "lengths", "string", "string_len", "version")
+
+    def __init__(self, holder: list[Any], frames: list[_Frame], lengths: list[int], string: Any, string_len: int,
+                 version: int) -> None:
+        self.holder = holder
+        self.frames = frames
+        self.lengths = lengths
+        self.string = string
+        self.string_len = string_len
+        self.version = version
 
 
 class LazySnapshot(LazyValue):
@@ -199,6 +232,10 @@ class IncrementalJsonParser:
         self._strings = 0
         self._version = 0  # duplicate-key overwrites so far
         self._overwritten: dict[int, list[tuple[int, Any, Any]]] = {}  # id(dict) -> (version, key, old value)
+        self._at = 0  # characters fed so far: the open-string copy budget grows with it
+        self._built: list[_Built] = []  # the last outputs built (at most _POOL), oldest first
+        self._copied = 0  # open-string characters copied into outputs, against STREAM_STRING_COPIES per `_at`
+        self._shown: tuple[Any, str] = (None, "")  # the open string's prefix as last copied: (serial, prefix)
 
     # -- public -------------------------------------------------------------------------------
 
@@ -214,6 +251,7 @@ class IncrementalJsonParser:
 
     def advance(self, text: str) -> None:
         """Append new text without publishing the open string (the live tree shows an older prefix)."""
+        self._at += len(text)
         if self._carry:
             text = self._carry + text
             self._carry = ""
@@ -225,6 +263,7 @@ class IncrementalJsonParser:
     def feed_lazy(self, text: str) -> Any:
         """Append new text; return the value so far as a LazySnapshot, or the value itself when it
         can no longer change (None before the value starts, the root once it is complete)."""
+        self._at += len(text)
         if self._carry:
             text = self._carry + text
             self._carry = ""
@@ -264,21 +303,155 @@ class IncrementalJsonParser:
         """
         if not self._stack:
             return self._root
-        copies = [container.copy() for container in self._stack]
-        for depth in range(1, len(copies)):
-            copies[depth - 1][self._slots[depth]] = copies[depth]
-        return copies[0]
+        string = self._string_serial if self._string_open else None
+        return self._materialize(self._frame, len(self._stack[-1]), string, self._parts_len if string else 0,
+                                 self._version)
 
-    def _materialize(self, frame: _Frame, inner_len: int, string: Any, string_len: int, version: int) -> Any:
+    # -- building outputs -------------------------------------------------------------------------
+    #
+    # An output is a copy of the open spine (the containers on the current path), truncated to the
+    # lengths they had, with the open string's prefix. Copying the spine afresh for every chunk costs
+    # its whole length: quadratic for a big flat object or array read chunk by chunk. So the last
+    # outputs built are kept (`_built`), and one that nobody else holds any more (its reference count
+    # says so) is extended in place into the next: only the members added since are copied. An output
+    # somebody still holds is never touched; the next one is then built afresh.
+
+    def _materialize(self, frame: _Frame | None, inner_len: int, string: Any, string_len: int, version: int) -> Any:
+        """The output as it stood at a snapshot: `frame` the innermost open container, and so on."""
+        assert frame is not None  # a snapshot is taken only while a container is open
+        built = self._built
+        if built:  # the common case first: the same innermost container as the last output, grown
+            last = built[-1]
+            if last.frames[-1] is frame and last.version == version and self._grow(last, inner_len, string, string_len):
+                return last.holder[0]
+        frames = []
+        walk: _Frame | None = frame
+        while walk is not None:
+            frames.append(walk)
+            walk = walk.parent
+        frames.reverse()
+        lengths = [child.parent_len for child in frames[1:]]
+        lengths.append(inner_len)
+        for index in range(len(built) - 1, -1, -1):
+            if self._extend(built[index], frames, lengths, string, string_len, version):
+                record = built.pop(index)
+                for other in range(len(built) - 1, -1, -1):  # spares nobody holds: freed, not kept
+                    if _refs(built[other].holder, 0) <= _ALONE:
+                        del built[other]
+                built.append(record)
+                return record.holder[0]
+        root = self._fresh(frames, lengths, string, string_len, version)
+        if _COUNTS_REFS:
+            built.append(_Built([root], frames, lengths, string, string_len, version))
+            if len(built) > _POOL:
+                del built[0]
+        return root
+
+    def _fresh(self, frames: list[_Frame], lengths: list[int], string: Any, string_len: int, version: int) -> Any:
         """Copies of the spine as it stood: truncated, old values of later overwrites restored."""
-        copy = self._truncated(frame.container, inner_len, version)
+        copy = self._truncated(frames[-1].container, lengths[-1], version)
         if string is not None:
-            copy[string[0]] = self._string_prefix(string, copy[string[0]])[:string_len]
-        while frame.parent is not None:
-            parent = self._truncated(frame.parent.container, frame.parent_len, version)
-            parent[frame.slot] = copy
-            copy, frame = parent, frame.parent
+            copy[string[0]] = self._open_string(string, copy[string[0]], string_len)
+        for depth in range(len(frames) - 2, -1, -1):
+            parent = self._truncated(frames[depth].container, lengths[depth], version)
+            parent[frames[depth + 1].slot] = copy
+            copy = parent
         return copy
+
+    def _grow(self, built: _Built, inner_len: int, string: Any, string_len: int) -> bool:
+        """`_extend` when the innermost open container is the same: only it can have changed."""
+        frames = built.frames
+        holder, key = built.holder, 0
+        for depth in range(1, len(frames)):
+            if _refs(holder, key) > _ALONE:
+                return False
+            holder, key = holder[key], frames[depth].slot
+        if _refs(holder, key) > _ALONE:
+            return False
+        copy = holder[key]
+        lengths = built.lengths
+        start = lengths[-1]
+        if len(copy) != start or inner_len < start:
+            return False
+        container = frames[-1].container
+        if built.string is not None:
+            slot = built.string[0]
+            copy[slot] = container[slot]
+        if inner_len > start:
+            if type(container) is list:
+                copy += container[start:inner_len]
+            else:
+                self._copy_members(frames[-1], copy, start, inner_len)
+        if string is not None:
+            copy[string[0]] = self._open_string(string, copy[string[0]], string_len)
+        lengths[-1] = inner_len
+        built.string, built.string_len = string, string_len
+        return True
+
+    def _copy_members(self, frame: _Frame, copy: dict[Any, Any], start: int, stop: int) -> None:
+        """Members `start` to `stop` of an open object, into its copy."""
+        container, keys = frame.container, frame.keys
+        if keys is not None:
+            for member in keys[start:stop]:
+                copy[member] = container[member]
+        else:
+            for member, value in islice(container.items(), start, stop):
+                copy[member] = value
+
+    def _extend(self, built: _Built, frames: list[_Frame], lengths: list[int], string: Any, string_len: int,
+                version: int) -> bool:
+        """Turn `built` into the snapshot given, in place, if nobody else holds any of its copies that
+        change; False (nothing touched) otherwise.
+
+        Containers open and close as a stack, so the two spines share a head: the same frames, root
+        first. Above the deepest shared one nothing was added (a child stayed open in each), so those
+        copies stand. The deepest shared one gets the members added since, and its entries that were
+        open in `built` (a child since closed, the open string) their values now; below it, every
+        container opened since is copied afresh (all of it arrived since)."""
+        old_frames, old_lengths = built.frames, built.lengths
+        shared = 0
+        limit = min(len(frames), len(old_frames))
+        while shared < limit and frames[shared] is old_frames[shared]:
+            shared += 1
+        if shared == 0:
+            return False
+        deepest = shared - 1
+        container = frames[deepest].container
+        start, stop = old_lengths[deepest], lengths[deepest]
+        if stop < start or version < built.version or (
+                version != built.version and self._overwritten_since(container, built.version)):
+            return False  # an older snapshot (copies only grow), or a member replaced since
+        # Each copy on the path to the deepest shared one: held only by us (the pool, or its parent copy).
+        holder, key = built.holder, 0
+        for depth in range(shared):
+            if _refs(holder, key) > _ALONE or len(holder[key]) != old_lengths[depth]:
+                return False
+            if depth < deepest:
+                holder, key = holder[key], old_frames[depth + 1].slot
+        copy = holder[key]
+        if len(old_frames) > shared:  # the child open in `built`: closed since, complete
+            slot = old_frames[shared].slot
+            copy[slot] = container[slot]
+        elif built.string is not None:  # the string open in `built`: longer now, or closed
+            slot = built.string[0]
+            copy[slot] = container[slot]
+        if type(container) is list:
+            copy += container[start:stop]
+        else:
+            self._copy_members(frames[deepest], copy, start, stop)
+        for depth in range(shared, len(frames)):  # containers opened since
+            child = self._truncated(frames[depth].container, lengths[depth], version)
+            copy[frames[depth].slot] = child
+            copy = child
+        if string is not None:
+            copy[string[0]] = self._open_string(string, copy[string[0]], string_len)
+        built.frames, built.lengths, built.string, built.string_len = frames, lengths, string, string_len
+        built.version = version
+        return True
+
+    def _overwritten_since(self, container: Any, version: int) -> bool:
+        log = self._overwritten.get(id(container))
+        return bool(log) and log[-1][0] > version
 
     def _truncated(self, container: Any, length: int, version: int) -> Any:
         if type(container) is list:
@@ -291,13 +464,25 @@ class IncrementalJsonParser:
                 copy[key] = old
         return copy
 
-    def _string_prefix(self, string: Any, settled: Any) -> str:
-        """The string a snapshot saw open: still open (join its pieces once), or since closed."""
+    def _open_string(self, string: Any, settled: Any, length: int) -> str:
+        """The prefix of `length` characters a snapshot saw of an open string (still open, or since
+        closed: `settled`). Each one is a copy; past the STREAM_STRING_COPIES budget, the prefix last
+        copied is shown instead, when it is no longer than the snapshot's."""
+        shown_serial, shown = self._shown
+        if shown_serial is string and len(shown) == length:
+            return shown
+        if (shown_serial is string and len(shown) < length
+                and self._copied + length > STREAM_STRING_COPIES * self._at):
+            return shown  # over the budget: a prefix a little behind, copied once more later
         if self._string_open and self._string_serial is string:
             joined = "".join(self._parts)
             self._parts = [joined]
-            return joined
-        return settled
+            prefix = joined[:length]
+        else:
+            prefix = settled[:length]
+        self._copied += length
+        self._shown = (string, prefix)
+        return prefix
 
     # -- containers ---------------------------------------------------------------------------
 
@@ -307,11 +492,20 @@ class IncrementalJsonParser:
         if type(top) is list:
             top.append(value)
             return len(top) - 1
-        if self._key in top:  # not an append: older lazy snapshots need the value it replaces
+        key = self._key
+        if key in top:  # not an append: older lazy snapshots need the value it replaces
             self._version += 1
-            self._overwritten.setdefault(id(top), []).append((self._version, self._key, top[self._key]))
-        top[self._key] = value
-        return self._key
+            self._overwritten.setdefault(id(top), []).append((self._version, key, top[key]))
+            top[key] = value
+            return key
+        top[key] = value
+        frame = self._frame
+        assert frame is not None  # `top` is its container
+        if frame.keys is not None:
+            frame.keys.append(key)
+        elif len(top) >= _KEYS_FROM:
+            frame.keys = list(top)
+        return key
 
     def _open(self, bracket: str) -> None:
         if len(self._stack) >= MAX_NESTING_DEPTH:
@@ -358,6 +552,7 @@ class IncrementalJsonParser:
         else:
             self._state = _DONE
             self._complete = True
+            self._built.clear()  # no snapshot is taken any more (and its frames would keep the parser in a cycle)
 
     # -- state handlers: each takes (text, pos) and returns the next position -----------------
 

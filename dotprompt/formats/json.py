@@ -26,8 +26,9 @@ class JsonStream:
         self._parser = IncrementalJsonParser()
 
     def feed(self, text: str) -> Any:
-        self._parser.feed(text)
-        # A copy of the open spine only, so a chunk's output never changes under a caller that kept it.
+        self._parser.advance(text)  # the live tree's open string is not published: the copy shows it
+        # A copy of the open spine only, so a chunk's output never changes under a caller that kept it
+        # (extended from the last copy when the caller no longer holds that one).
         return self._parser.snapshot_copy()
 
     def feed_lazy(self, text: str) -> Any:

@@ -17,6 +17,7 @@ from ..schema.refs import resolve
 from .base import Format, ParsedOutput, Repair
 from .extract import parse_json_at
 from .incremental import IncrementalJsonParser
+from .textpos import LineCursor
 from .schema import has_type, js_json, with_definitions
 
 __all__ = ["JSONL_FORMAT", "JsonlHandler", "JsonlStream", "item_schema", "jsonl_instructions", "parse_jsonl"]
@@ -86,16 +87,18 @@ class JsonlStream:
 def parse_jsonl(text: str) -> ParsedOutput:
     items: list[Any] = []
     repairs: list[Repair] = []
+    lines = LineCursor(text)  # one for every line: each repair's position costs its own line, not the text before
     offset = 0
     for number, line in enumerate(text.split("\n"), start=1):
-        _parse_line(text, offset, line, number, items, repairs)
+        _parse_line(text, offset, line, number, items, repairs, lines)
         offset += len(line) + 1
     if not items and text.strip():
         raise OutputParseError("no line holds a JSON object", text=text, format_name="jsonl")
     return ParsedOutput(items, repairs)
 
 
-def _parse_line(text: str, offset: int, line: str, number: int, items: list[Any], repairs: list[Repair]) -> None:
+def _parse_line(text: str, offset: int, line: str, number: int, items: list[Any], repairs: list[Repair],
+                lines: LineCursor) -> None:
     body = line.strip()
     if not body:
         return
@@ -108,7 +111,7 @@ def _parse_line(text: str, offset: int, line: str, number: int, items: list[Any]
         return
     start = offset + line.index("{")
     try:
-        value, line_repairs, end = parse_json_at(text, start, offset + len(line), format_name="jsonl")
+        value, line_repairs, end = parse_json_at(text, start, offset + len(line), format_name="jsonl", lines=lines)
     except OutputParseError as exc:
         repairs.append(Repair("skipped_line", f"line {number} could not be repaired: {exc}"))
         return

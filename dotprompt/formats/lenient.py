@@ -112,8 +112,10 @@ class RepairLog:
         else:
             counted[0] += 1
 
-    def repairs(self, text: str) -> list[Repair]:
-        lines = LineCursor(text)
+    def repairs(self, text: str, lines: LineCursor | None = None) -> list[Repair]:
+        """The messages; `lines` (over `text`) says where each one is, and a caller reading value
+        after value of one text (JSONL) passes the same cursor to all of them."""
+        lines = lines or LineCursor(text)
         listed = [Repair(kind, f"{_message(kind, argument)} at {lines.where(offset)}") for kind, offset, argument in self._listed]
         summaries = [
             Repair(kind, f"{_MANY[kind].format(count)}, the first of them at {lines.where(offset)} "
@@ -150,8 +152,9 @@ def _requote(token: str, *, closed: bool) -> str:
     return '"' + body + ('"' if closed else "")
 
 
-def rewrite_json(text: str, start: int, stop: int) -> Rewrite:
-    """Strict JSON for the value starting at `start`, reading no further than `stop`."""
+def rewrite_json(text: str, start: int, stop: int, lines: LineCursor | None = None) -> Rewrite:
+    """Strict JSON for the value starting at `start`, reading no further than `stop`; `lines` as for
+    `RepairLog.repairs`."""
     edits = _Edits()
     edit = edits.flat.extend  # called with (start, end, replacement)
     stack: list[str] = []
@@ -187,7 +190,7 @@ def rewrite_json(text: str, start: int, stop: int) -> Rewrite:
                     comma_at = token.start(kind)
                     previous = ","
                 if not stack or stack[-1] != _OPENERS[char]:
-                    return _truncated(text, start, edits, stack, log, previous, value_end, pos - 1, char, open_string)
+                    return _truncated(text, start, edits, stack, log, previous, value_end, pos - 1, char, open_string, lines)
                 if previous == ",":
                     edit((comma_at, comma_at + 1, ""))
                     note("trailing_comma", pos - 1, char)
@@ -245,7 +248,8 @@ def rewrite_json(text: str, start: int, stop: int) -> Rewrite:
         elif kind == _END:
             break
         elif kind == _OTHER:
-            return _truncated(text, start, edits, stack, log, previous, value_end, pos - 1, text[pos - 1], open_string)
+            return _truncated(text, start, edits, stack, log, previous, value_end, pos - 1, text[pos - 1], open_string,
+                              lines)
         elif kind in _COMMENTS:
             note("comment", token.start(kind))
             edit((token.start(kind), pos, " "))
@@ -281,8 +285,8 @@ def rewrite_json(text: str, start: int, stop: int) -> Rewrite:
                 previous = text[pos - 1]
                 comma_at = pos - 1
     if not finished:
-        return _truncated(text, start, edits, stack, log, previous, value_end, pos, None, open_string)
-    return Rewrite(edits.apply(text, start, pos), log.repairs(text), pos, True)
+        return _truncated(text, start, edits, stack, log, previous, value_end, pos, None, open_string, lines)
+    return Rewrite(edits.apply(text, start, pos), log.repairs(text, lines), pos, True)
 
 
 class _Edits:
@@ -313,10 +317,12 @@ class _Edits:
 
 
 def _truncated(text: str, start: int, edits: _Edits, stack: list[str], log: RepairLog, previous: str,
-               value_end: int, pos: int, stopped_by: str | None, open_string: bool) -> Rewrite:
+               value_end: int, pos: int, stopped_by: str | None, open_string: bool,
+               lines: LineCursor | None) -> Rewrite:
     body = edits.apply(text, start, pos)
     if previous == "value" and (stopped_by is not None or pos > value_end):
         # Something followed the last number or word, so it is whole: a comma tells the completer
         # to keep it (it drops a number the text ended in, which may have had more digits).
         body += ","
-    return Rewrite(body, log.repairs(text), pos, False, len(stack), stopped_by, open_string and stopped_by is None)
+    return Rewrite(body, log.repairs(text, lines), pos, False, len(stack), stopped_by,
+                   open_string and stopped_by is None)

@@ -13,9 +13,10 @@ def where(text: str, offset: int) -> str:
 
 
 class LineCursor:
-    """`where` for offsets that mostly increase, as a left-to-right reader reports them: each call
-    counts only the newlines since the previous one, so a thousand repairs cost one pass, not a
-    thousand. An offset before the previous one starts over from the beginning."""
+    """`where` for offsets read in order, as a left-to-right reader reports them: each call counts
+    only the newlines between the previous offset and this one, so a thousand repairs (or a JSONL
+    reply's hundred thousand lines) cost one pass over the text, not one each. Stepping back is as
+    cheap: the newlines in between are subtracted."""
 
     def __init__(self, text: str) -> None:
         self.text = text
@@ -24,11 +25,14 @@ class LineCursor:
         self._line_start = 0
 
     def where(self, offset: int) -> str:
+        text = self.text
         if offset < self._offset:
-            self._offset, self._line, self._line_start = 0, 1, 0
-        newlines = self.text.count("\n", self._offset, offset)
-        if newlines:
-            self._line += newlines
-            self._line_start = self.text.rfind("\n", self._offset, offset) + 1
+            self._line -= text.count("\n", offset, self._offset)
+            self._line_start = text.rfind("\n", 0, offset) + 1  # searches back over one line only
+        else:
+            newlines = text.count("\n", self._offset, offset)
+            if newlines:
+                self._line += newlines
+                self._line_start = text.rfind("\n", self._offset, offset) + 1
         self._offset = offset
         return f"line {self._line}, column {offset - self._line_start + 1} (offset {offset})"

@@ -451,7 +451,7 @@ class IncrementalJsonParser:
 
     def _overwritten_since(self, container: Any, version: int) -> bool:
         log = self._overwritten.get(id(container))
-        return bool(log) and log[-1][0] > version
+        return log is not None and log[-1][0] > version
 
     def _truncated(self, container: Any, length: int, version: int) -> Any:
         if type(container) is list:

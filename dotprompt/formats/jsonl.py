@@ -17,8 +17,8 @@ from ..schema.refs import resolve
 from .base import Format, ParsedOutput, Repair
 from .extract import parse_json_at
 from .incremental import IncrementalJsonParser
-from .textpos import LineCursor
 from .schema import has_type, js_json, with_definitions
+from .textpos import LineCursor
 
 __all__ = ["JSONL_FORMAT", "JsonlHandler", "JsonlStream", "item_schema", "jsonl_instructions", "parse_jsonl"]
 

@@ -235,6 +235,7 @@ class IncrementalJsonParser:
         self._at = 0  # characters fed so far: the open-string copy budget grows with it
         self._built: list[_Built] = []  # the last outputs built (at most _POOL), oldest first
         self._copied = 0  # open-string characters copied into outputs, against STREAM_STRING_COPIES per `_at`
+        self._members_copied = 0  # container members copied into outputs
         self._shown: tuple[Any, str] = (None, "")  # the open string's prefix as last copied: (serial, prefix)
 
     # -- public -------------------------------------------------------------------------------
@@ -287,6 +288,12 @@ class IncrementalJsonParser:
     def done(self) -> bool:
         """True once the top-level value has closed: the snapshot is the whole document."""
         return self._complete
+
+    @property
+    def copied(self) -> int:
+        """Container members and open-string characters copied into outputs so far: what building
+        them cost. Linear in the text when each output extends the last one (see `_materialize`)."""
+        return self._members_copied + self._copied
 
     @property
     def settled(self) -> int:
@@ -374,12 +381,15 @@ class IncrementalJsonParser:
         if len(copy) != start or inner_len < start:
             return False
         container = frames[-1].container
+        if self._overwritten and self._overwritten_since(container, built.version):
+            return False  # as in `_extend`
         if built.string is not None:
             slot = built.string[0]
             copy[slot] = container[slot]
         if inner_len > start:
             if type(container) is list:
                 copy += container[start:inner_len]
+                self._members_copied += inner_len - start
             else:
                 self._copy_members(frames[-1], copy, start, inner_len)
         if string is not None:
@@ -391,6 +401,7 @@ class IncrementalJsonParser:
     def _copy_members(self, frame: _Frame, copy: dict[Any, Any], start: int, stop: int) -> None:
         """Members `start` to `stop` of an open object, into its copy."""
         container, keys = frame.container, frame.keys
+        self._members_copied += stop - start
         if keys is not None:
             for member in keys[start:stop]:
                 copy[member] = container[member]
@@ -418,9 +429,10 @@ class IncrementalJsonParser:
         deepest = shared - 1
         container = frames[deepest].container
         start, stop = old_lengths[deepest], lengths[deepest]
-        if stop < start or version < built.version or (
-                version != built.version and self._overwritten_since(container, built.version)):
-            return False  # an older snapshot (copies only grow), or a member replaced since
+        if stop < start or version < built.version or self._overwritten_since(container, built.version):
+            # An older snapshot (copies only grow), or a member replaced since `built`: then the
+            # container's values read below may not be the snapshot's (a late read of an old one).
+            return False
         # Each copy on the path to the deepest shared one: held only by us (the pool, or its parent copy).
         holder, key = built.holder, 0
         for depth in range(shared):
@@ -437,6 +449,7 @@ class IncrementalJsonParser:
             copy[slot] = container[slot]
         if type(container) is list:
             copy += container[start:stop]
+            self._members_copied += stop - start
         else:
             self._copy_members(frames[deepest], copy, start, stop)
         for depth in range(shared, len(frames)):  # containers opened since
@@ -454,6 +467,7 @@ class IncrementalJsonParser:
         return log is not None and log[-1][0] > version
 
     def _truncated(self, container: Any, length: int, version: int) -> Any:
+        self._members_copied += min(length, len(container))
         if type(container) is list:
             return container[:length]
         copy = container.copy() if length >= len(container) else dict(islice(container.items(), length))
@@ -551,8 +565,7 @@ class IncrementalJsonParser:
             self._state = _AFTER
         else:
             self._state = _DONE
-            self._complete = True
-            self._built.clear()  # no snapshot is taken any more (and its frames would keep the parser in a cycle)
+            self._complete = True  # `_built` stays: a chunk's output may still be read after the value closed
 
     # -- state handlers: each takes (text, pos) and returns the next position -----------------
 

@@ -204,7 +204,10 @@ class GenerateStream:
             waiting: set[asyncio.Future[Any]] = {getter, task}
             done, _ = await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
             if getter in done:
-                yield getter.result()
+                chunk = getter.result()
+                del getter, waiting, done  # the chunk is the caller's now: kept here, it and its output would outlive their use
+                yield chunk
+                del chunk
             else:
                 getter.cancel()
 

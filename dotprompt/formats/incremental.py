@@ -101,7 +101,6 @@ _WORDS: Final[dict[str, Any]] = {
 }
 _INVALID: Final = object()
 _MAX_PIECES: Final = 32  # pieces of an open string before the newest ones are merged
-_KEYS_FROM: Final = 16  # an open object this long keeps its keys in order too: `_extend` needs key N without a walk
 _POOL: Final = 2  # built outputs kept to extend; two, so `out = stream.feed(chunk)` holding the last still finds one
 
 
@@ -129,7 +128,7 @@ def _add(parts: list[str], piece: str) -> None:
 class _Frame:
     """One open container, shared by every lazy snapshot taken while it is open."""
 
-    __slots__ = ("container", "keys", "parent", "parent_len", "parser", "slot")
+    __slots__ = ("container", "parent", "parent_len", "parser", "slot")
 
     def __init__(self, parser: IncrementalJsonParser, container: Any, parent: _Frame | None, slot: Any, parent_len: int) -> None:
         self.parser = parser  # kept here, not on each snapshot: one reference per container, not per chunk
@@ -137,7 +136,6 @@ class _Frame:
         self.parent = parent
         self.slot = slot  # where it sits in the parent
         self.parent_len = parent_len  # the parent's length while this one is open (it cannot grow)
-        self.keys: list[Any] | None = None  # an object's keys in order, once it has _KEYS_FROM of them
 
 
 class _Built:
@@ -391,23 +389,22 @@ class IncrementalJsonParser:
                 copy += container[start:inner_len]
                 self._members_copied += inner_len - start
             else:
-                self._copy_members(frames[-1], copy, start, inner_len)
+                self._copy_members(container, copy, start, inner_len)
         if string is not None:
             copy[string[0]] = self._open_string(string, copy[string[0]], string_len)
         lengths[-1] = inner_len
         built.string, built.string_len = string, string_len
         return True
 
-    def _copy_members(self, frame: _Frame, copy: dict[Any, Any], start: int, stop: int) -> None:
-        """Members `start` to `stop` of an open object, into its copy."""
-        container, keys = frame.container, frame.keys
+    def _copy_members(self, container: dict[Any, Any], copy: dict[Any, Any], start: int, stop: int) -> None:
+        """Members `start` to `stop` of an object, into its copy. An object only grows at its end (a
+        replaced member keeps its place), so they are found from the end: reading in step with the
+        parser, that walks the new members only."""
         self._members_copied += stop - start
-        if keys is not None:
-            for member in keys[start:stop]:
-                copy[member] = container[member]
-        else:
-            for member, value in islice(container.items(), start, stop):
-                copy[member] = value
+        newest = reversed(container.items())
+        members = list(islice(newest, len(container) - stop, len(container) - start))
+        for member, value in reversed(members):
+            copy[member] = value
 
     def _extend(self, built: _Built, frames: list[_Frame], lengths: list[int], string: Any, string_len: int,
                 version: int) -> bool:
@@ -451,7 +448,7 @@ class IncrementalJsonParser:
             copy += container[start:stop]
             self._members_copied += stop - start
         else:
-            self._copy_members(frames[deepest], copy, start, stop)
+            self._copy_members(container, copy, start, stop)
         for depth in range(shared, len(frames)):  # containers opened since
             child = self._truncated(frames[depth].container, lengths[depth], version)
             copy[frames[depth].slot] = child
@@ -506,20 +503,11 @@ class IncrementalJsonParser:
         if type(top) is list:
             top.append(value)
             return len(top) - 1
-        key = self._key
-        if key in top:  # not an append: older lazy snapshots need the value it replaces
+        if self._key in top:  # not an append: older lazy snapshots need the value it replaces
             self._version += 1
-            self._overwritten.setdefault(id(top), []).append((self._version, key, top[key]))
-            top[key] = value
-            return key
-        top[key] = value
-        frame = self._frame
-        assert frame is not None  # `top` is its container
-        if frame.keys is not None:
-            frame.keys.append(key)
-        elif len(top) >= _KEYS_FROM:
-            frame.keys = list(top)
-        return key
+            self._overwritten.setdefault(id(top), []).append((self._version, self._key, top[self._key]))
+        top[self._key] = value
+        return self._key
 
     def _open(self, bracket: str) -> None:
         if len(self._stack) >= MAX_NESTING_DEPTH:

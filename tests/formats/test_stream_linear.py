@@ -142,7 +142,7 @@ def test_a_long_open_string_is_copied_within_the_budget_and_lags_by_at_most_its_
 
 # -- exact: every output equals the prefix parsed afresh, whatever is held, dropped or read late -----
 
-DICTS = st.dictionaries(st.text(max_size=4), SCALARS, min_size=14, max_size=40)  # past _KEYS_FROM keys
+DICTS = st.dictionaries(st.text(max_size=4), SCALARS, min_size=14, max_size=40)  # objects read from their end
 BIG = st.recursive(SCALARS | DICTS, lambda inner: st.lists(inner, max_size=20) | st.dictionaries(
     st.text(max_size=6), inner, max_size=24), max_leaves=60)
 

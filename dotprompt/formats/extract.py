@@ -65,24 +65,28 @@ def _too_deep(text: str, format_name: str) -> OutputParseError:
 
 
 def parse_json_at(text: str, start: int, stop: int, *, format_name: str = "json",
-                  lines: LineCursor | None = None) -> tuple[Any, list[Repair], int]:
+                  lines: LineCursor | None = None, strict_first: bool = True) -> tuple[Any, list[Repair], int]:
     """The value starting at `start` (reading no further than `stop`), its repairs, and its end offset.
 
     Every position it reports is in `text`, through `lines` when given: a caller reading value after
     value of one text (JSONL's lines) passes one cursor, so each value costs its own length, not the
-    length of the text before it."""
-    try:
-        if stop < len(text):  # decode the value's part alone: a strict read never runs on past `stop`
-            value, end = _DECODER.raw_decode(text[start:stop])
-            end += start
-        else:
-            value, end = _DECODER.raw_decode(text, start)
-        if end <= stop:
-            return _checked_depth(value, text, start, end), [], end
-    except ValueError:
-        pass
-    except (RecursionError, TooDeepError):
-        raise _too_deep(text, format_name) from None
+    length of the text before it. Strict JSON is tried first, in C; `strict_first=False` goes straight
+    to the lenient reader, which gives strict JSON the same value and no repair: for a caller whose
+    last value needed repairs (the next one likely does too, and the failed strict try costs more
+    than the value)."""
+    if strict_first:
+        try:
+            if stop < len(text):  # decode the value's part alone: a strict read never runs on past `stop`
+                value, end = _DECODER.raw_decode(text[start:stop])
+                end += start
+            else:
+                value, end = _DECODER.raw_decode(text, start)
+            if end <= stop:
+                return _checked_depth(value, text, start, end), [], end
+        except ValueError:
+            pass
+        except (RecursionError, TooDeepError):
+            raise _too_deep(text, format_name) from None
     lines = lines or LineCursor(text)
     try:
         rewrite = rewrite_json(text, start, stop, lines)

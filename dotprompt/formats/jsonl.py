@@ -89,8 +89,9 @@ def parse_jsonl(text: str) -> ParsedOutput:
     repairs: list[Repair] = []
     lines = LineCursor(text)  # one for every line: each repair's position costs its own line, not the text before
     offset = 0
+    repaired = False  # whether the last object line needed repairs: then the next goes straight to the lenient reader
     for number, line in enumerate(text.split("\n"), start=1):
-        _parse_line(text, offset, line, number, items, repairs, lines)
+        repaired = _parse_line(text, offset, line, number, items, repairs, lines, repaired)
         offset += len(line) + 1
     if not items and text.strip():
         raise OutputParseError("no line holds a JSON object", text=text, format_name="jsonl")
@@ -98,27 +99,31 @@ def parse_jsonl(text: str) -> ParsedOutput:
 
 
 def _parse_line(text: str, offset: int, line: str, number: int, items: list[Any], repairs: list[Repair],
-                lines: LineCursor) -> None:
+                lines: LineCursor, repaired: bool) -> bool:
+    """Parse one line into `items` and `repairs`; whether it was an object line that needed repairs
+    (`repaired` says so of the last one: unchanged by a line that is not an object)."""
     body = line.strip()
     if not body:
-        return
+        return repaired
     if body.startswith("```"):
         if not any(r.kind == "extracted_from_fence" for r in repairs):
             repairs.append(Repair("extracted_from_fence", f"ignored the fence line {body!r} at line {number}"))
-        return
+        return repaired
     if not body.startswith("{"):
         repairs.append(Repair("skipped_line", f"line {number} is not a JSON object: {_short(body)}"))
-        return
+        return repaired
     start = offset + line.index("{")
     try:
-        value, line_repairs, end = parse_json_at(text, start, offset + len(line), format_name="jsonl", lines=lines)
+        value, line_repairs, end = parse_json_at(text, start, offset + len(line), format_name="jsonl", lines=lines,
+                                                 strict_first=not repaired)
     except OutputParseError as exc:
         repairs.append(Repair("skipped_line", f"line {number} could not be repaired: {exc}"))
-        return
+        return True
     items.append(value)
     repairs.extend(line_repairs)
     if text[end : offset + len(line)].strip():
         repairs.append(Repair("extracted_from_prose", f"ignored text after the object on line {number}"))
+    return bool(line_repairs)
 
 
 def _short(body: str) -> str:

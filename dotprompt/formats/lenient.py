@@ -117,6 +117,8 @@ class RepairLog:
         after value of one text (JSONL) passes the same cursor to all of them."""
         lines = lines or LineCursor(text)
         listed = [Repair(kind, f"{_message(kind, argument)} at {lines.where(offset)}") for kind, offset, argument in self._listed]
+        if not self._counted:  # the common case: no more repairs than are listed
+            return listed
         summaries = [
             Repair(kind, f"{_MANY[kind].format(count)}, the first of them at {lines.where(offset)} "
                          f"(past the first {MAX_REPORTED_REPAIRS} repairs, each kind is counted, not listed)", count)
@@ -302,6 +304,8 @@ class _Edits:
     def apply(self, text: str, start: int, end: int) -> str:
         """text[start:end] with the edits made."""
         flat = self.flat
+        if len(flat) == 3:  # one edit (the common case of a small value): no sorting, no lists
+            return "".join((text[start : flat[0]], flat[2], text[flat[1] : end]))
         starts, ends, texts = flat[0::3], flat[1::3], flat[2::3]
         order: Any = range(len(starts))
         if any(later < earlier for earlier, later in pairwise(starts)):

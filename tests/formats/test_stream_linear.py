@@ -225,6 +225,19 @@ def test_jsonl_with_a_repair_per_line_walks_the_text_once(monkeypatch):
     assert work[1] / work[0] <= LINEAR, work
 
 
+@FUZZ
+@given(root=st.dictionaries(st.text(max_size=6), BIG, max_size=6), seed=SEEDS, tail=st.sampled_from(["", " ", "x", "}"]))
+def test_strict_json_read_by_the_lenient_reader_first_gives_what_the_strict_reader_gives(root, seed, tail):
+    """JSONL sends a line straight to the lenient reader when the line before needed repairs."""
+    from dotprompt.formats.extract import parse_json_at
+
+    text = Writer(random.Random(seed)).dump(root) + tail + "\n{}"
+    stop = text.rindex("\n")
+    strict = parse_json_at(text, 0, stop)
+    lenient = parse_json_at(text, 0, stop, strict_first=False)
+    assert repr(lenient) == repr(strict)  # value (repr: NaN), repairs, end
+
+
 def test_the_line_cursor_steps_back_without_starting_over():
     from dotprompt.formats.textpos import LineCursor, where
 

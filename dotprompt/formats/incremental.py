@@ -325,10 +325,11 @@ class IncrementalJsonParser:
         """The output as it stood at a snapshot: `frame` the innermost open container, and so on."""
         assert frame is not None  # a snapshot is taken only while a container is open
         built = self._built
-        if built:  # the common case first: the same innermost container as the last output, grown
-            last = built[-1]
-            if last.frames[-1] is frame and last.version == version and self._grow(last, inner_len, string, string_len):
-                return last.holder[0]
+        for index in range(len(built) - 1, -1, -1):  # the common case first: the same innermost container, grown
+            record = built[index]
+            if record.frames[-1] is frame and record.version == version and self._grow(record, inner_len, string,
+                                                                                      string_len):
+                return self._reused(index)
         frames = []
         walk: _Frame | None = frame
         while walk is not None:
@@ -339,18 +340,23 @@ class IncrementalJsonParser:
         lengths.append(inner_len)
         for index in range(len(built) - 1, -1, -1):
             if self._extend(built[index], frames, lengths, string, string_len, version):
-                record = built.pop(index)
-                for other in range(len(built) - 1, -1, -1):  # spares nobody holds: freed, not kept
-                    if _refs(built[other].holder, 0) <= _ALONE:
-                        del built[other]
-                built.append(record)
-                return record.holder[0]
+                return self._reused(index)
         root = self._fresh(frames, lengths, string, string_len, version)
         if _COUNTS_REFS:
             built.append(_Built([root], frames, lengths, string, string_len, version))
             if len(built) > _POOL:
                 del built[0]
         return root
+
+    def _reused(self, index: int) -> Any:
+        """The output `_built[index]` now holds, made the newest; spares nobody holds are let go."""
+        built = self._built
+        record = built.pop(index)
+        for other in range(len(built) - 1, -1, -1):
+            if _refs(built[other].holder, 0) <= _ALONE:
+                del built[other]
+        built.append(record)
+        return record.holder[0]
 
     def _fresh(self, frames: list[_Frame], lengths: list[int], string: Any, string_len: int, version: int) -> Any:
         """Copies of the spine as it stood: truncated, old values of later overwrites restored."""

@@ -15,7 +15,7 @@ of `--repeats`), the 1 MB / 256 KB ratio (4.0 is linear; the goal is at most 4.6
 Then, with `--e2e`, the whole streamed run in a child: `generate_stream` over a ScriptedModel
 sending the chunks, every chunk's `.output` read and the chunk dropped; its seconds and its peak
 memory (the RSS high-water mark, reset after a warm-up run, less the RSS then) over the reply size
-(goal at most 20).
+(goal at most 20), and beside it tracemalloc's peak of a second, untimed run.
 
 Genkit (run with bench/.peers/bin/python): what its generate loop does per chunk, a
 `ModelResponseChunk` with a copy of the chunks before it and its `.output` (the `json` format's
@@ -112,7 +112,7 @@ print(json.dumps({{"stream": streamed, "parse": final, "chars": len(text), "chun
 """
 
 _E2E_CHILD = """
-import asyncio, gc, json, sys, time
+import asyncio, gc, json, sys, time, tracemalloc
 sys.path.insert(0, {bench!r})
 from bench_stream_large import REPLIES, format_of
 from dotprompt import generate_stream
@@ -139,7 +139,12 @@ before = status("VmRSS")
 start = time.perf_counter()
 asyncio.run(run(text))
 seconds = time.perf_counter() - start
-print(json.dumps({{"seconds": seconds, "peak": status("VmHWM") - before, "chars": len(text)}}))
+peak = status("VmHWM") - before
+gc.collect()
+tracemalloc.start()  # the same run again, its Python allocations traced (slower; not timed)
+asyncio.run(run(text))
+traced = tracemalloc.get_traced_memory()[1]
+print(json.dumps({{"seconds": seconds, "peak": peak, "traced": traced, "chars": len(text)}}))
 """
 
 
@@ -255,7 +260,7 @@ def main() -> None:
 
     if args.e2e:
         print(f"\nwhole streamed run, every chunk's output read ({load()})")
-        print(f"{'reply':14} {'size':>6} {'seconds':>8} {'peak MB':>8} {'x reply':>8}")
+        print(f"{'reply':14} {'size':>6} {'seconds':>8} {'peak MB':>8} {'x reply':>8} {'traced x':>9}")
         for shape in shapes:
             for size, chars in SIZES.items():
                 got = child(_E2E_CHILD.format(bench=str(BENCH_DIR), shape=shape, chars=chars), after, args.timeout)
@@ -263,7 +268,8 @@ def main() -> None:
                     print(f"{shape:14} {size:>6} {'timeout':>8}")
                     continue
                 times = got["peak"] / got["chars"]
-                print(f"{shape:14} {size:>6} {got['seconds']:8.2f} {got['peak'] / 1e6:8.1f} {times:8.1f}", flush=True)
+                print(f"{shape:14} {size:>6} {got['seconds']:8.2f} {got['peak'] / 1e6:8.1f} {times:8.1f}"
+                      f" {got['traced'] / got['chars']:9.1f}", flush=True)
                 if size == "1MB":
                     results.append(Result(f"stream {shape} 1MB peak", f"{times:.1f}x the reply", f"<= {PEAK_GOAL:.0f}x",
                                           times <= PEAK_GOAL))

@@ -93,7 +93,7 @@ def parse_jsonl(text: str) -> ParsedOutput:
     for number, line in enumerate(text.split("\n"), start=1):
         repaired = _parse_line(text, offset, line, number, items, repairs, lines, repaired)
         offset += len(line) + 1
-    if not items and text.strip():
+    if not items and text and not text.isspace():
         raise OutputParseError("no line holds a JSON object", text=text, format_name="jsonl")
     return ParsedOutput(items, repairs)
 

@@ -176,10 +176,10 @@ STREAM_STRING_COPIES: Final = 2000
 """How many characters of open-string prefix the `json` stream may copy into partial outputs per
 character of reply read, summed over the stream. A string is immutable, so every partial output that
 shows an open string holds a copy of its prefix: reading each chunk's output of a 1 MB string value in
-8-character chunks would copy 68 GB. Within this budget every partial is exact (every string up to about
-16,000 characters, whatever the chunk size); past it, a partial shows the prefix as it was last copied,
-at most 1/2000 of its length behind (500 characters of a 1 MB string), and the copies cost about
-0.15 s per MB of reply."""
+8-character chunks would copy 68 GB. Within the budget every partial is exact: with every chunk's
+output read, every string up to 4,000 characters per character of chunk size (32,000 in 8-character
+chunks). Past it, a partial shows the prefix as it was last copied, at most 1/2000 of its length
+behind (500 characters of a 1 MB string), and the copies cost about 0.15 s per MB of reply."""
 
 LOCAL_MODEL: Final = "local/smollm2"
 """The small model `dotprompt local setup` prepares; the default model once it is set up."""

@@ -18,6 +18,16 @@ the current path) changes; `snapshot_copy()` copies just that spine.
 count of duplicate-key overwrites) and builds the snapshot only when it is read. A duplicate key
 is the one change that is not an append, so its old value is logged for older snapshots.
 
+Reading every chunk's snapshot would still copy the whole spine each time: quadratic for a big
+flat object or array (a 1 MB object of 100k keys took 25 s in 8-character chunks). So the last
+copies built are kept, and one that nobody else holds any more (CPython's reference count says
+so) is extended in place into the next snapshot: only what was added since is copied, and the
+total is linear. A copy somebody holds is never touched. An open string cannot be extended (a
+`str` is immutable), so each snapshot showing one holds a copy of its prefix; those copies are
+bounded by STREAM_STRING_COPIES characters per character read, and past the budget a snapshot
+shows the prefix last copied (at most 1/STREAM_STRING_COPIES of the string behind). `copied`
+counts the work.
+
 Arrays and objects nested past MAX_NESTING_DEPTH stop the parser (`too_deep`); the final parse
 reports the error. Long strings, numbers and keys are held as a few pieces (merged as they
 grow), so a megabyte string in one-character chunks costs neither a join per chunk nor a million

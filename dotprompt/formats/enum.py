@@ -7,6 +7,7 @@ from typing import Any, Final
 
 from ..errors import OutputParseError, SchemaError
 from ..schema.refs import resolve
+from ..settings import STREAM_STRING_COPIES
 from .base import Format, ParsedOutput, Repair
 from .schema import has_type, js_string
 
@@ -69,14 +70,32 @@ def enum_member(text: str, values: list[Any] | None) -> Any:
 
 
 class EnumStream:
-    """The text so far, stripped of whitespace and quote characters at both ends."""
+    """The text so far, stripped of whitespace and quote characters at both ends.
+
+    Each output is a copy of the text so far, so the copies are bounded as an open JSON string's
+    are: STREAM_STRING_COPIES characters per character read (a reply of tens of thousands of
+    characters reaches it; an enum value never does). Past the budget, a chunk's output is the
+    last one built, from at most 1/STREAM_STRING_COPIES of the text before."""
 
     def __init__(self) -> None:
-        self._text = ""
+        self._parts: list[str] = []
+        self._length = 0
+        self._shown = ""
+        self._shown_length = 0  # the length of the text `_shown` was built from
+        self._copied = 0
 
     def feed(self, text: str) -> str:
-        self._text += text
-        return self._text.strip().strip(_QUOTES).strip()
+        if text:
+            self._parts.append(text)
+            self._length += len(text)
+        if self._length == self._shown_length or (
+                self._shown_length and self._copied + self._length > STREAM_STRING_COPIES * self._length):
+            return self._shown
+        joined = "".join(self._parts)
+        self._parts = [joined]
+        self._copied += self._length
+        self._shown, self._shown_length = joined.strip().strip(_QUOTES).strip(), self._length
+        return self._shown
 
 
 class EnumHandler:

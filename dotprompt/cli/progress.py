@@ -63,9 +63,17 @@ class StreamView:
 
     def __init__(self, label: str) -> None:
         self.label = label
-        self.text = ""
+        self._pieces: list[str] = []  # joined only when drawn (8 times a second), not once per chunk
+        self._length = 0
         self.started = time.monotonic()
         self.live: Any = None
+
+    @property
+    def text(self) -> str:
+        """The text so far (escaped for the terminal)."""
+        if len(self._pieces) > 1:
+            self._pieces[:] = ["".join(self._pieces)]
+        return self._pieces[0] if self._pieces else ""
 
     def __enter__(self) -> StreamView:
         if on_terminal():
@@ -81,12 +89,19 @@ class StreamView:
     def __exit__(self, *exc: object) -> None:
         if self.live is not None:
             self.live.__exit__(None, None, None)
-        elif self.text:
+        elif self._length:
             print(file=sys.stderr)
 
     def add(self, text: str) -> None:
         text = terminal(text)  # model text: an escape sequence in it must not reach the terminal
-        self.text += text
+        pieces = self._pieces
+        pieces.append(text)
+        self._length += len(text)
+        if len(pieces) > 32:  # merged as they come: each character is copied O(log n) times, not once per chunk
+            pieces[-16:] = ["".join(pieces[-16:])]
+            while len(pieces) > 1 and len(pieces[-1]) >= len(pieces[-2]):
+                last = pieces.pop()
+                pieces[-1] += last
         if self.live is None:
             print(text, end="", file=sys.stderr, flush=True)
 
@@ -94,5 +109,5 @@ class StreamView:
         from rich.text import Text
 
         seconds = time.monotonic() - self.started
-        head = Text(f"{self.label} ({seconds:.0f} s, {len(self.text)} characters)\n", style="dim")
+        head = Text(f"{self.label} ({seconds:.0f} s, {self._length} characters)\n", style="dim")
         return head + Text(self.text)

@@ -43,6 +43,7 @@ class LiveRun:
         self._changed = asyncio.Event()
         self.task: asyncio.Task[None] | None = None
         self._secrets: list[str] | None = None
+        self._with_output: dict[int, dict[str, Any]] = {}  # message index -> its newest chunk event with an output
 
     def secrets(self, batch: list[tuple[int, dict[str, Any]]]) -> list[str]:
         """What to redact from `batch`. Reading the environment for every chunk cost more than the rest of
@@ -56,6 +57,17 @@ class LiveRun:
         self.events.append(event)
         self._changed.set()
 
+    def add_chunk(self, event: dict[str, Any]) -> None:
+        """A chunk's event; the message's chunk before it drops its output. `sse` sends only the newest
+        output of a message in any batch, and a batch always holds the newest events, so no stream
+        misses it; kept on every event, a reply's outputs would cost memory quadratic in its length."""
+        if "output" in event:
+            previous = self._with_output.get(event["index"])
+            if previous is not None:
+                del previous["output"]
+            self._with_output[event["index"]] = event
+        self.add(event)
+
     async def run(self, **overrides: Any) -> None:
         name = model_name(self.prompt, self.model)
         self.add({"type": "start", "prompt": self.prompt.name, "variant": self.prompt.variant, "model": name,
@@ -64,7 +76,7 @@ class LiveRun:
             with log_source("ui"):
                 async for item in self.prompt.stream(self.input, context=self.context, model=self.model, **overrides):
                     if isinstance(item, Chunk):
-                        self.add(chunk_event(item))
+                        self.add_chunk(chunk_event(item))
                     else:
                         self.response = item
                         self.add(done_event(item, name, has_schema=bool(self.prompt.metadata.get("output", {}).get("schema"))))

@@ -145,8 +145,8 @@ class StreamState:
                 end = message.ends[number]
                 start = message.ends[number - 1] if number else 0
                 content = self._contents.get(position)
-                if content is None:
-                    content = [Part(text=message.upto(end)[start:])]
+                if content is None:  # the whole text once (`upto` joins it), then each chunk's own slice
+                    content = [Part(text=message.upto(message.length)[start:end])]
                 rebuilt.append(Chunk._rebuilt(index, role, content, self, position, start, end))
         return rebuilt
 

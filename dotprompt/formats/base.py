@@ -37,8 +37,8 @@ class ParsedOutput:
 
 
 class LazyValue:
-    """A streamed output built only when read: `.value` (each read builds it anew; `Chunk.output`
-    reads it once and keeps it). Lets a run keep every chunk's output without a copy per chunk."""
+    """A streamed output built only when read: `.value` (`Chunk.output` reads it once and keeps it).
+    Lets a run keep every chunk's output without a copy per chunk."""
 
     __slots__ = ()
 

@@ -166,7 +166,8 @@ class _Built:
 
 
 class LazySnapshot(LazyValue):
-    """The value as it stood after one feed, built when `.value` is read (each read builds it anew)."""
+    """The value as it stood after one feed, built when `.value` is read (a read may give the very
+    object an earlier read gave, when nothing changed in between: outputs are shared, read-only)."""
 
     __slots__ = ("_frame", "_inner_len", "_string", "_string_len", "_version")
 
@@ -337,9 +338,11 @@ class IncrementalJsonParser:
         built = self._built
         for index in range(len(built) - 1, -1, -1):  # the common case first: the same innermost container, grown
             record = built[index]
-            if record.frames[-1] is frame and record.version == version and self._grow(record, inner_len, string,
-                                                                                      string_len):
-                return self._reused(index)
+            if record.frames[-1] is frame and record.version == version:
+                if record.lengths[-1] == inner_len and record.string is string and record.string_len == string_len:
+                    return record.holder[0]  # nothing visible changed: the same output, held or not (never changed while held)
+                if self._grow(record, inner_len, string, string_len):
+                    return self._reused(index)
         frames = []
         walk: _Frame | None = frame
         while walk is not None:
@@ -361,11 +364,13 @@ class IncrementalJsonParser:
     def _reused(self, index: int) -> Any:
         """The output `_built[index]` now holds, made the newest; spares nobody holds are let go."""
         built = self._built
-        record = built.pop(index)
-        for other in range(len(built) - 1, -1, -1):
-            if _refs(built[other].holder, 0) <= _ALONE:
-                del built[other]
-        built.append(record)
+        record = built[index]
+        if len(built) > 1:
+            del built[index]
+            for other in range(len(built) - 1, -1, -1):
+                if _refs(built[other].holder, 0) <= _ALONE:
+                    del built[other]
+            built.append(record)
         return record.holder[0]
 
     def _fresh(self, frames: list[_Frame], lengths: list[int], string: Any, string_len: int, version: int) -> Any:
@@ -383,11 +388,12 @@ class IncrementalJsonParser:
         """`_extend` when the innermost open container is the same: only it can have changed."""
         frames = built.frames
         holder, key = built.holder, 0
+        count = sys.getrefcount  # `_refs`, inlined: this runs for every chunk
         for depth in range(1, len(frames)):
-            if _refs(holder, key) > _ALONE:
+            if count(holder[key]) > _ALONE:
                 return False
             holder, key = holder[key], frames[depth].slot
-        if _refs(holder, key) > _ALONE:
+        if count(holder[key]) > _ALONE:
             return False
         copy = holder[key]
         lengths = built.lengths
@@ -418,6 +424,10 @@ class IncrementalJsonParser:
         parser, that walks the new members only."""
         self._members_copied += stop - start
         newest = reversed(container.items())
+        if stop - start == 1 and stop == len(container):  # one member, the last: the usual chunk
+            member, value = next(newest)
+            copy[member] = value
+            return
         members = list(islice(newest, len(container) - stop, len(container) - start))
         for member, value in reversed(members):
             copy[member] = value

@@ -30,7 +30,9 @@ def pytest_runtest_makereport(item, call):
     setattr(item, f"report_{report.when}", report)
 
 
-@pytest.fixture(scope="session")
+# Per module, not per session: Playwright's sync API keeps its event loop running in this thread while
+# it is open, and every later asyncio.run() in the same worker would fail.
+@pytest.fixture(scope="module")
 def browser_context() -> Iterator[object]:
     if not Path(CHROMIUM).is_file():
         if os.environ.get("CI"):  # .ci/run installs it: a missing browser there is a broken step, not a skip

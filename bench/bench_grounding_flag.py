@@ -41,6 +41,8 @@ def main() -> None:
     if spec is None:
         raise SystemExit(f"{args.test_file} has no eval: section")
     dataset = args.dataset or spec.dataset
+    if dataset is None:
+        raise SystemExit(f"{args.test_file}: the eval names no dataset; pass --dataset")
     rows = read_dataset(dataset)
     variant = "" if args.variant == "-" else args.variant
     result = asyncio.run(EvalRun(library, "replay").run(spec, [Arm(variant)], rows))[0]
@@ -50,7 +52,7 @@ def main() -> None:
     counts = grounding_counts(grounded)
     valid = sum(not r.problems for r in result.rows)
     parsed = sum(g is not None for _, g in grounded)
-    print(f"{spec.prompt} on {Path(dataset).name} [{result.arm.label}]: {len(rows)} rows, {parsed} parse as JSON, "
+    print(f"{spec.prompt} on {dataset.name} [{result.arm.label}]: {len(rows)} rows, {parsed} parse as JSON, "
           f"{valid} pass the schema")
     print(f"{'field':<27} {'looked':>6} {'grounded':>8} {'wrong':>5} {'flag P':>6} {'flag R':>6}")
     for name in [OVERALL, *sorted(k for k in counts if k != OVERALL)]:

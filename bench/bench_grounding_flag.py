@@ -54,11 +54,13 @@ def main() -> None:
     parsed = sum(g is not None for _, g in grounded)
     print(f"{spec.prompt} on {dataset.name} [{result.arm.label}]: {len(rows)} rows, {parsed} parse as JSON, "
           f"{valid} pass the schema")
-    print(f"{'field':<27} {'looked':>6} {'grounded':>8} {'wrong':>5} {'flag P':>6} {'flag R':>6}")
+    print(f"{'field':<27} {'looked':>6} {'grounded':>8} {'wrong':>5} {'flagged':>7} {'false':>5} {'flag P':>6} {'flag R':>6}")
     for name in [OVERALL, *sorted(k for k in counts if k != OVERALL)]:
         c = counts[name]
         wrong = c.flagged_wrong + c.unflagged_wrong
-        print(f"{name:<27} {c.looked:>6} {c.rate:>8.3f} {wrong:>5} {c.flag_precision:>6.2f} {c.flag_recall:>6.2f}")
+        flagged = c.flagged_wrong + c.flagged_right
+        print(f"{name:<27} {c.looked:>6} {c.rate:>8.3f} {wrong:>5} {flagged:>7} {c.flagged_right:>5} "
+              f"{c.flag_precision:>6.2f} {c.flag_recall:>6.2f}")
 
 
 if __name__ == "__main__":

@@ -49,3 +49,20 @@ def test_expected_values_are_printed_in_the_text() -> None:
             assert item["description"] in text, (row["id"], item)
         net = sum(Decimal(str(i["quantity"])) * Decimal(str(i["unit_price"])) for i in exp["line_items"])
         assert net <= Decimal(str(exp["total"])), row["id"]
+
+
+def test_the_few_shot_examples_are_gold_rows_held_out_of_their_score() -> None:
+    # extract.fewshot.prompt shows two gold invoices with their answers; its score is taken on the
+    # other rows (invoices.heldout.jsonl), so it is not graded on answers it was shown.
+    rows = {r["id"]: r for r in _rows()}
+    held_out = [json.loads(line) for line in (GOLD.parent / "invoices.heldout.jsonl").read_text(encoding="utf-8").splitlines()]
+    shown = sorted(set(rows) - {r["id"] for r in held_out})
+    assert shown == ["de-buerobedarf", "us-email-design"]
+    assert held_out == [r for r in rows.values() if r["id"] not in shown]  # the gold rows as they are, in order
+    source = (ROOT / "prompts" / "extract.fewshot.prompt").read_text(encoding="utf-8")
+    for row_id in shown:
+        row = rows[row_id]
+        assert row["input"]["text"] in source, row_id
+        vendor = {"name": row["expected"]["vendor"]["name"], "vat_id": row["expected"]["vendor"].get("vat_id")}
+        answer = {**row["expected"], "vendor": vendor}  # a VAT id the invoice lacks is null, as strict mode asks
+        assert json.dumps(answer, ensure_ascii=False) in source, row_id

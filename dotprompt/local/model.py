@@ -16,6 +16,7 @@ from .. import settings
 from ..errors import LocalSetupError, ModelError, UsageError
 from ..providers.base import ModelInfo, OnChunk
 from ..providers.config import ProviderConfig
+from ..providers.dialects.strict import LLAMA_CPP_STRICT, Structured, structured_output
 from ..providers.openai import OpenAIModel
 from ..types import GenerateRequest, ModelResponse
 from .catalog import LocalModelSpec, spec_for
@@ -67,6 +68,13 @@ def not_set_up(paths: LocalPaths) -> UsageError:
     return UsageError(f"the local model {paths.spec.model_name} is not set up (missing: {missing}): run `{command}`")
 
 
+class LlamaServerClient(OpenAIModel):
+    """Chat Completions on llama-server: the output schema becomes a grammar that also bounds string lengths."""
+
+    def structured(self, request: GenerateRequest) -> Structured | None:
+        return structured_output(request, LLAMA_CPP_STRICT)
+
+
 class LocalModel:
     """The local model. It uses this process's shared server, or the `server` given (tests start their own)."""
 
@@ -81,7 +89,7 @@ class LocalModel:
             raise not_set_up(self.paths)
         self.timeout = timeout
         self._server = server
-        self._client: tuple[LlamaServer, OpenAIModel] | None = None
+        self._client: tuple[LlamaServer, LlamaServerClient] | None = None
         self._lock = threading.Lock()
 
     async def generate(self, request: GenerateRequest, on_chunk: OnChunk | None = None) -> ModelResponse:
@@ -95,7 +103,7 @@ class LocalModel:
                 raise server.death_error("during the request", partial=exc.partial) from exc
             raise
 
-    def connect(self) -> tuple[LlamaServer, OpenAIModel]:
+    def connect(self) -> tuple[LlamaServer, LlamaServerClient]:
         """The running server and a client for it, starting the server if need be (blocks until healthy)."""
         if not self.paths.ready():
             raise not_set_up(self.paths)
@@ -105,10 +113,11 @@ class LocalModel:
         with self._lock:
             if self._client is None or self._client[0] is not server:
                 config = ProviderConfig("local", server.base_url, server.api_key, self.timeout)
-                self._client = (server, OpenAIModel(self.name, model_id=self.paths.spec.name, config=config, info=self.info))
+                client = LlamaServerClient(self.name, model_id=self.paths.spec.name, config=config, info=self.info)
+                self._client = (server, client)
             return self._client
 
-    def _connected(self) -> tuple[LlamaServer, OpenAIModel] | None:
+    def _connected(self) -> tuple[LlamaServer, LlamaServerClient] | None:
         found = self._client
         return found if found is not None and found[0].alive() else None
 

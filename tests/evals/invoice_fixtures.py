@@ -1,16 +1,13 @@
-"""Writes the invoice eval's replies as hand-made fixtures (`"source": "fixture"`), not model output.
+"""Writes the planted fixture arm of the invoice eval: hand-made replies (`"source": "fixture"`), not model output.
 
-Why: recording the local model on the 20 gold invoices (two variants, 40 calls) did not fit the session
-that built `dotprompt eval` (the shared 2-core machine gave SmolLM2-135M 0.2 tokens/s per request), so
-the example's eval replays fixtures until someone records the real model:
-
-    dotprompt eval prompts/extract.test.yaml --record --variant - --variant worse
-    dotprompt eval prompts/extract.test.yaml --save-baseline examples/gold/extract.baseline.json
-
-The fixture "model" answers each invoice with its gold labels plus the kinds of mistakes a small model
-makes (currency taken from the wrong place, a quantity of 1, the vendor line as invoice number, the date
-as printed, a VAT id left out, a total line read as an item), chosen by row so each field has some
-errors. Run from the project root: `python -m tests.evals.invoice_fixtures`.
+The example's eval (`prompts/extract.test.yaml`) replays the local model's recorded replies; its figures
+are what SmolLM2-135M really does. Tests that must know exactly which values are wrong use this arm
+instead, `tests/evals/planted/extract.test.yaml`, whose recordings (`tests/evals/planted/__recordings__/`)
+this script writes: the fixture "model" answers each invoice with its gold labels plus the kinds of
+mistakes a small model makes (currency taken from the wrong place, a quantity of 1, the vendor line as
+invoice number, the date as printed, a VAT id left out, a total line read as an item), chosen by row so
+each field has some errors. Every report of that arm says its rows are fixtures. Run from the project
+root after changing prompts/extract.prompt or extract.worse.prompt: `python -m tests.evals.invoice_fixtures`.
 """
 
 from __future__ import annotations
@@ -27,7 +24,9 @@ from dotprompt.types import GenerateRequest, Message, ModelResponse, Part, Usage
 from tests.conftest import ROOT
 
 GOLD = ROOT / "examples" / "gold" / "invoices.jsonl"
-RECORDINGS = ROOT / "prompts" / "__recordings__"
+PLANTED = ROOT / "tests" / "evals" / "planted"
+TEST_FILE = PLANTED / "extract.test.yaml"
+RECORDINGS = PLANTED / "__recordings__"
 
 
 def mistakes(index: int, row: dict[str, Any]) -> dict[str, Any]:
@@ -80,6 +79,6 @@ def mark_fixtures(path: Path) -> None:
 
 if __name__ == "__main__":
     define_model(FixtureModel())
-    main(["eval", "prompts/extract.test.yaml", "--record", "--variant", "-", "--variant", "worse"])
+    main(["eval", str(TEST_FILE.relative_to(ROOT)), "--record", "--variant", "-", "--variant", "worse"])
     for name in ("extract.jsonl", "extract.worse.jsonl"):
         mark_fixtures(RECORDINGS / name)

@@ -593,3 +593,21 @@ def test_the_server_receives_the_tuned_request(fake_setup: Path, tmp_path: Path,
     sent = body["response_format"]["json_schema"]["schema"]["properties"]
     assert sent["list"]["maxItems"] == settings.LOCAL_MAX_ITEMS and sent["answer"]["maxLength"] == settings.LOCAL_MAX_CHARS
     assert "dry_multiplier" not in body and body["cache_prompt"] is False  # a reply depends on its request alone
+
+
+def test_a_strict_schema_keeps_its_string_bounds_in_the_grammar(fake_setup: Path, tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch):
+    # A schema strict mode can take (every array has its items) is sent strict; OpenAI's strict rules move
+    # `maxLength` into the description, but llama-server's grammar enforces it, so it must stay a keyword:
+    # without it SmolLM2 wrote an invoice's VAT id as ~900 digits, until the token cap.
+    seen = tmp_path / "requests.jsonl"
+    monkeypatch.setenv("FAKE_LLAMA_REQUESTS", str(seen))
+    schema = {"type": "object", "properties": {"vat_id": {"type": "string"},
+                                               "lines": {"type": "array", "items": {"type": "string"}}}}
+    asyncio.run(generate(model=LocalModel(), prompt="hi", output_schema=schema))
+    sent = json.loads(seen.read_text().splitlines()[-1])["response_format"]["json_schema"]
+    assert sent["strict"] is True
+    props = sent["schema"]["properties"]
+    assert props["vat_id"]["maxLength"] == settings.LOCAL_MAX_CHARS and "description" not in props["vat_id"]
+    assert props["lines"]["maxItems"] == settings.LOCAL_MAX_ITEMS
+    assert props["lines"]["items"]["maxLength"] == settings.LOCAL_MAX_CHARS

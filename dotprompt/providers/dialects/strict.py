@@ -26,7 +26,8 @@ from ..._util.cache import LRU
 from ...schema.refs import definition_name, ref_target
 from ...types import GenerateRequest
 
-__all__ = ["ANTHROPIC_STRICT", "NATIVE_STRICT", "OPENAI_STRICT", "OWN_CONFIG_KEYS", "TOOL", "Profile", "StrictSchema",
+__all__ = ["ANTHROPIC_STRICT", "LLAMA_CPP_STRICT", "NATIVE_STRICT",
+           "OPENAI_STRICT", "OWN_CONFIG_KEYS", "TOOL", "Profile", "StrictSchema",
            "Structured", "log_fallback", "response_note", "strict_schema", "structured_output"]
 
 log = logging.getLogger("dotprompt.models")
@@ -65,6 +66,10 @@ OPENAI_STRICT = Profile("OpenAI strict", frozenset({"pattern", "format", "minimu
                                                    "exclusiveMaximum", "multipleOf", "minItems", "maxItems"}),
                         formats=frozenset({"date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6",
                                            "uuid"}))
+# llama.cpp's llama-server turns the schema into a grammar and enforces string lengths too: the local
+# model's tuning bounds every string with `maxLength`, which must reach the grammar, not the description.
+LLAMA_CPP_STRICT = Profile("llama.cpp grammar", OPENAI_STRICT.keywords | {"minLength", "maxLength"},
+                           formats=OPENAI_STRICT.formats)
 # Anthropic's structured outputs: optional properties allowed, no recursion, no numeric/string limits.
 ANTHROPIC_STRICT = Profile("Anthropic structured outputs", frozenset({"format"}), require_all=False, recursion=False,
                            formats=frozenset({"date-time", "time", "date", "duration", "email", "hostname", "uri",

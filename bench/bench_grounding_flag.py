@@ -47,11 +47,12 @@ def main() -> None:
     variant = "" if args.variant == "-" else args.variant
     result = asyncio.run(EvalRun(library, "replay").run(spec, [Arm(variant)], rows))[0]
     schema = library.load(spec.prompt, variant or None).metadata["output"]["schema"]
-    grounded = [(r.comparison, ground(r.output, input_sources(r.row.input), schema) if r.output is not None else None)
+    grounded = [(r.row.id, r.comparison,
+                 ground(r.output, input_sources(r.row.input), schema) if r.output is not None else None)
                 for r in result.rows]
     counts = grounding_counts(grounded)
     valid = sum(not r.problems for r in result.rows)
-    parsed = sum(g is not None for _, g in grounded)
+    parsed = sum(g is not None for _, _, g in grounded)
     print(f"{spec.prompt} on {dataset.name} [{result.arm.label}]: {len(rows)} rows, {parsed} parse as JSON, "
           f"{valid} pass the schema")
     print(f"{'field':<27} {'looked':>6} {'grounded':>8} {'wrong':>5} {'flagged':>7} {'false':>5} {'flag P':>6} {'flag R':>6}")

@@ -15,7 +15,7 @@ import threading
 from .. import settings
 from ..errors import LocalSetupError, ModelError, UsageError
 from ..providers.base import ModelInfo, OnChunk
-from ..providers.config import ProviderConfig
+from ..providers.config import ProviderConfig, check_keys
 from ..providers.dialects.strict import LLAMA_CPP_STRICT, Structured, structured_output
 from ..providers.openai import OpenAIModel
 from ..types import GenerateRequest, ModelResponse
@@ -75,11 +75,16 @@ class LlamaServerClient(OpenAIModel):
         return structured_output(request, LLAMA_CPP_STRICT)
 
 
+# What `[tool.dotprompt.providers.local]` may set: the server's address and key are its own.
+LOCAL_SETTINGS_KEYS = ("timeout", "deadline", "max_response_bytes")
+
+
 class LocalModel:
-    """The local model. It uses this process's shared server, or the `server` given (tests start their own)."""
+    """The local model. It uses this process's shared server, or the `server` given (tests start their own).
+    `timeout` given here wins over `[tool.dotprompt.providers.local] timeout`, which wins over the default."""
 
     def __init__(self, name: str = DEFAULT_LOCAL_MODEL, *, server: LlamaServer | None = None,
-                 timeout: float = 120.0, tuning: LocalTuning | None = None) -> None:
+                 timeout: float | None = None, tuning: LocalTuning | None = None) -> None:
         spec = spec_for(name)
         self.name = spec.model_name
         self.info = local_info(spec)
@@ -87,7 +92,11 @@ class LocalModel:
         self.paths = server.paths if server is not None else local_paths(model=self.name)
         if not self.paths.ready():
             raise not_set_up(self.paths)
-        self.timeout = timeout
+        section = settings.provider_section("local")
+        check_keys("local", section, LOCAL_SETTINGS_KEYS)
+        self.timeout = float(timeout or section.get("timeout") or settings.DEFAULT_TIMEOUT)
+        self._deadline: float | None = section.get("deadline")
+        self._max_response_bytes: int | None = section.get("max_response_bytes")
         self._server = server
         self._client: tuple[LlamaServer, LlamaServerClient] | None = None
         self._lock = threading.Lock()
@@ -112,7 +121,8 @@ class LocalModel:
             raise server.death_error("before the request")
         with self._lock:
             if self._client is None or self._client[0] is not server:
-                config = ProviderConfig("local", server.base_url, server.api_key, self.timeout)
+                config = ProviderConfig("local", server.base_url, server.api_key, self.timeout,
+                                        deadline=self._deadline, max_response_bytes=self._max_response_bytes)
                 client = LlamaServerClient(self.name, model_id=self.paths.spec.name, config=config, info=self.info)
                 self._client = (server, client)
             return self._client

@@ -20,7 +20,7 @@ from .. import settings as project
 from .._util.suggest import close_matches
 from ..errors import UsageError
 
-__all__ = ["SETTINGS_KEYS", "ProviderConfig", "ProviderSpec", "check_section", "endpoint_url", "provider_config"]
+__all__ = ["SETTINGS_KEYS", "ProviderConfig", "ProviderSpec", "check_keys", "check_section", "endpoint_url", "provider_config"]
 
 # Keys every provider's table may hold (a provider module adds its own through ProviderSpec.settings_keys).
 SETTINGS_KEYS = ("base_url", "api_key_env", "timeout", "headers", "deadline", "max_response_bytes")
@@ -82,8 +82,12 @@ def endpoint_url(spec: ProviderSpec, env: Mapping[str, str] | None = None,
 
 def check_section(spec: ProviderSpec, section: Mapping[str, Any]) -> None:
     """A UsageError naming `[tool.dotprompt.providers.PREFIX]` and the key, for the first bad entry."""
-    table = f"[tool.dotprompt.providers.{spec.prefix}]"
-    known = (*SETTINGS_KEYS, *spec.settings_keys)
+    check_keys(spec.prefix, section, (*SETTINGS_KEYS, *spec.settings_keys))
+
+
+def check_keys(prefix: str, section: Mapping[str, Any], known: tuple[str, ...]) -> None:
+    """The same check for a table that reads only the keys `known` (the local model's, for one)."""
+    table = f"[tool.dotprompt.providers.{prefix}]"
     for key, value in section.items():
         if key not in known:
             close = close_matches(str(key), known)

@@ -84,6 +84,8 @@ FAKE_SERVER = textwrap.dedent('''\
                 delta = {{"choices": [{{"index": 0, "delta": {{"content": "half an ans"}}}}]}}
                 self.wfile.write(("data: " + json.dumps(delta) + "\\n\\n").encode())
                 self.wfile.flush()
+            if mode == "slow":
+                time.sleep(5)
             if mode == "crash":
                 print("fake llama-server: crashing", flush=True)
                 os._exit(7)
@@ -350,6 +352,33 @@ def test_server_dying_mid_stream_keeps_the_partial_text(fake_setup: Path, monkey
     assert error.retryable and error.partial["choices"][0]["message"]["content"] == "half an ans"
     monkeypatch.setenv("FAKE_LLAMA", "ok")  # the next request starts a fresh server, not the old death again
     assert asyncio.run(generate(model=model, prompt="hi")).text == "fake reply"
+
+
+def test_local_timeout_comes_from_the_project_table(fake_setup: Path, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch):
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "pyproject.toml").write_text("[tool.dotprompt.providers.local]\ntimeout = 0.5\n", encoding="utf-8")
+    monkeypatch.chdir(project)
+    monkeypatch.setenv("FAKE_LLAMA", "slow")
+    model = LocalModel()
+    model.connect()  # the server's start-up is not the request being timed
+    with pytest.raises(ModelError, match="(?i)timed out|timeout"):  # the fake answers after 5 s; the default waits 120
+        asyncio.run(generate(model=model, prompt="hi"))
+
+
+def test_local_table_refuses_keys_the_local_model_does_not_read(fake_setup: Path, tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch):
+    project = tmp_path / "project"
+    project.mkdir()
+    pyproject = project / "pyproject.toml"
+    monkeypatch.chdir(project)
+    pyproject.write_text('[tool.dotprompt.providers.local]\nbase_url = "https://elsewhere.example"\n', encoding="utf-8")
+    with pytest.raises(UsageError, match=r"\[tool.dotprompt.providers.local\].*unknown key 'base_url'"):
+        LocalModel()
+    pyproject.write_text("[tool.dotprompt.providers.local]\ntimeout = -1\n", encoding="utf-8")
+    with pytest.raises(UsageError, match="`timeout` must be a number of seconds above 0"):
+        LocalModel()
 
 
 def test_server_killed_between_requests_is_reported_once(fake_setup: Path):

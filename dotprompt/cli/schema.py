@@ -37,6 +37,9 @@ def run(args: argparse.Namespace) -> int:
     section = "input" if args.input else "output"
     schema = (prompt.metadata.get(section) or {}).get("schema")
     if schema is None:
+        for name in prompt.compiled.unresolved:  # a named schema nothing defines: say that, not "declares none"
+            if name.kind == "schema" and (name.where or "").startswith(f"{section}."):
+                raise name.error()
         raise CommandLineError(f"prompt {args.name!r} declares no {section} schema")
     print(json.dumps(schema, indent=2, ensure_ascii=False))
     return EXIT_OK

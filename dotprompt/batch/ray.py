@@ -68,10 +68,10 @@ class PromptActor:
     """One Ray actor: a prompt library, an event loop with its HTTP clients, `in_flight` rows at a time."""
 
     def __init__(self, prompt: str, prompts_dir: str | None, variant: str | None, model: str | None, in_flight: int,
-                 tools: tuple[str, ...], setup: Callable[[], Any] | None) -> None:
+                 tools: tuple[str, ...], setup: Callable[[], Any] | None, engine: str | None = None) -> None:
         if setup is not None:
             setup()
-        library = project_library(prompts_dir) if prompts_dir else PromptLibrary(None)
+        library = project_library(prompts_dir, engine=engine) if prompts_dir else PromptLibrary(None, engine=engine or "auto")
         for module in tools:
             for value in vars(importlib.import_module(module)).values():
                 if isinstance(value, Tool):
@@ -128,16 +128,18 @@ def _column(name: str, value: Any, secrets: list[str] | None = None) -> Any:
 
 def map_prompt(ds: Any, prompt: str, *, prompts_dir: str | Path | None = None, variant: str | None = None,
                model: str | None = None, workers: int = 2, in_flight: int = 16, batch_size: int = 64,
-               tools: Iterable[str] = (), setup: Callable[[], Any] | None = None, num_cpus: float = 0.5) -> Any:
+               tools: Iterable[str] = (), setup: Callable[[], Any] | None = None, num_cpus: float = 0.5,
+               engine: str | None = None) -> Any:
     """`ds` with the prompt's result for each row (columns in the module docstring); lazy, like every
-    Ray Data transform. `num_cpus` is what each actor reserves: its work is waiting on the network."""
+    Ray Data transform. `num_cpus` is what each actor reserves: its work is waiting on the network.
+    `engine` is the template engine of files that name none, as `PromptLibrary(engine=...)` takes it."""
     ray = _ray()
     return ds.map_batches(
         PromptActor, batch_size=batch_size, batch_format="numpy", num_cpus=num_cpus,
         compute=ray.data.ActorPoolStrategy(size=workers),
         fn_constructor_kwargs={"prompt": prompt, "prompts_dir": str(prompts_dir) if prompts_dir else None,
                                "variant": variant, "model": model, "in_flight": in_flight, "tools": tuple(tools),
-                               "setup": setup})
+                               "setup": setup, "engine": engine})
 
 
 def written_keys(folder: str | Path) -> set[str]:

@@ -42,7 +42,7 @@ def run_on_ray(args: argparse.Namespace) -> int:
     ds = dray.resume_filter(ds, done)
     folder = prompts_dir(args.dir).resolve()
     result = dray.map_prompt(ds, args.name, prompts_dir=str(folder), variant=args.variant, model=args.model,
-                             workers=args.workers, in_flight=args.concurrency)
+                             workers=args.workers, in_flight=args.concurrency, engine=args.template_engine)
     before = _written_files(output)
     getattr(result, writer)(str(output))
     succeeded, failed = _count(output, before) if writer == "write_json" else (None, None)

@@ -363,7 +363,7 @@ def test_local_timeout_comes_from_the_project_table(fake_setup: Path, tmp_path: 
     monkeypatch.setenv("FAKE_LLAMA", "slow")
     model = LocalModel()
     model.connect()  # the server's start-up is not the request being timed
-    with pytest.raises(ModelError, match="(?i)timed out|timeout"):  # the fake answers after 5 s; the default waits 120
+    with pytest.raises(ModelError, match=r"(?i)timed out|timeout"):  # the fake answers after 5 s; the default waits 120
         asyncio.run(generate(model=model, prompt="hi"))
 
 

@@ -119,3 +119,24 @@ def test_the_command_line_runs_on_the_cluster_and_resumes(cluster, tmp_path, cli
     assert "5 succeeded, 0 failed, 10 skipped" in again.stderr and fake.calls - calls == 5
     keys = sorted(dray.written_keys(output))
     assert keys == sorted(f"id:{n}" for n in range(1, 16))
+
+
+def test_the_command_line_hands_the_template_engine_to_the_actors(cluster, tmp_path, cli_env):
+    """`{# 7 #}` is a comment to jinja2 (the model reads "Row N") and text to Handlebars (it reads the 7 first)."""
+    fake, address = cluster
+    folder = tmp_path / "prompts"
+    folder.mkdir()
+    (folder / "double.prompt").write_text(PROMPT.format(model="openai/fake-ray").replace("{{ note }}", "{# 7 #}"))
+    source = tmp_path / "rows.jsonl"
+    source.write_text("".join(json.dumps({"id": n}) + "\n" for n in range(1, 4)))
+    env = {**cli_env, "OPENAI_BASE_URL": fake.url + "/v1", "OPENAI_API_KEY": "test-key"}
+    doubles = {}
+    for engine in ("jinja2", "handlebars"):
+        output = tmp_path / f"out-{engine}"
+        done = dotprompt("run", "double", "--dir", "prompts", "--input-file", str(source), "--output", str(output),
+                         "--engine", "ray", "--address", address, "--workers", "1", "--template-engine", engine,
+                         cwd=tmp_path, env=env)
+        assert done.returncode == 0, done.stderr[-3000:]
+        rows = [json.loads(line) for part in sorted(output.iterdir()) for line in part.read_text().splitlines()]
+        doubles[engine] = sorted(json.loads(row["output"])["double"] for row in rows)
+    assert doubles == {"jinja2": [2, 4, 6], "handlebars": [14, 14, 14]}

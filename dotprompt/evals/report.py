@@ -63,17 +63,21 @@ def table(group: Sequence[Verdict]) -> tuple[list[str], list[list[str]]]:
     for name in sorted({n for v in group for n in v.result.scores.lists}):
         rows.append([f"{name} (items)", "", *(_items_cell(v, name) for v in group)])
     for name in sorted({n for v in group for n in v.result.grounding}, key=lambda n: (n != OVERALL, n)):
-        looked = group[0].result.grounding.get(name)
-        rows.append([f"{name} (grounding)", str(looked.looked if looked else 0), *(_grounding_cell(v, name) for v in group)])
+        # Only schema-valid replies are grounded, so arms may look at different numbers of values:
+        # one number in the support column only when they agree, else each cell says its own.
+        looked = {counts.looked for v in group if (counts := v.result.grounding.get(name)) is not None}
+        support = str(next(iter(looked))) if len(looked) == 1 else "per arm"
+        rows.append([f"{name} (grounding)", support, *(_grounding_cell(v, name, len(looked) > 1) for v in group)])
     return header, rows
 
 
-def _grounding_cell(verdict: Verdict, name: str) -> str:
+def _grounding_cell(verdict: Verdict, name: str, own_support: bool = False) -> str:
     """Grounded rate, and how well "ungrounded" flags a wrong value (precision / recall against gold)."""
     counts = verdict.result.grounding.get(name)
     if counts is None:
         return "-"
-    return (f"{counts.rate:.3f} grounded{_change(verdict, name, 'grounded')}, "
+    of = f" of {counts.looked}" if own_support else ""
+    return (f"{counts.rate:.3f} grounded{of}{_change(verdict, name, 'grounded')}, "
             f"flag P {counts.flag_precision:.2f} R {counts.flag_recall:.2f}")
 
 

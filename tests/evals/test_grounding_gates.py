@@ -222,3 +222,19 @@ def test_a_failed_grounding_gate_fails_the_command_run_as_a_process(tmp_path, cl
     done = dotprompt("eval", "--variant", "worse", cwd=tmp_path, env={**cli_env, **ENV})
     assert done.returncode == 1, done.stdout + done.stderr
     assert "currency (grounding): grounded below threshold: 0.333 < 1.000" in done.stdout
+
+
+def test_arms_that_ground_different_numbers_of_values_each_show_their_own(tmp_path):
+    """Row c's reply breaks the schema in the `partial` arm, so that arm grounds 4 values where the base grounds 6."""
+    project(tmp_path, "")
+    partial = BASE.replace('{{ {"number": number, "currency": currency} | json }}',
+                           '{% if number == "C-3" %}{"number": 3}{% else %}'
+                           '{{ {"number": number, "currency": currency} | json }}{% endif %}')
+    (tmp_path / "prompts" / "inv.partial.prompt").write_text(partial)
+    assert cli("eval", "--record", "--variant", "partial", cwd=tmp_path, env=ENV).returncode in (0, 1)
+    done = cli("eval", "--variant", "-", "--variant", "partial", cwd=tmp_path, env=ENV)
+    row = next(line for line in done.stdout.splitlines() if line.lstrip("| ").startswith("(overall) (grounding)"))
+    assert "per arm" in row and "grounded of 6" in row and "grounded of 4" in row, done.stdout
+    same = cli("eval", "--variant", "-", "--variant", "worse", cwd=tmp_path, env=ENV)
+    row = next(line for line in same.stdout.splitlines() if line.lstrip("| ").startswith("(overall) (grounding)"))
+    assert " 6 " in row and "per arm" not in row and "grounded of" not in row, same.stdout

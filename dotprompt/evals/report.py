@@ -66,8 +66,8 @@ def table(group: Sequence[Verdict]) -> tuple[list[str], list[list[str]]]:
         # Only schema-valid replies are grounded, so arms may look at different numbers of values:
         # one number in the support column only when they agree, else each cell says its own.
         looked = {counts.looked for v in group if (counts := v.result.grounding.get(name)) is not None}
-        support = str(next(iter(looked))) if len(looked) == 1 else "per arm"
-        rows.append([f"{name} (grounding)", support, *(_grounding_cell(v, name, len(looked) > 1) for v in group)])
+        shown = str(next(iter(looked))) if len(looked) == 1 else "per arm"
+        rows.append([f"{name} (grounding)", shown, *(_grounding_cell(v, name, len(looked) > 1) for v in group)])
     return header, rows
 
 

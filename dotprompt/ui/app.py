@@ -28,6 +28,8 @@ from .. import __version__
 from ..errors import DotpromptError, UsageError
 from ..prompts.library import PromptLibrary
 from ..providers.registry import list_models
+from ..settings import UI_CHANGES_POLL_SECONDS as CHANGES_POLL_SECONDS
+from ..settings import UI_MAX_BODY as MAX_BODY
 from . import rendering
 from . import runs as runlog
 from .folder import Folder
@@ -49,8 +51,6 @@ __all__ = [
 ]
 
 log = logging.getLogger("dotprompt.ui")
-MAX_BODY = 10_000_000  # bytes a POST may send (inputs are JSON typed into a page)
-CHANGES_POLL_SECONDS = 1.0
 STATIC_TYPES = {".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8",
                 ".css": "text/css; charset=utf-8", ".svg": "image/svg+xml"}
 

@@ -23,10 +23,10 @@ from ..errors import DotpromptError, PromptFileError
 from ..lint.check import Diagnostic, check_library
 from ..prompts.compiler import read_text
 from ..prompts.library import PromptLibrary, check_name
+from ..settings import UI_MAX_REPORT_BYTES as MAX_REPORT_BYTES
 
 __all__ = ["MAX_REPORT_BYTES", "REPORT_GLOB", "Folder"]
 
-MAX_REPORT_BYTES = 50_000_000  # an eval report larger than this is not opened
 REPORT_GLOB = "*.json"
 
 

@@ -25,12 +25,11 @@ from ..observe.cost import price_response
 from ..observe.runrecord import log_source
 from ..prompts.library import PromptLibrary
 from ..prompts.prompt import Prompt
+from ..settings import UI_HEARTBEAT_SECONDS as HEARTBEAT_SECONDS
+from ..settings import UI_KEEP_RUNS as KEEP_RUNS
 from .safejson import dumps
 
 __all__ = ["HEARTBEAT_SECONDS", "KEEP_RUNS", "LiveRun", "LiveRuns", "chunk_event", "done_event", "error_event", "sse"]
-
-KEEP_RUNS = 64  # live runs kept for their streams; older ones are forgotten (the run log keeps them)
-HEARTBEAT_SECONDS = 15.0
 
 
 class LiveRun:

@@ -13,13 +13,13 @@ from typing import Any
 
 from ..errors import UsageError
 from ..observe.runlog import LogQuery, get_run, list_runs, search_runs
+from ..settings import UI_MAX_LIMIT as MAX_LIMIT
 
 __all__ = ["FILTERS", "MAX_LIMIT", "SUMMARY", "run", "runs"]
 
 SUMMARY = ("id", "started", "source", "prompt", "variant", "model", "status", "error_type", "finish_reason",
            "input_tokens", "output_tokens", "cost", "latency_ms")
 FILTERS = ("prompt", "model", "status", "source")
-MAX_LIMIT = 1000
 
 
 def runs(path: Path | None, params: dict[str, str]) -> dict[str, Any]:

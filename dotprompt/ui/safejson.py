@@ -17,12 +17,12 @@ from typing import Any
 from starlette.responses import Response
 
 from .._util.redact import known_secrets, redact
+from ..settings import UI_MAX_DEPTH as MAX_DEPTH
+from ..settings import UI_MAX_ITEMS as MAX_ITEMS
+from ..settings import UI_MAX_STRING as MAX_STRING
 
 __all__ = ["CUT", "MAX_DEPTH", "MAX_ITEMS", "MAX_STRING", "SafeJSON", "clean", "dumps"]
 
-MAX_DEPTH = 40
-MAX_STRING = 200_000
-MAX_ITEMS = 5_000
 CUT = "… [cut by the workbench: {} not shown]"
 
 

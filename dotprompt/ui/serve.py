@@ -14,13 +14,13 @@ from pathlib import Path
 from typing import TextIO
 
 from ..prompts.library import PromptLibrary
+from ..settings import UI_DEFAULT_PORT as DEFAULT_PORT
 from .app import create_app
 from .guard import allowed_hosts
 
 __all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "bind", "is_loopback", "serve", "url_of"]
 
 DEFAULT_HOST = "127.0.0.1"
-DEFAULT_PORT = 8765
 
 
 def is_loopback(host: str) -> bool:

@@ -22,6 +22,7 @@ from _common import Result, arg_parser, report_all
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from dotprompt.grounding import ground
+from tests.grounding import synthetic  # the same text the grounding work tests use
 
 TARGET_MS = 50.0
 WORDS = ("invoice", "total", "amount", "shipping", "widget", "blue", "large", "service", "consulting", "march",
@@ -29,15 +30,7 @@ WORDS = ("invoice", "total", "amount", "shipping", "widget", "blue", "large", "s
 
 
 def document(size: int, rng: random.Random) -> str:
-    parts, length = [], 0
-    while length < size:
-        roll = rng.random()
-        word = (f"{rng.randint(1, 9999)},{rng.randint(10, 99)}" if roll < .15 else
-                f"{rng.randint(1, 28)}.{rng.randint(1, 12)}.2026" if roll < .17 else
-                "Müller\u00a0Straße" if roll < .18 else rng.choice(WORDS))
-        parts.append(word)
-        length += len(word) + 1
-    return " ".join(parts)
+    return synthetic.document(size, rng, WORDS)
 
 
 def values(rng: random.Random) -> dict[str, object]:

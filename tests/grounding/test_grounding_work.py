@@ -13,6 +13,7 @@ from pathlib import Path
 
 import dotprompt.grounding
 from dotprompt.grounding import Inputs, Limits, ground
+from tests.grounding import synthetic
 
 FOLDER = str(Path(dotprompt.grounding.__file__).parent)
 WORDS = ("invoice", "total", "amount", "shipping", "widget", "blue", "large", "service", "march", "acme", "gmbh",
@@ -41,15 +42,7 @@ def lines_run(work: Callable[[], object]) -> int:
 
 
 def document(size: int, seed: int) -> str:
-    rng, parts, length = random.Random(seed), [], 0
-    while length < size:
-        roll = rng.random()
-        word = (f"{rng.randint(1, 9999)},{rng.randint(10, 99)}" if roll < .15 else
-                f"{rng.randint(1, 28)}.{rng.randint(1, 12)}.2026" if roll < .17 else
-                "Müller\u00a0Straße" if roll < .18 else rng.choice(WORDS))
-        parts.append(word)
-        length += len(word) + 1
-    return " ".join(parts)
+    return synthetic.document(size, random.Random(seed), WORDS)
 
 
 OUTPUT = {"names": ["ACME GMBH", "Blue Widget", "net total due"], "amounts": [1234.56, 99, "12,50 EUR"],

@@ -178,11 +178,9 @@ def expected_at(text: str) -> str:
     return repr(copy.deepcopy(parser.feed(text)))  # `feed` publishes the open string; repr: NaN
 
 
-@FUZZ
-@given(root=BIG, seed=SEEDS, duplicates=st.booleans())
-def test_every_output_is_exact_whatever_the_caller_holds_drops_or_reads_late(root, seed, duplicates):
-    rng = random.Random(seed)
-    text = duplicate_keys(rng) if duplicates else Writer(rng).dump(root)
+def assert_every_output_exact(text: str, rng: random.Random) -> None:
+    """Feed `text` in random chunks, holding, dropping, reading late or copying each chunk's output at
+    random: each must equal its prefix parsed afresh, and a held one must never change afterwards."""
     parser = IncrementalJsonParser()
     held, late, end = [], [], 0
     for chunk in split(text, rng):
@@ -203,6 +201,34 @@ def test_every_output_is_exact_whatever_the_caller_holds_drops_or_reads_late(roo
         assert repr(getattr(snapshot, "value", snapshot)) == expected_at(text[:at])
     for value, at_the_time, at in held:
         assert repr(value) == at_the_time == expected_at(text[:at])  # unchanged since it was handed out
+
+
+def fixed_root(rng: random.Random, depth: int = 0) -> object:
+    """A document of the fuzz strategy's shapes (wide objects read from their end, lists, every scalar)."""
+    roll = rng.random()
+    if depth >= 2 or (depth and roll < 0.5):
+        return rng.choice([None, True, False, 0, -7, 2.5, 1e300, "", "é\u2028\"x\\", "k" * 12])
+    if roll < 0.4:
+        return [fixed_root(rng, depth + 1) for _ in range(rng.randrange(8))]
+    return {f"k{i}{'é' * (i % 3)}": fixed_root(rng, depth + 1) for i in range(rng.randrange(8, 18))}
+
+
+FIXED_DOCUMENTS = range(12)  # the developer loop's share of the fuzz tests below (slow: 200 examples each)
+
+
+@pytest.mark.parametrize("seed", FIXED_DOCUMENTS)
+def test_every_output_is_exact_on_fixed_documents(seed):
+    rng = random.Random(seed)
+    text = duplicate_keys(rng) if seed % 4 == 3 else Writer(rng).dump(fixed_root(rng))
+    assert_every_output_exact(text, rng)
+
+
+@pytest.mark.slow
+@FUZZ
+@given(root=BIG, seed=SEEDS, duplicates=st.booleans())
+def test_every_output_is_exact_whatever_the_caller_holds_drops_or_reads_late(root, seed, duplicates):
+    rng = random.Random(seed)
+    assert_every_output_exact(duplicate_keys(rng) if duplicates else Writer(rng).dump(root), rng)
 
 
 # -- jsonl: one repair per line, positions counted from the line before -------------------------------
@@ -245,17 +271,28 @@ def test_jsonl_with_a_repair_per_line_walks_the_text_once(monkeypatch):
     assert work[1] / work[0] <= LINEAR, work
 
 
-@FUZZ
-@given(root=st.dictionaries(st.text(max_size=6), BIG, max_size=6), seed=SEEDS, tail=st.sampled_from(["", " ", "x", "}"]))
-def test_strict_json_read_by_the_lenient_reader_first_gives_what_the_strict_reader_gives(root, seed, tail):
+def assert_lenient_first_gives_strict(text: str) -> None:
     """JSONL sends a line straight to the lenient reader when the line before needed repairs."""
     from dotprompt.formats.extract import parse_json_at
 
-    text = Writer(random.Random(seed)).dump(root) + tail + "\n{}"
     stop = text.rindex("\n")
     strict = parse_json_at(text, 0, stop)
     lenient = parse_json_at(text, 0, stop, strict_first=False)
     assert repr(lenient) == repr(strict)  # value (repr: NaN), repairs, end
+
+
+@pytest.mark.parametrize("seed", FIXED_DOCUMENTS)
+def test_strict_json_read_by_the_lenient_reader_first_on_fixed_documents(seed):
+    rng = random.Random(seed)
+    root = {f"m{i}": fixed_root(rng) for i in range(rng.randrange(1, 6))}
+    assert_lenient_first_gives_strict(Writer(rng).dump(root) + ["", " ", "x", "}"][seed % 4] + "\n{}")
+
+
+@pytest.mark.slow
+@FUZZ
+@given(root=st.dictionaries(st.text(max_size=6), BIG, max_size=6), seed=SEEDS, tail=st.sampled_from(["", " ", "x", "}"]))
+def test_strict_json_read_by_the_lenient_reader_first_gives_what_the_strict_reader_gives(root, seed, tail):
+    assert_lenient_first_gives_strict(Writer(random.Random(seed)).dump(root) + tail + "\n{}")
 
 
 def test_the_line_cursor_steps_back_without_starting_over():

@@ -9,7 +9,7 @@ from typing import Any, Protocol, runtime_checkable
 __all__ = ["Format", "FormatHandler", "LazyValue", "ParsedOutput", "Repair", "StreamParser"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # slots: a JSONL reply can carry one per line (64 bytes each, not 112)
 class Repair:
     """One fix the parser had to make. Reported on the result so CI can forbid repairs.
 

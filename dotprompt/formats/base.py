@@ -9,7 +9,7 @@ from typing import Any, Protocol, runtime_checkable
 __all__ = ["Format", "FormatHandler", "LazyValue", "ParsedOutput", "Repair", "StreamParser"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # slots: a JSONL reply can carry one per line (64 bytes each, not 112)
 class Repair:
     """One fix the parser had to make. Reported on the result so CI can forbid repairs.
 
@@ -71,7 +71,9 @@ class StreamParser(Protocol):
         """Append new text; return the output so far (the meaning depends on the format).
 
         A stream may also offer `feed_lazy(text)`, the same output as a LazyValue (or as the value
-        itself when building it costs nothing); a streamed run prefers it."""
+        itself when building it costs nothing); a streamed run prefers it. And `whole_output()`: what
+        `parse_text` would give for the whole text fed, or None when it cannot say without parsing
+        it; a streamed run whose final text is the text it streamed uses it instead of `parse_text`."""
         ...
 
 

@@ -84,8 +84,10 @@ _WS: Final = cast(_Matches, re.compile(r"[ \t\n\r]*"))
 _WS_CHARS: Final = " \t\n\r"
 _START: Final = re.compile(r"[{\[]")
 _STRING_RUN: Final = {'"': re.compile(r'[^"\\]+'), "'": re.compile(r"[^'\\]+")}
-# A string with no escape that closes within the chunk: taken in one step.
-_WHOLE_STRING: Final = {'"': re.compile(r'"([^"\\]*)"'), "'": re.compile(r"'([^'\\]*)'")}
+_STRICT_RUN: Final = re.compile(r'[^"\\\x00-\x1f]+')  # while the text read is strict JSON: no raw control character
+# A string with no escape (nor, double-quoted, raw control character) that closes within the chunk: taken in one step.
+_WHOLE_STRING: Final = {'"': re.compile(r'"([^"\\\x00-\x1f]*)"'), "'": re.compile(r"'([^'\\]*)'")}
+_JSON_BLANKS: Final = " \t\n\r"  # what json.loads allows around a value
 _ATOM_RUN: Final = cast(_Matches, re.compile(r"[\w.+\-]*"))
 _KEY_RUN: Final = cast(_Matches, re.compile(r"[\w$]*"))
 _NUMBER: Final = re.compile(r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?")
@@ -138,10 +140,9 @@ def _add(parts: list[str], piece: str) -> None:
 class _Frame:
     """One open container, shared by every lazy snapshot taken while it is open."""
 
-    __slots__ = ("container", "parent", "parent_len", "parser", "slot")
+    __slots__ = ("container", "parent", "parent_len", "slot")
 
-    def __init__(self, parser: IncrementalJsonParser, container: Any, parent: _Frame | None, slot: Any, parent_len: int) -> None:
-        self.parser = parser  # kept here, not on each snapshot: one reference per container, not per chunk
+    def __init__(self, container: Any, parent: _Frame | None, slot: Any, parent_len: int) -> None:
         self.container = container
         self.parent = parent
         self.slot = slot  # where it sits in the parent
@@ -169,9 +170,14 @@ class LazySnapshot(LazyValue):
     """The value as it stood after one feed, built when `.value` is read (a read may give the very
     object an earlier read gave, when nothing changed in between: outputs are shared, read-only)."""
 
-    __slots__ = ("_frame", "_inner_len", "_string", "_string_len", "_version")
+    # The parser is held here, not by its frames: then nothing the parser holds points back at it
+    # once its value closes (see `_close`), and it is freed as soon as the last snapshot is, without
+    # waiting for the cycle collector while the final parse builds the value again. (A sixth slot
+    # costs no memory: the object takes the same 80-byte block.)
+    __slots__ = ("_frame", "_inner_len", "_parser", "_string", "_string_len", "_version")
 
     def __init__(self, parser: IncrementalJsonParser) -> None:
+        self._parser = parser
         self._frame = parser._frame
         self._inner_len = len(parser._stack[-1])
         self._string = parser._string_serial if parser._string_open else None
@@ -189,7 +195,7 @@ class LazySnapshot(LazyValue):
     def value(self) -> Any:
         frame = self._frame
         assert frame is not None  # a snapshot is taken only while a container is open (`feed`)
-        return frame.parser._materialize(frame, self._inner_len, self._string, self._string_len, self._version)
+        return self._parser._materialize(frame, self._inner_len, self._string, self._string_len, self._version)
 
 
 def _run_end(pattern: re.Pattern[str] | _Matches, text: str, pos: int) -> int:
@@ -235,6 +241,7 @@ class IncrementalJsonParser:
         self._complete = False
         self._last: LazySnapshot | None = None
         self.too_deep = False  # nesting passed MAX_NESTING_DEPTH: reading stopped there
+        self._strict = True  # everything read so far is strict JSON (`strict`)
         self._frame: _Frame | None = None  # the innermost open container
         self._parts_len = 0  # characters in `_parts` while a value string is open
         self._string_serial: tuple[Any, int] | None = None  # (slot, number) of the open value string
@@ -297,6 +304,15 @@ class IncrementalJsonParser:
     def done(self) -> bool:
         """True once the top-level value has closed: the snapshot is the whole document."""
         return self._complete
+
+    @property
+    def strict(self) -> bool:
+        """True while the text read is strict JSON: a `{` or `[` value, with nothing but JSON's blanks
+        before and after it, that json.loads reads without error, and nothing this parser tolerates
+        (no JSON5 liberty, no character skipped, nothing dropped, no number it shows as null). Once
+        `done` as well, `value` is what json.loads gives the text (tests check it): the final parse
+        need not read it again."""
+        return self._strict
 
     @property
     def copied(self) -> int:
@@ -538,6 +554,7 @@ class IncrementalJsonParser:
     def _open(self, bracket: str) -> None:
         if len(self._stack) >= MAX_NESTING_DEPTH:
             self.too_deep = True
+            self._strict = False
             self._state = _DONE
             return
         container: Any = {} if bracket == "{" else []
@@ -549,11 +566,11 @@ class IncrementalJsonParser:
             else:
                 slot = self._put(container)
             self._slots.append(slot)
-            self._frame = _Frame(self, container, self._frame, slot, len(top))
+            self._frame = _Frame(container, self._frame, slot, len(top))
         else:
             self._root = container
             self._slots.append(None)
-            self._frame = _Frame(self, container, None, None, 0)
+            self._frame = _Frame(container, None, None, 0)
         self._stack.append(container)
         self._state = _KEY if bracket == "{" else _VALUE
 
@@ -566,6 +583,7 @@ class IncrementalJsonParser:
             stack.pop()
             self._slots.pop()
         else:
+            self._strict = False  # a mismatched bracket
             depth = len(stack)
             while depth and type(stack[depth - 1]) is not kind:
                 depth -= 1
@@ -580,11 +598,14 @@ class IncrementalJsonParser:
         else:
             self._state = _DONE
             self._complete = True  # `_built` stays: a chunk's output may still be read after the value closed
+            self._last = None  # `feed_lazy` hands out the root from now on; the snapshot held would be a cycle
 
     # -- state handlers: each takes (text, pos) and returns the next position -----------------
 
     def _seek(self, text: str, pos: int) -> int:
         match = _START.search(text, pos)
+        if self._strict and text[pos : len(text) if match is None else match.start()].strip(_JSON_BLANKS):
+            self._strict = False  # prose or a fence before the value
         if match is None:
             return len(text)
         self._open(match.group())
@@ -598,6 +619,8 @@ class IncrementalJsonParser:
                 return pos
             char = text[pos]
         if char == '"' or char == "'":
+            if char == "'":
+                self._strict = False
             whole = _WHOLE_STRING[char].match(text, pos)
             if whole is not None:  # no snapshot can see it open: put the finished string
                 self._put(whole.group(1))
@@ -611,6 +634,8 @@ class IncrementalJsonParser:
         elif char == "{" or char == "[":
             self._open(char)
         elif char == "]" or char == "}":  # `[]`, a trailing comma, or `{"a": }` (the key is dropped)
+            if char == "}" or self._stack[-1]:  # only `[]` is strict (a comma before `]` leaves the list non-empty)
+                self._strict = False
             self._close(char)
             pos += 1
             if self._state == _AFTER and pos < len(text) and text[pos] == ",":
@@ -625,7 +650,10 @@ class IncrementalJsonParser:
                 self._parts = [text[pos:end]]
                 self._state = _ATOM
                 return end
-            value = _atom_value(text[pos:end])
+            token = text[pos:end]
+            value = _atom_value(token)
+            if (value is None and token != "null") or value is _INVALID:
+                self._strict = False  # dropped, or shown as null: not what json.loads reads
             if value is not _INVALID:
                 top = self._stack[-1]
                 if type(top) is list:  # `_put`, inlined for the common case
@@ -647,6 +675,8 @@ class IncrementalJsonParser:
                 return pos
             char = text[pos]
         if char == '"' or char == "'":
+            if char == "'":
+                self._strict = False
             whole = _WHOLE_STRING[char].match(text, pos)
             if whole is not None:
                 self._key = whole.group(1)
@@ -658,11 +688,14 @@ class IncrementalJsonParser:
                 return pos
             self._begin_string(char, key=True)
         elif char == "}" or char == "]":
+            if char == "]" or self._stack[-1]:  # only `{}` is strict (after a comma, the object holds a member)
+                self._strict = False
             self._close(char)
         else:
             end = _KEY_RUN.match(text, pos).end()
             if end == pos:
                 return self._punctuation(text, pos)
+            self._strict = False  # an unquoted key
             if end == len(text):
                 self._parts = [text[pos:end]]
                 self._state = _BARE_KEY
@@ -685,6 +718,7 @@ class IncrementalJsonParser:
         if char == ":":
             self._state = _VALUE
         elif char == "}" or char == "]":  # a key without a value: dropped
+            self._strict = False
             self._close(char)
         else:
             return self._punctuation(text, pos)
@@ -712,6 +746,7 @@ class IncrementalJsonParser:
 
     def _punctuation(self, text: str, pos: int) -> int:
         """Comments, a closing fence, or a character to skip, in any state between tokens."""
+        self._strict = False
         char = text[pos]
         if char == "`":
             self._state = _DONE
@@ -745,13 +780,17 @@ class IncrementalJsonParser:
         return len(text)
 
     def _done(self, text: str, pos: int) -> int:
+        if self._strict and text[pos:].strip(_JSON_BLANKS):
+            self._strict = False  # text after the value
         return len(text)
 
     # -- strings --------------------------------------------------------------------------------
 
     def _begin_string(self, quote: str, *, key: bool) -> None:
         self._quote = quote
-        self._run = _STRING_RUN[quote]
+        if quote == "'":
+            self._strict = False
+        self._run = _STRICT_RUN if self._strict else _STRING_RUN[quote]
         self._parts = []
         self._parts_len = 0
         self._in_key = key
@@ -774,6 +813,10 @@ class IncrementalJsonParser:
                 return pos
         if text[pos] == "\\":
             return self._escape(text, pos)
+        if text[pos] != self._quote:  # a raw control character (the strict run stops at it): kept, not strict
+            self._strict = False
+            self._run = _STRING_RUN[self._quote]
+            return pos
         self._end_string()  # the closing quote
         return pos + 1
 
@@ -805,6 +848,8 @@ class IncrementalJsonParser:
         char = text[pos + 1]
         if char == "u":
             return self._unicode_escape(text, pos)
+        if char == "'" or char not in _ESCAPES:
+            self._strict = False  # `\\'` or an unknown escape: JSON5's, not JSON's
         _add(self._parts, _ESCAPES.get(char, char))
         self._parts_len += 1
         self._dirty = True
@@ -816,6 +861,7 @@ class IncrementalJsonParser:
             if _HEX_PREFIX.fullmatch(text, pos + 2):
                 self._carry = text[pos:]  # `\\u12` so far
                 return len(text)
+            self._strict = False
             return pos + 2  # not an escape: drop the `\\u`
         code = int(text[pos + 2 : pos + 6], 16)
         if 0xD800 <= code < 0xDC00:
@@ -842,14 +888,17 @@ class IncrementalJsonParser:
             _add(self._parts, text[pos:end])
         if end == len(text):
             return end  # the number may go on in the next chunk
-        value = _atom_value("".join(self._parts))
+        token = "".join(self._parts)
+        value = _atom_value(token)
+        if (value is None and token != "null") or value is _INVALID:
+            self._strict = False  # as in `_value`
         self._parts = []
         self._state = _AFTER
         if value is not _INVALID:
             self._put(value)
         return end
 
-    def _bare_key(self, text: str, pos: int) -> int:
+    def _bare_key(self, text: str, pos: int) -> int:  # `_strict` is already False: `_object_key` saw the key start
         end = _run_end(_KEY_RUN, text, pos)
         if end > pos:
             _add(self._parts, text[pos:end])

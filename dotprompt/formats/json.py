@@ -35,6 +35,13 @@ class JsonStream:
         """The same snapshot, built only when read: O(1) per chunk for a run that keeps every chunk."""
         return self._parser.feed_lazy(text)
 
+    def whole_output(self) -> ParsedOutput | None:
+        """The final parse of the text fed, without reading it again, when that text was strict JSON
+        (`IncrementalJsonParser.strict`): the value json.loads gives, no repairs. None otherwise. The
+        value is the stream's own, the very object the last chunk's output is."""
+        parser = self._parser
+        return ParsedOutput(parser.value, []) if parser.done and parser.strict else None
+
 
 class JsonHandler:
     def __init__(self, schema: dict[str, Any] | None) -> None:

@@ -16,7 +16,9 @@ from ..errors import OutputParseError, SchemaError
 from ..schema.refs import resolve
 from .base import Format, ParsedOutput, Repair
 from .extract import parse_json_at
+from .flatline import read_flat_object
 from .incremental import IncrementalJsonParser
+from .lenient import one_kind_repairs
 from .schema import has_type, js_json, with_definitions
 from .textpos import LineCursor
 
@@ -24,7 +26,10 @@ __all__ = ["JSONL_FORMAT", "JsonlHandler", "JsonlStream", "item_schema", "jsonl_
 
 _UNDECIDED: Final = 0  # only whitespace on this line so far
 _ITEM: Final = 1  # the line started with `{`
-_SKIP: Final = 2  # prose or a fence line
+_SKIP: Final = 2  # prose or a fence line, or an object line whose object has closed
+# Characters of an object line held back while it may still be a flat object (`flatline.py`),
+# read in one match at its closing brace; a longer line goes to a streaming parser.
+_PENDING_MAX: Final = 512
 
 
 def item_schema(schema: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -58,7 +63,8 @@ class JsonlStream:
 
     def __init__(self) -> None:
         self._mode = _UNDECIDED
-        self._line = IncrementalJsonParser()
+        self._line: IncrementalJsonParser | None = None  # made when the line is not a flat object
+        self._pending = ""  # the object line so far, while no parser reads it
 
     def feed(self, text: str) -> list[Any]:
         items: list[Any] = []
@@ -77,11 +83,26 @@ class JsonlStream:
             if pos == stop:
                 return
             self._mode = _ITEM if text[pos] == "{" else _SKIP
-            self._line = IncrementalJsonParser()
-        if self._mode == _ITEM and not self._line.done:
-            self._line.advance(text[pos:stop])  # only a closed object is handed out
-            if self._line.done:
-                items.append(self._line.value)
+            self._line, self._pending = None, ""
+        if self._mode != _ITEM:
+            return
+        piece = text[pos:stop]
+        if self._line is None:
+            piece = self._pending + piece
+            if "}" in piece[len(self._pending):]:  # a flat object can only have closed at a new brace
+                flat = read_flat_object(piece)
+                if flat is not None:  # what the streaming parser would give, at the same brace
+                    items.append(flat[0])
+                    self._mode, self._pending = _SKIP, ""
+                    return
+            elif len(piece) <= _PENDING_MAX:
+                self._pending = piece
+                return
+            self._line, self._pending = IncrementalJsonParser(), ""
+        self._line.advance(piece)
+        if self._line.done:  # only a closed object is handed out
+            items.append(self._line.value)
+            self._mode = _SKIP
 
 
 def parse_jsonl(text: str) -> ParsedOutput:
@@ -113,6 +134,14 @@ def _parse_line(text: str, offset: int, line: str, number: int, items: list[Any]
         repairs.append(Repair("skipped_line", f"line {number} is not a JSON object: {_short(body)}"))
         return repaired
     start = offset + line.index("{")
+    flat = read_flat_object(text, start, offset + len(line))
+    if flat is not None:  # the common line, in one match: the value and repairs the readers below give
+        value, bare_keys, end = flat
+        items.append(value)
+        if bare_keys:
+            repairs.extend(one_kind_repairs("unquoted_key", bare_keys, text, lines))
+        _check_after(text, end, offset + len(line), number, repairs)
+        return bool(bare_keys)
     try:
         value, line_repairs, end = parse_json_at(text, start, offset + len(line), format_name="jsonl", lines=lines,
                                                  strict_first=not repaired)
@@ -121,9 +150,13 @@ def _parse_line(text: str, offset: int, line: str, number: int, items: list[Any]
         return True
     items.append(value)
     repairs.extend(line_repairs)
-    if text[end : offset + len(line)].strip():
-        repairs.append(Repair("extracted_from_prose", f"ignored text after the object on line {number}"))
+    _check_after(text, end, offset + len(line), number, repairs)
     return bool(line_repairs)
+
+
+def _check_after(text: str, end: int, line_end: int, number: int, repairs: list[Repair]) -> None:
+    if text[end:line_end].strip():
+        repairs.append(Repair("extracted_from_prose", f"ignored text after the object on line {number}"))
 
 
 def _short(body: str) -> str:

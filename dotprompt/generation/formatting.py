@@ -52,8 +52,11 @@ class OutputPlan:
         message = messages[target]
         return _replace(messages, target, message, [*message.content, part])
 
-    def parse(self, text: str, response: Any) -> ParsedOutput:
+    def parse(self, text: str, response: Any, streamed: ParsedOutput | None = None) -> ParsedOutput:
+        """The final output; `streamed` is the stream's own parse of this very text, when it has one."""
         assert self.handler is not None
+        if streamed is not None:
+            return finite_output(streamed, text)
         try:
             return finite_output(self.handler.parse_text(text), text)
         except OutputParseError as exc:

@@ -15,7 +15,7 @@ import asyncio
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from pydantic import BaseModel, ValidationError
 
@@ -27,6 +27,7 @@ from ..errors import (
     ToolExecutionError,
     UsageError,
 )
+from ..formats import ParsedOutput
 from ..observe.spans import NO_TRACING
 from ..providers.base import Model
 from ..schema.compiled import CompiledSchema, json_path
@@ -185,16 +186,31 @@ class Loop:
 
     def _finish(self, reply: ModelResponse, request: GenerateRequest, parse: bool) -> GenerateResponse:
         response = self._response(reply, request)
+        streamed = self._streamed_parse(response.text) if parse else None
+        # The last message has streamed: its parser (the live value and the last output it built, each
+        # as big as the reply's value) is let go before any final parse builds the value once more.
+        # A chunk still held keeps what its own output needs.
+        self._parser, self._parser_index = None, -1
         if parse:
-            response.parsed, response.output_repairs = self._output(response)
+            response.parsed, response.output_repairs = self._output(response, streamed)
         return response
 
-    def _output(self, response: GenerateResponse) -> tuple[Any, list[Any]]:
-        """Parse the final text with the format, then validate: schema first, then the output type."""
+    def _streamed_parse(self, text: str) -> ParsedOutput | None:
+        """The final parse as the stream already has it, when the text it read is exactly `text` (a
+        middleware may have changed the reply after it streamed): a megabyte value not built twice."""
+        whole = getattr(self._parser, "whole_output", None)
+        streamed = self.stream.texts.get(self._parser_index)
+        if whole is None or streamed is None or streamed.length != len(text) or streamed.upto(streamed.length) != text:
+            return None
+        return cast("ParsedOutput | None", whole())
+
+    def _output(self, response: GenerateResponse, streamed: ParsedOutput | None = None) -> tuple[Any, list[Any]]:
+        """Parse the final text with the format (unless `streamed` is its parse), then validate:
+        schema first, then the output type."""
         plan, text = self.rt.plan, response.text
         if plan.handler is None:
             return text, []
-        parsed = plan.parse(text, response)
+        parsed = plan.parse(text, response, streamed)
         validator: CompiledSchema | None = plan.validator
         if validator is not None:
             problems = validator.problems(parsed.value)

@@ -30,7 +30,7 @@ from __future__ import annotations
 import functools
 import math
 import os
-import sys
+import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,11 +42,6 @@ from ._util.cache import LRU
 # MAX_RETRY_AFTER (the longest Retry-After wait kept) is defined in errors, where ModelError clamps with it: this
 # module imports errors, so errors cannot import it from here. It is named here with the other settings.
 from .errors import MAX_RETRY_AFTER, UsageError
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on Python 3.10 only
-    import tomli as tomllib
 
 __all__ = [
     "ANTHROPIC_DEFAULT_MAX_TOKENS",

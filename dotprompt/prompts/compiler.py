@@ -29,6 +29,7 @@ from ..engines.jinja import (
     looks_like_handlebars,
     with_line_offset,
 )
+from ..engines.template_index import index_template
 from ..errors import PromptFileError
 from ..identity import PromptIdentity
 from ..schema.compiled import CompiledSchema, SchemaRegistry, compile_validator
@@ -274,7 +275,7 @@ def _unknown_name_hint(message: str, env: ImmutableSandboxedEnvironment) -> str 
 
 def parse_template(env: ImmutableSandboxedEnvironment, source: str, label: str, path: str | None) -> nodes.Template:
     try:
-        return env.parse(source, label, path)
+        return index_template(env.parse(source, label, path))
     except TemplateSyntaxError as exc:
         hint = HANDLEBARS_HINT if looks_like_handlebars(source) else None
         raise PromptFileError(f"template syntax error: {exc.message}", path=path or label, line=exc.lineno,

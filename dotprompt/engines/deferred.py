@@ -39,8 +39,8 @@ def compiles_surely(code: str, indent: int, depth: int) -> bool:
 
 
 class DeferredTemplate:
-    """The jinja2 Template of generated code, compiled on first use (once; two threads racing on the
-    first render may both compile it, and get the same template)."""
+    """The jinja2 Template of generated code, compiled on first use (two threads racing on the first
+    render may both compile it; either template renders the same, and one of them is kept)."""
 
     __slots__ = ("_code", "_env", "_globals", "_template", "filename")
 

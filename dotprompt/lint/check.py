@@ -152,9 +152,11 @@ def _check_in_parallel(lib: PromptLibrary, infos: list[PromptInfo], jobs: int, *
     # fork, where the platform has it: workers start with everything already imported.
     method = "fork" if _can_fork() else None
     _FORKED = lib if inherit else None  # else each worker rebuilds the library from its folder
-    if method == "fork":
-        # What the parent holds is frozen for the workers' garbage collector: their full collections skip
-        # it (one took ~30 ms of a worker's half-second) and leave its memory pages shared, not copied.
+    # What the parent holds is frozen for the workers' garbage collector: their full collections skip it
+    # (one took ~30 ms of a worker's half-second) and leave its memory pages shared, not copied. Not when
+    # the application froze objects itself: unfreezing afterwards would undo its freeze.
+    freeze = method == "fork" and gc.get_freeze_count() == 0
+    if freeze:
         gc.freeze()
     try:
         with concurrent.futures.ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context(method)) as pool:
@@ -162,7 +164,7 @@ def _check_in_parallel(lib: PromptLibrary, infos: list[PromptInfo], jobs: int, *
             by_path = {d_path: ds for chunk in results for d_path, ds in chunk}
     finally:
         _FORKED = None
-        if method == "fork":
+        if freeze:
             gc.unfreeze()  # the parent's own collector sees its objects again
     return [d for info in infos for d in by_path.get(info.path, [])]
 

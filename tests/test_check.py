@@ -112,6 +112,32 @@ print(json.dumps({{"same": parallel == serial, "errors": len(serial),
     assert json.loads(done.stdout) == {"same": True, "errors": len(range(0, PARALLEL_FROM + 4, 5)), "workers": 2}
 
 
+@pytest.mark.slow
+def test_a_parallel_check_leaves_the_garbage_collector_as_it_found_it(tmp_path):
+    # The parent freezes its objects while the forked workers run (their collections skip them): after the
+    # check, none stays frozen; and a freeze of the application's own is left alone.
+    for i in range(PARALLEL_FROM + 2):
+        (tmp_path / f"p{i:03}.prompt").write_text("{{ x }}")
+    script = f"""
+import gc, json
+from dotprompt import PromptLibrary
+from dotprompt.lint.check import check_library
+
+def collected(item):  # frozen objects are left out of gc.get_objects()
+    return any(tracked is item for tracked in gc.get_objects())
+
+kept = [[]]
+check_library(PromptLibrary({str(tmp_path)!r}), jobs=2)
+after_ours = [gc.get_freeze_count(), collected(kept)]
+gc.freeze()
+check_library(PromptLibrary({str(tmp_path)!r}), jobs=2)
+print(json.dumps([*after_ours, collected(kept)]))
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == [0, True, False]
+
+
 def test_an_unknown_filter_or_test_is_an_error_at_its_line_with_the_close_names(folder):
     folder.write("typo.prompt", "---\nmodel: x/y\n---\nfirst line\n{{ x | tojsn }}")
     folder.write("test.prompt", "{{ x is evn }}")  # inside an if, jinja leaves it to render time

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import atexit
+import gc
 import json
 import sys
 from typing import Any
@@ -26,6 +28,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
+    _quick_exit()
     lib = library(args.dir, engine=args.template_engine)
     diagnostics = check_library(lib)
     if args.verbose and args.format != "sarif":
@@ -41,6 +44,14 @@ def run(args: argparse.Namespace) -> int:
         print(f"checked {count} prompt{'s' if count != 1 else ''}: {errors} error(s), {warnings} warning(s)",
               file=sys.stderr)
     return EXIT_FAILED if errors or (args.strict and warnings) else EXIT_OK
+
+
+def _quick_exit() -> None:
+    """At exit, freeze what is loaded for the garbage collector: the interpreter's last full collection
+    then skips it (~40 ms of a `check`, most of what its exit took). Nothing of check's needs collecting
+    to finish its work; registered once, however often check runs in one process."""
+    atexit.unregister(gc.freeze)
+    atexit.register(gc.freeze)
 
 
 def print_engines(lib: Any, style: str) -> None:

@@ -69,12 +69,31 @@ class _NotJsonError(yaml.constructor.ConstructorError):
     problem_mark: yaml.Mark  # always given where it is raised (the base class allows None)
 
 
+_RESOLVED: dict[tuple[Any, str, Any], str] = {}  # (node kind, scalar text, implicit flags) -> tag
+_RESOLVED_MAX = 4096
+_RESOLVED_MAX_CHARS = 64
+
+
 class _FrontmatterLoader(_LOADER):
     """The safe loader, refusing what JSON cannot hold and keys written twice.
 
     Every value a prompt file yields must survive `render --json` and reach a provider unchanged, so
     anything else is refused here, where the YAML marks still say which line it came from.
     """
+
+    def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
+        # PyYAML resolves every scalar in Python, trying its regular expressions one by one; the same
+        # few words (`string`, `integer`, key names) come back in every file. The answer depends on
+        # nothing else while no path resolver is registered (none is, by default).
+        if self.yaml_path_resolvers or not isinstance(value, str) or len(value) > _RESOLVED_MAX_CHARS:
+            return super().resolve(kind, value, implicit)
+        key = (kind, value, implicit)
+        tag = _RESOLVED.get(key)
+        if tag is None:
+            if len(_RESOLVED) >= _RESOLVED_MAX:
+                _RESOLVED.clear()
+            tag = _RESOLVED[key] = super().resolve(kind, value, implicit)
+        return tag
 
     def construct_mapping(self, node: Any, deep: bool = False) -> Any:
         _check_duplicate_keys(node)
@@ -152,14 +171,31 @@ def load_yaml_safely(text: str) -> Any:
         node = loader.get_single_node()
         if node is None:
             return None
-        _check_aliases(node)
+        _check_aliases(node, text)
         return loader.construct_document(node)
     finally:
         loader.dispose()
 
 
-def _check_aliases(root: Any) -> None:
+def _check_depth(node: Any) -> None:
+    """Recurse through the nodes as `_check_aliases` does, two frames a level: a frontmatter nested too
+    deeply for the code that reads it later (~500 levels) fails here, with RecursionError, as there."""
+    if isinstance(node, yaml.MappingNode):
+        _check_depth_of(child for pair in node.value for child in pair)
+    elif isinstance(node, yaml.SequenceNode):
+        _check_depth_of(node.value)
+
+
+def _check_depth_of(children: Any) -> None:
+    for child in children:
+        _check_depth(child)
+
+
+def _check_aliases(root: Any, text: str) -> None:
     """Refuse a node graph whose aliases loop or would expand past MAX_ALIAS_EXPANSION nodes."""
+    if "*" not in text:  # no alias, so no node is shared: nothing can expand or loop
+        _check_depth(root)
+        return
     sizes: dict[int, int] = {}
     visiting: set[int] = set()
     distinct = 0

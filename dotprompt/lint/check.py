@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import re
 import threading
@@ -151,12 +152,20 @@ def _check_in_parallel(lib: PromptLibrary, infos: list[PromptInfo], jobs: int, *
     # fork, where the platform has it: workers start with everything already imported.
     method = "fork" if _can_fork() else None
     _FORKED = lib if inherit else None  # else each worker rebuilds the library from its folder
+    # What the parent holds is frozen for the workers' garbage collector: their full collections skip it
+    # (one took ~30 ms of a worker's half-second) and leave its memory pages shared, not copied. Not when
+    # the application froze objects itself: unfreezing afterwards would undo its freeze.
+    freeze = method == "fork" and gc.get_freeze_count() == 0
+    if freeze:
+        gc.freeze()
     try:
         with concurrent.futures.ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context(method)) as pool:
             results = pool.map(_check_slice, [str(lib.directory)] * jobs, [lib.engine] * jobs, slices)
             by_path = {d_path: ds for chunk in results for d_path, ds in chunk}
     finally:
         _FORKED = None
+        if freeze:
+            gc.unfreeze()  # the parent's own collector sees its objects again
     return [d for info in infos for d in by_path.get(info.path, [])]
 
 

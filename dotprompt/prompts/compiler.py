@@ -19,6 +19,7 @@ from .._util.suggest import close_matches
 from ..document.metadata import LibraryDefaults, convert_schemas, render_fields
 from ..document.parse import Problems, PromptSource, parse_source, report_to
 from ..document.unresolved import Unresolved, near_miss
+from ..engines.deferred import DeferredTemplate, compiles_surely
 from ..engines.detect import EngineChoice, choose_engine
 from ..engines.handlebars import KNOWN_HELPERS
 from ..engines.jinja import (
@@ -29,6 +30,7 @@ from ..engines.jinja import (
     looks_like_handlebars,
     with_line_offset,
 )
+from ..engines.template_index import index_template, template_depth
 from ..errors import PromptFileError
 from ..identity import PromptIdentity
 from ..schema.compiled import CompiledSchema, SchemaRegistry, compile_validator
@@ -46,7 +48,7 @@ Dependency = tuple[str, Stamp, str]  # a partial file a compiled prompt read: (p
 class CompiledPrompt:
     source: PromptSource
     meta: dict[str, Any]  # frontmatter-shaped, schemas as JSON Schema, name/variant filled in
-    template: Template | HandlebarsTemplate
+    template: Template | DeferredTemplate | HandlebarsTemplate  # see `jinja_template` for the first two
     validator: CompiledSchema | None
     fields: dict[str, Any]  # RenderedPrompt keyword arguments for a render without options
     stamp: Stamp | None
@@ -130,7 +132,7 @@ def _build(text: str, path: str | None, name: str | None, variant: str | None, c
         meta["variant"] = variant
     choice = choose_engine(src.ext, src.template, ctx.engine, src.body_line)
     engine = choice.engine
-    template: Template | HandlebarsTemplate | None = None
+    template: Template | DeferredTemplate | HandlebarsTemplate | None = None
     variables: frozenset[str] | None = None
     try:
         if engine == "handlebars" and ctx.handlebars is not None:
@@ -199,15 +201,17 @@ def _first_error(exc: ValidationError) -> str:
 
 
 class _RecordingCodeGenerator(BudgetCodeGenerator):
-    """jinja's code generator, also noting the names the template reads from its data.
+    """jinja's code generator, also noting the names the template reads from its data, and how deep
+    the code it writes is indented.
 
-    `jinja2.meta.find_undeclared_variables` finds them by running the code generator a second
+    `jinja2.meta.find_undeclared_variables` finds the names by running the code generator a second
     time; recording them while compiling gives the linter the same set for free.
     """
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.variables: set[str] = set()
+        self.deepest_indent = 0
 
     def enter_frame(self, frame: Any) -> None:
         super().enter_frame(frame)
@@ -215,27 +219,35 @@ class _RecordingCodeGenerator(BudgetCodeGenerator):
             if action == "resolve" and param not in self.environment.globals:
                 self.variables.add(param)
 
+    def indent(self) -> None:
+        super().indent()
+        self.deepest_indent = max(self.deepest_indent, self._indentation)
+
 
 def _compile_template(src: PromptSource, name: str | None,
-                      ctx: CompileContext) -> tuple[Template, frozenset[str], list[Unresolved]]:
+                      ctx: CompileContext) -> tuple[Template | DeferredTemplate, frozenset[str], list[Unresolved]]:
     label = src.path or f"<prompt {name or 'from source'}>"
+    filename = src.path or label
     ast = parse_template(ctx.env, with_line_offset(src.template, src.body_line), label, src.path)
     check_includes(ast, label, src.path, ctx, chain=())
-    generator = _RecordingCodeGenerator(ctx.env, label, src.path or label)
+    generator = _RecordingCodeGenerator(ctx.env, label, filename)
     try:
         generator.visit(ast)
         # jinja2 writes to a StringIO when given no stream, but types the stream as TextIO
-        code = compile(generator.stream.getvalue(), src.path or label, "exec")  # type: ignore[attr-defined]
+        code: str = generator.stream.getvalue()  # type: ignore[attr-defined]
+        deferred = compiles_surely(code, generator.deepest_indent, template_depth(ast))
+        python = None if deferred else compile(code, filename, "exec")
     except TemplateAssertionError as exc:  # found while generating code: an unknown filter or test
-        raise PromptFileError(f"template error: {exc.message}", path=src.path or label, line=exc.lineno,
+        raise PromptFileError(f"template error: {exc.message}", path=filename, line=exc.lineno,
                               hint=_unknown_name_hint(exc.message or "", ctx.env)) from None
     except (RecursionError, MemoryError, SyntaxError) as exc:  # SyntaxError: too many levels of indentation
         detail = exc.msg if isinstance(exc, SyntaxError) else type(exc).__name__
-        raise _too_deep(ctx.env, with_line_offset(src.template, src.body_line), path=src.path or label,
+        raise _too_deep(ctx.env, with_line_offset(src.template, src.body_line), path=filename,
                         detail=detail) from None
     # A plain dict of globals, not jinja's ChainMap: each render copies it, and copying a dict is cheaper.
-    template = ctx.env.template_class.from_code(ctx.env, code, dict(ctx.env.globals), None)
-    missing = _missing_helpers(ast, generator.variables, ctx, src.path or label)
+    template = DeferredTemplate(ctx.env, code, filename) if python is None else \
+        ctx.env.template_class.from_code(ctx.env, python, dict(ctx.env.globals), None)
+    missing = _missing_helpers(ast, generator.variables, ctx, filename)
     return template, frozenset(generator.variables - {helper.name for helper in missing}), missing
 
 
@@ -274,7 +286,7 @@ def _unknown_name_hint(message: str, env: ImmutableSandboxedEnvironment) -> str 
 
 def parse_template(env: ImmutableSandboxedEnvironment, source: str, label: str, path: str | None) -> nodes.Template:
     try:
-        return env.parse(source, label, path)
+        return index_template(env.parse(source, label, path))
     except TemplateSyntaxError as exc:
         hint = HANDLEBARS_HINT if looks_like_handlebars(source) else None
         raise PromptFileError(f"template syntax error: {exc.message}", path=path or label, line=exc.lineno,

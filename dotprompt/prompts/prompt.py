@@ -14,6 +14,7 @@ from pydantic import BaseModel
 
 from ..document.rendered import RenderedPrompt
 from ..engines.budget import HINT, BudgetExceededError, metering
+from ..engines.deferred import jinja_template
 from ..engines.jinja import render_metered
 from ..engines.markers import Markers, to_messages
 from ..errors import DotpromptError, InputValidationError, RenderError, UsageError
@@ -106,8 +107,8 @@ class Prompt:
                          history: list[Message]) -> list[Message]:
         markers = Markers()
         variables = dict(data) if isinstance(data, Mapping) else {"input": data}
-        template = compiled.template
         try:
+            template = jinja_template(compiled.template)  # a template deferred at load compiles on its first render
             with metering(self.library.render_budget):
                 if isinstance(template, Template):
                     variables["ctx"] = context or {}

@@ -11,7 +11,6 @@ from __future__ import annotations
 import pytest
 
 from dotprompt import PromptLibrary
-from dotprompt.engines.deferred import DeferredTemplate
 
 STATEMENTS = {  # (opening, closing) of one level
     "if": ("{% if x %}", "{% endif %}"),
@@ -63,12 +62,12 @@ def deepest_deferred(build, stop: int) -> int:
     """The largest n below `stop` for which build(n) is still deferred (build(0) is)."""
     lib = library()
     start = 0
-    assert isinstance(template_of(lib, build(start)), DeferredTemplate)
+    assert template_of(lib, build(start)).deferred
     lo, hi = start, stop  # build(lo) is deferred; find the last deferred before the first not deferred
     while hi - lo > 1:
         mid = (lo + hi) // 2
         try:
-            deferred = isinstance(template_of(lib, build(mid)), DeferredTemplate)
+            deferred = template_of(lib, build(mid)).deferred
         except Exception:  # too deep to load: certainly not deferred
             deferred = False
         lo, hi = (mid, hi) if deferred else (lo, mid)
@@ -86,14 +85,14 @@ def test_the_deepest_deferred_statements_compile_with_the_deepest_expression_ins
             return nested(STATEMENTS[statement], depth, "{{ " + nested(level, m, "x") + " }}")
 
         template = template_of(lib, build(deepest_deferred(build, stop=80)))
-        assert isinstance(template, DeferredTemplate), (statement, name)
+        assert template.deferred, (statement, name)
         template.template()  # Python's compile: must not fail (SyntaxError, RecursionError...)
 
 
 def test_deeper_templates_compile_at_load_as_before():
     lib = PromptLibrary(None)
     template = template_of(lib, nested(STATEMENTS["for"], 12, "y"))
-    assert not isinstance(template, DeferredTemplate)
+    assert not template.deferred
 
 
 def test_a_deferred_template_renders_the_same_as_one_compiled_at_load():
@@ -101,7 +100,7 @@ def test_a_deferred_template_renders_the_same_as_one_compiled_at_load():
     body = "{% for i in items %}{{ loop.index }}. {{ i | upper }}{% endfor %}"
     deferred = lib.from_source("---\n---\n" + body)
     eager = lib.from_source("---\n---\n" + nested(STATEMENTS["if"], 12, body).replace("{% if x %}", "{% if 1 %}"))
-    assert isinstance(deferred.compiled.template, DeferredTemplate)
-    assert not isinstance(eager.compiled.template, DeferredTemplate)
+    assert deferred.compiled.template.deferred
+    assert not eager.compiled.template.deferred
     text = [p.render({"items": ["a", "b"]}).messages[0].content[0].text for p in (deferred, eager)]
     assert text[0] == text[1] == "1. A2. B"

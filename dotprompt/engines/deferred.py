@@ -39,8 +39,9 @@ def compiles_surely(code: str, indent: int, depth: int) -> bool:
 
 
 class DeferredTemplate:
-    """The jinja2 Template of generated code, compiled on first use (two threads racing on the first
-    render may both compile it; either template renders the same, and one of them is kept)."""
+    """A jinja2 template's generated code and the Template Python compiles from it, on first use
+    (once; two threads racing on the first render may both compile it, and get the same template).
+    `template()` at load compiles it at once: what a template that might not compile does."""
 
     __slots__ = ("_code", "_env", "_globals", "_template", "filename")
 
@@ -48,10 +49,15 @@ class DeferredTemplate:
         self._env = env
         self._code = code
         self.filename = filename
-        # The globals as they are at load, as a template compiled at load would hold them. A plain dict,
-        # not jinja's ChainMap: each render copies it, and copying a dict is cheaper.
+        # The globals as they are at load. A plain dict, not jinja's ChainMap: each render copies it,
+        # and copying a dict is cheaper.
         self._globals: dict[str, Any] = dict(env.globals)
         self._template: Template | None = None
+
+    @property
+    def deferred(self) -> bool:
+        """Whether Python has not compiled the code yet."""
+        return self._template is None
 
     def template(self) -> Template:
         template = self._template
@@ -62,5 +68,5 @@ class DeferredTemplate:
 
 
 def jinja_template(template: Any) -> Any:
-    """The template to render: a deferred one compiled now, any other (a jinja2 or a Handlebars one) as it is."""
+    """The template to render: a jinja2 one compiled now if it was deferred, a Handlebars one as it is."""
     return template.template() if isinstance(template, DeferredTemplate) else template

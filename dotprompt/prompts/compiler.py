@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from jinja2 import Template, TemplateAssertionError, TemplateSyntaxError, nodes
+from jinja2 import TemplateAssertionError, TemplateSyntaxError, nodes
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 from pydantic import ValidationError
 
@@ -48,7 +48,7 @@ Dependency = tuple[str, Stamp, str]  # a partial file a compiled prompt read: (p
 class CompiledPrompt:
     source: PromptSource
     meta: dict[str, Any]  # frontmatter-shaped, schemas as JSON Schema, name/variant filled in
-    template: Template | DeferredTemplate | HandlebarsTemplate  # see `jinja_template` for the first two
+    template: DeferredTemplate | HandlebarsTemplate  # jinja2's through `jinja_template`
     validator: CompiledSchema | None
     fields: dict[str, Any]  # RenderedPrompt keyword arguments for a render without options
     stamp: Stamp | None
@@ -132,7 +132,7 @@ def _build(text: str, path: str | None, name: str | None, variant: str | None, c
         meta["variant"] = variant
     choice = choose_engine(src.ext, src.template, ctx.engine, src.body_line)
     engine = choice.engine
-    template: Template | DeferredTemplate | HandlebarsTemplate | None = None
+    template: DeferredTemplate | HandlebarsTemplate | None = None
     variables: frozenset[str] | None = None
     try:
         if engine == "handlebars" and ctx.handlebars is not None:
@@ -225,7 +225,7 @@ class _RecordingCodeGenerator(BudgetCodeGenerator):
 
 
 def _compile_template(src: PromptSource, name: str | None,
-                      ctx: CompileContext) -> tuple[Template | DeferredTemplate, frozenset[str], list[Unresolved]]:
+                      ctx: CompileContext) -> tuple[DeferredTemplate, frozenset[str], list[Unresolved]]:
     label = src.path or f"<prompt {name or 'from source'}>"
     filename = src.path or label
     ast = parse_template(ctx.env, with_line_offset(src.template, src.body_line), label, src.path)
@@ -235,8 +235,9 @@ def _compile_template(src: PromptSource, name: str | None,
         generator.visit(ast)
         # jinja2 writes to a StringIO when given no stream, but types the stream as TextIO
         code: str = generator.stream.getvalue()  # type: ignore[attr-defined]
-        deferred = compiles_surely(code, generator.deepest_indent, template_depth(ast))
-        python = None if deferred else compile(code, filename, "exec")
+        template = DeferredTemplate(ctx.env, code, filename)
+        if not compiles_surely(code, generator.deepest_indent, template_depth(ast)):
+            template.template()  # compiled now, so that its error comes at load, with its line
     except TemplateAssertionError as exc:  # found while generating code: an unknown filter or test
         raise PromptFileError(f"template error: {exc.message}", path=filename, line=exc.lineno,
                               hint=_unknown_name_hint(exc.message or "", ctx.env)) from None
@@ -244,9 +245,6 @@ def _compile_template(src: PromptSource, name: str | None,
         detail = exc.msg if isinstance(exc, SyntaxError) else type(exc).__name__
         raise _too_deep(ctx.env, with_line_offset(src.template, src.body_line), path=filename,
                         detail=detail) from None
-    # A plain dict of globals, not jinja's ChainMap: each render copies it, and copying a dict is cheaper.
-    template = DeferredTemplate(ctx.env, code, filename) if python is None else \
-        ctx.env.template_class.from_code(ctx.env, python, dict(ctx.env.globals), None)
     missing = _missing_helpers(ast, generator.variables, ctx, filename)
     return template, frozenset(generator.variables - {helper.name for helper in missing}), missing
 

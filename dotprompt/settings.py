@@ -46,6 +46,7 @@ from .errors import MAX_RETRY_AFTER, UsageError
 __all__ = [
     "ANTHROPIC_DEFAULT_MAX_TOKENS",
     "ANTHROPIC_VERSION",
+    "BATCH_KEY_COLUMN",
     "DEFAULT_DEADLINE",
     "DEFAULT_MAX_RESPONSE_BYTES",
     "DEFAULT_MAX_TOOL_CALLS",
@@ -89,6 +90,7 @@ __all__ = [
     "RENDER_MAX_SECONDS",
     "RETRYABLE_STATUSES",
     "RETRYABLE_STREAM_ERRORS",
+    "ROW_ERROR_CHARS",
     "RUNLOG_BUSY_SECONDS",
     "RUNLOG_KEEP_DAYS",
     "RUNLOG_KEEP_RUNS",
@@ -487,8 +489,14 @@ RUNLOG_KEEP_RUNS: Final = 10_000
 RUNLOG_KEEP_DAYS: Final = 90.0
 """Days the run log keeps a run."""
 
+BATCH_KEY_COLUMN: Final = "id"
+"""The column that keys batch rows unless `--key` names another (rows without it are keyed by content)."""
+
 BATCH_LOG_ROWS: Final = ("failed", "all", "none")
 """Which rows of a batch the run log keeps besides the batch's own entry; the first is the default."""
+
+ROW_ERROR_CHARS: Final = 400
+"""Characters of a failed batch row's error shown on its stderr line (the output file keeps it whole)."""
 
 RUNLOG_MAX_FIELD_CHARS: Final = 1_000_000
 """Characters one stored field (rendered request, response, output) may have; the rest is cut, with a note."""

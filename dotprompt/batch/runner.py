@@ -531,8 +531,13 @@ async def run_batch(prompt: Prompt, rows: Iterable[Row], output: Path, *, concur
                 if row_model is None:
                     with contextlib.suppress(DotpromptError):  # a broken prompt or setting fails its rows, as before
                         load_prices(_priced_name(prompt, model))
-                ran = await _run_rows(prompt, todo, output, concurrency, row_model or (lambda _row: model), on_row, report,
-                                      dict(overrides or {}), log_rows)
+                try:
+                    ran = await _run_rows(prompt, todo, output, concurrency, row_model or (lambda _row: model), on_row,
+                                          report, dict(overrides or {}), log_rows)
+                except (asyncio.CancelledError, KeyboardInterrupt):  # Ctrl-C: the rows in flight did not fail
+                    report.seconds = time.perf_counter() - started
+                    _log_batch(prompt, source, output, model, report, interrupted=True)
+                    raise
         if ran:
             after = _Survey(output)
             if after.needs_rewrite():
@@ -543,18 +548,23 @@ async def run_batch(prompt: Prompt, rows: Iterable[Row], output: Path, *, concur
     return report
 
 
-def _log_batch(prompt: Prompt, source: Path | None, output: Path, model: Any, report: BatchReport) -> None:
+def _log_batch(prompt: Prompt, source: Path | None, output: Path, model: Any, report: BatchReport, *,
+               interrupted: bool = False) -> None:
     """The batch's own run-log entry (none for a prompt broken since the batch began: its rows say why)."""
     try:
         identity, name = prompt.identity, _priced_name(prompt, model) or None
     except DotpromptError:
         return
     failed = f"{report.failed} of {report.succeeded + report.failed} rows failed" if report.failed else None
+    if interrupted:
+        done = report.succeeded + report.failed + report.skipped
+        failed = f"interrupted after {done} of {report.total} rows (run the same command again to go on)"
     log_summary(prompt.library.run_log, "batch", identity, name,
                 input={"input_file": str(source.absolute()) if source else None, "rows": report.total},
                 output={"output": str(output.absolute()), "succeeded": report.succeeded, "failed": report.failed,
                         "skipped": report.skipped}, seconds=report.seconds, error=failed,
-                cost=float(report.cost_usd) if report.cost_usd is not None else None)
+                cost=float(report.cost_usd) if report.cost_usd is not None else None,
+                error_type="BatchInterrupted" if interrupted else "BatchRowsFailed")
 
 
 def _todo(rows: Iterable[Row], finished: Hashes, report: BatchReport) -> Iterator[Row]:

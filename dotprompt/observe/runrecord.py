@@ -8,6 +8,7 @@ runs the prompt. A run's cost is stored when it can be priced (`cost.price_respo
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import contextvars
 import time
@@ -88,6 +89,9 @@ class LoggedRun:
         source, context, keep = self.source
         if keep == "none" or (keep == "failed" and exc is None):
             return
+        interrupted = isinstance(exc, (asyncio.CancelledError, KeyboardInterrupt))
+        if interrupted and source == "batch":
+            return  # not a failure: the row runs again on resume, and the batch's own entry says it was interrupted
         identity, action = self.identity, self.action
         entry: dict[str, Any] = {
             "run_id": uuid.uuid4().hex, "started": self.started, "source": source, "context": context,
@@ -112,7 +116,10 @@ class LoggedRun:
                 cost = price_response(entry["model"] or "", response)
                 if cost.usd is not None:
                     entry["cost"] = float(cost.usd)
-        if exc is not None:
+        if interrupted:
+            entry.update(status="error", error_type="Interrupted",
+                         error="interrupted before the run ended (Ctrl-C, or its task was cancelled)")
+        elif exc is not None:
             entry.update(status="error", error_type=type(exc).__name__, error=str(exc))
             failed = getattr(exc, "response", None)
             messages = getattr(exc, "messages", None) or getattr(failed, "messages", None) or []
@@ -134,7 +141,8 @@ class LoggedRun:
 
 
 def log_summary(run_log: RunLog | None, source: str, identity: PromptIdentity | None, model: str | None, *,
-                input: Any, output: Any, seconds: float, error: str | None = None, cost: float | None = None) -> None:
+                input: Any, output: Any, seconds: float, error: str | None = None, cost: float | None = None,
+                error_type: str = "BatchRowsFailed") -> None:
     """One entry for a whole job (a batch): what it ran on, what it made, and how it ended."""
     if run_log is None:
         return
@@ -142,7 +150,7 @@ def log_summary(run_log: RunLog | None, source: str, identity: PromptIdentity | 
                              "model": model, "input": input, "output": output, "latency_ms": round(seconds * 1000, 1),
                              "status": "error" if error else "ok", "cost": cost}
     if error:
-        entry.update(error_type="BatchRowsFailed", error=error)
+        entry.update(error_type=error_type, error=error)
     if identity is not None:
         entry.update(prompt=identity.name, variant=identity.variant, prompt_hash=identity.hash,
                      partials=dict(identity.partials) or None)

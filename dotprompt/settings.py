@@ -88,6 +88,7 @@ __all__ = [
     "RENDER_MAX_INT_BITS",
     "RENDER_MAX_JSON_INDENT",
     "RENDER_MAX_SECONDS",
+    "REPLY_SHOWN_CHARS",
     "RETRYABLE_STATUSES",
     "RETRYABLE_STREAM_ERRORS",
     "ROW_ERROR_CHARS",
@@ -494,6 +495,9 @@ BATCH_KEY_COLUMN: Final = "id"
 
 BATCH_LOG_ROWS: Final = ("failed", "all", "none")
 """Which rows of a batch the run log keeps besides the batch's own entry; the first is the default."""
+
+REPLY_SHOWN_CHARS: Final = 2000
+"""Characters of a failed run's reply the command line prints (its start and end; the run log keeps it whole)."""
 
 ROW_ERROR_CHARS: Final = 400
 """Characters of a failed batch row's error shown on its stderr line (the output file keeps it whole)."""

@@ -109,13 +109,7 @@ class LoggedRun:
             entry["output"] = _plain(response.output)
             entry["repairs"] = len(response.output_repairs)
             entry["repair_details"] = [getattr(r, "detail", str(r)) for r in response.output_repairs] or None
-            entry["finish_reason"] = response.finish_reason
-            usage = response.usage
-            if usage is not None:
-                entry.update(usage=usage.to_dict(), input_tokens=usage.input_tokens, output_tokens=usage.output_tokens)
-                cost = price_response(entry["model"] or "", response)
-                if cost.usd is not None:
-                    entry["cost"] = float(cost.usd)
+            _usage(entry, response)
         if interrupted:
             entry.update(status="error", error_type="Interrupted",
                          error="interrupted before the run ended (Ctrl-C, or its task was cancelled)")
@@ -125,6 +119,8 @@ class LoggedRun:
             messages = getattr(exc, "messages", None) or getattr(failed, "messages", None) or []
             if messages or getattr(exc, "text", None):  # never lose what the model said before it failed
                 entry["response"] = self._conversation(sent, messages, failed, getattr(exc, "text", None))
+            if failed is not None and response is None:  # what the calls cost, and why the reply ended (a token cap?)
+                _usage(entry, failed)
         self.run_log.add(entry)
 
     @staticmethod
@@ -138,6 +134,18 @@ class LoggedRun:
         if text is not None:
             out["text"] = text
         return out
+
+
+def _usage(entry: dict[str, Any], response: Any) -> None:
+    """The finish reason, usage and cost of a run's response (a failed run's too: its calls were paid for)."""
+    entry["finish_reason"] = getattr(response, "finish_reason", None)
+    usage = getattr(response, "usage", None)
+    if usage is None:
+        return
+    entry.update(usage=usage.to_dict(), input_tokens=usage.input_tokens, output_tokens=usage.output_tokens)
+    cost = price_response(entry["model"] or "", response)
+    if cost.usd is not None:
+        entry["cost"] = float(cost.usd)
 
 
 def log_summary(run_log: RunLog | None, source: str, identity: PromptIdentity | None, model: str | None, *,

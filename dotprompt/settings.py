@@ -120,6 +120,7 @@ __all__ = [
     "local_dir",
     "local_threads",
     "opted_into_pytest",
+    "project_root",
     "project_settings",
     "provider_section",
     "provider_sections",
@@ -403,6 +404,15 @@ def project_settings(start: Path | None = None) -> tuple[dict[str, Any], Path | 
         _PARSED.put(candidate, version, table)
         return table, Path(candidate).parent
     return {}, None
+
+
+def project_root(start: Path | None = None) -> Path:
+    """The project a run belongs to: the folder of the nearest pyproject.toml at or above `start` (default:
+    the working folder), the one whose `[tool.dotprompt]` applies; else that folder itself. Resolved, so
+    two spellings of one checkout are one project and two checkouts are two."""
+    here = Path(os.getcwd() if start is None else start)
+    _, root = project_settings(here)
+    return (root or here).resolve()
 
 
 @functools.lru_cache(maxsize=64)

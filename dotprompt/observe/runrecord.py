@@ -3,7 +3,8 @@
 `Prompt.generate` wraps each run in `logged_run(...)`: the entry is queued when the run ends,
 however it ends. What started the run (`source`: api, run, batch, test, and details such as a
 batch row's key or a test case's name) comes from `log_source`, set by the command or batch that
-runs the prompt. A run's cost is stored when it can be priced (`cost.price_response`).
+runs the prompt. A run's cost is stored when it can be priced (`cost.price_response`), and its
+project (`settings.project_root`: the folder of the nearest pyproject.toml, else the working folder).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any
 from ..errors import DotpromptError
 from ..identity import PromptIdentity
 from ..providers.registry import default_model_name
+from ..settings import project_root
 from .cost import price_response
 from .runlog import RunLog
 
@@ -96,7 +98,7 @@ class LoggedRun:
         entry: dict[str, Any] = {
             "run_id": uuid.uuid4().hex, "started": self.started, "source": source, "context": context,
             "model": _model_name(self.model, action.model), "input": _plain(self.input), "request": action.to_dict(),
-            "status": "ok", "latency_ms": latency}
+            "status": "ok", "latency_ms": latency, "project": _project()}
         if identity is not None:
             entry.update(prompt=identity.name, variant=identity.variant, prompt_hash=identity.hash,
                          partials=dict(identity.partials) or None)
@@ -156,13 +158,22 @@ def log_summary(run_log: RunLog | None, source: str, identity: PromptIdentity | 
         return
     entry: dict[str, Any] = {"run_id": uuid.uuid4().hex, "started": time.time() - seconds, "source": source,
                              "model": model, "input": input, "output": output, "latency_ms": round(seconds * 1000, 1),
-                             "status": "error" if error else "ok", "cost": cost}
+                             "status": "error" if error else "ok", "cost": cost, "project": _project()}
     if error:
         entry.update(error_type=error_type, error=error)
     if identity is not None:
         entry.update(prompt=identity.name, variant=identity.variant, prompt_hash=identity.hash,
                      partials=dict(identity.partials) or None)
     run_log.add(entry)
+
+
+def _project() -> str | None:
+    """The project the run belongs to (`dotprompt logs` lists the current project's runs); None if the
+    working folder is gone."""
+    try:
+        return str(project_root())
+    except OSError:
+        return None
 
 
 def _model_name(model: Any, named: str | None) -> str | None:

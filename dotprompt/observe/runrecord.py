@@ -102,28 +102,33 @@ class LoggedRun:
         if identity is not None:
             entry.update(prompt=identity.name, variant=identity.variant, prompt_hash=identity.hash,
                          partials=dict(identity.partials) or None)
-        sent = len(action.messages)
-        response = self.response
-        if response is not None:
-            entry["response"] = self._conversation(sent, response.messages, response)
-            if getattr(response, "grounding", None) is not None:  # where each output value is in the input
-                entry["response"]["grounding"] = response.grounding.to_dict()
-            entry["output"] = _plain(response.output)
-            entry["repairs"] = len(response.output_repairs)
-            entry["repair_details"] = [getattr(r, "detail", str(r)) for r in response.output_repairs] or None
-            _usage(entry, response)
+        if self.response is not None:
+            self._answered(entry, self.response)
         if interrupted:
             entry.update(status="error", error_type="Interrupted",
                          error="interrupted before the run ended (Ctrl-C, or its task was cancelled)")
         elif exc is not None:
-            entry.update(status="error", error_type=type(exc).__name__, error=str(exc))
-            failed = getattr(exc, "response", None)
-            messages = getattr(exc, "messages", None) or getattr(failed, "messages", None) or []
-            if messages or getattr(exc, "text", None):  # never lose what the model said before it failed
-                entry["response"] = self._conversation(sent, messages, failed, getattr(exc, "text", None))
-            if failed is not None and response is None:  # what the calls cost, and why the reply ended (a token cap?)
-                _usage(entry, failed)
+            self._failed(entry, exc)
         self.run_log.add(entry)
+
+    def _answered(self, entry: dict[str, Any], response: Any) -> None:
+        entry["response"] = self._conversation(len(self.action.messages), response.messages, response)
+        if getattr(response, "grounding", None) is not None:  # where each output value is in the input
+            entry["response"]["grounding"] = response.grounding.to_dict()
+        entry["output"] = _plain(response.output)
+        entry["repairs"] = len(response.output_repairs)
+        entry["repair_details"] = [getattr(r, "detail", str(r)) for r in response.output_repairs] or None
+        _usage(entry, response)
+
+    def _failed(self, entry: dict[str, Any], exc: BaseException) -> None:
+        entry.update(status="error", error_type=type(exc).__name__, error=str(exc))
+        failed = getattr(exc, "response", None)
+        messages = getattr(exc, "messages", None) or getattr(failed, "messages", None) or []
+        if messages or getattr(exc, "text", None):  # never lose what the model said before it failed
+            entry["response"] = self._conversation(len(self.action.messages), messages, failed,
+                                                   getattr(exc, "text", None))
+        if failed is not None and self.response is None:  # what the calls cost, and why the reply ended (a token cap?)
+            _usage(entry, failed)
 
     @staticmethod
     def _conversation(sent: int, messages: list[Any], response: Any, text: str | None = None) -> dict[str, Any]:

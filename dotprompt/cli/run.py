@@ -82,6 +82,8 @@ def run(args: argparse.Namespace) -> int:
             raise CommandLineError("--input-file needs --output FILE for the results")
         if args.batch_api and args.engine != "local":
             raise CommandLineError("--batch-api runs on the provider: it does not combine with --engine ray")
+        if args.key is not None and not args.key.strip():
+            raise CommandLineError("--key needs a column name (the field of each row that names it, e.g. --key id)")
         if args.key is not None and args.engine == "ray":
             raise CommandLineError("--key works with local batches and --batch-api; on Ray rows are keyed by their "
                                    "`id` column (rename the column to id)")

@@ -95,3 +95,14 @@ def test_a_failed_rows_line_says_why(tmp_path, cli_env):
     (line,) = [line for line in done.stderr.splitlines() if line.startswith("row ")]
     assert line.startswith('row 2 (id "b"): InputValidationError: input for prompt')
     assert "answer" in line and "not of type 'string'" in line.split("schema:", 1)[1], line
+
+
+def test_key_needs_a_column_name_and_an_input_file(tmp_path, cli_env):
+    project(tmp_path)
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text('{"answer": "yes"}\n')
+    done = cli("run", "yesno", "--input-file", str(rows), "--output", "out.jsonl", "--key", " ", cwd=tmp_path,
+               env=cli_env)
+    assert done.returncode == 2 and "--key needs a column name" in done.stderr
+    done = cli("run", "yesno", "--input", '{"answer": "yes"}', "--key", "id", cwd=tmp_path, env=cli_env)
+    assert done.returncode == 2 and "--key needs --input-file" in done.stderr

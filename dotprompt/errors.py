@@ -214,8 +214,18 @@ class OutputValidationError(GenerationError):
                  messages: Sequence[Any] = ()) -> None:
         self.problems = list(problems)
         self.text = text
-        detail = "\n".join(f"  {p.path}: {p.message}" for p in self.problems)
-        super().__init__(f"{message}\n{detail}" if detail else message, response=response, messages=messages)
+        lines = [message, *(f"  {p.path}: {p.message}" for p in self.problems), *_cut_at_cap(response)]
+        super().__init__("\n".join(lines), response=response, messages=messages)
+
+
+def _cut_at_cap(response: Any) -> list[str]:
+    """A line saying the reply ended at its token cap, when it did: then the output is cut, not wrong."""
+    if getattr(response, "finish_reason", None) != "length":
+        return []
+    tokens = getattr(getattr(response, "usage", None), "output_tokens", None)
+    spent = f", {tokens:,} output tokens" if isinstance(tokens, int) else ""
+    return [f"the reply stopped at the token cap (finish reason: length{spent}): raise maxOutputTokens in the "
+            "prompt's config (config: {maxOutputTokens: N}) or ask for a shorter output"]
 
 
 class ToolExecutionError(GenerationError):

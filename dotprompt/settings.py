@@ -46,6 +46,7 @@ from .errors import MAX_RETRY_AFTER, UsageError
 __all__ = [
     "ANTHROPIC_DEFAULT_MAX_TOKENS",
     "ANTHROPIC_VERSION",
+    "BATCH_KEY_COLUMN",
     "DEFAULT_DEADLINE",
     "DEFAULT_MAX_RESPONSE_BYTES",
     "DEFAULT_MAX_TOOL_CALLS",
@@ -87,8 +88,10 @@ __all__ = [
     "RENDER_MAX_INT_BITS",
     "RENDER_MAX_JSON_INDENT",
     "RENDER_MAX_SECONDS",
+    "REPLY_SHOWN_CHARS",
     "RETRYABLE_STATUSES",
     "RETRYABLE_STREAM_ERRORS",
+    "ROW_ERROR_CHARS",
     "RUNLOG_BUSY_SECONDS",
     "RUNLOG_KEEP_DAYS",
     "RUNLOG_KEEP_RUNS",
@@ -117,6 +120,7 @@ __all__ = [
     "local_dir",
     "local_threads",
     "opted_into_pytest",
+    "project_root",
     "project_settings",
     "provider_section",
     "provider_sections",
@@ -402,6 +406,15 @@ def project_settings(start: Path | None = None) -> tuple[dict[str, Any], Path | 
     return {}, None
 
 
+def project_root(start: Path | None = None) -> Path:
+    """The project a run belongs to: the folder of the nearest pyproject.toml at or above `start` (default:
+    the working folder), the one whose `[tool.dotprompt]` applies; else that folder itself. Resolved, so
+    two spellings of one checkout are one project and two checkouts are two."""
+    here = Path(os.getcwd() if start is None else start)
+    _, root = project_settings(here)
+    return (root or here).resolve()
+
+
 @functools.lru_cache(maxsize=64)
 def _candidates(start: str) -> tuple[str, ...]:
     here = Path(start).resolve()
@@ -487,8 +500,17 @@ RUNLOG_KEEP_RUNS: Final = 10_000
 RUNLOG_KEEP_DAYS: Final = 90.0
 """Days the run log keeps a run."""
 
+BATCH_KEY_COLUMN: Final = "id"
+"""The column that keys batch rows unless `--key` names another (rows without it are keyed by content)."""
+
 BATCH_LOG_ROWS: Final = ("failed", "all", "none")
 """Which rows of a batch the run log keeps besides the batch's own entry; the first is the default."""
+
+REPLY_SHOWN_CHARS: Final = 2000
+"""Characters of a failed run's reply the command line prints (its start and end; the run log keeps it whole)."""
+
+ROW_ERROR_CHARS: Final = 400
+"""Characters of a failed batch row's error shown on its stderr line (the output file keeps it whole)."""
 
 RUNLOG_MAX_FIELD_CHARS: Final = 1_000_000
 """Characters one stored field (rendered request, response, output) may have; the rest is cut, with a note."""

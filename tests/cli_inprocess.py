@@ -166,7 +166,10 @@ def _fresh_process(cwd: Path, env: Mapping[str, str] | None, stdout: io.TextIOWr
 
 def _forget_imported(before: set[str]) -> None:
     """Drop the modules the command imported from a project (not the package, not installed libraries)."""
-    kept = [str(Path(p).resolve()) for p in {*sysconfig.get_paths().values(), sys.prefix, sys.base_prefix}]
+    # Installed libraries may also come from another environment's site-packages on sys.path (a venv whose
+    # packages are shared through a .pth file): forgetting httpcore there made httpx miss its exceptions.
+    shared = [p for p in sys.path if Path(p).name in ("site-packages", "dist-packages")]
+    kept = [str(Path(p).resolve()) for p in {*sysconfig.get_paths().values(), sys.prefix, sys.base_prefix, *shared}]
     kept.append(str(ROOT / "dotprompt"))
     for name in set(sys.modules) - before:
         module = sys.modules[name]

@@ -2,8 +2,11 @@
 
 Exactly one final record per input row. A row is known by its key: `id:<id>` when the row is a
 mapping with an `id` (string or integer), else `sha256:<hash of its content>` (with `#2`, `#3`...
-for repeats of identical rows). Keys do not depend on line numbers, so inserting or reordering rows
-never re-runs finished ones.
+for repeats of identical rows); `InputFile(path, key="invoice")` keys every row by another column
+(`invoice:<value>`, which each row must then have). Keys do not depend on line numbers, so inserting
+or reordering rows never re-runs finished ones. The key column names the row, it is not input: it is
+sent to the model only when the prompt's input schema declares it, or the prompt has no input
+schema (`model_input`).
 
 The output file is only ever appended to whole lines (one write each; fsyncs grouped off the event
 loop, and a last one before the run ends) while a run goes on,
@@ -43,18 +46,19 @@ from ..observe.cost import Cost, endpoints_fixed, load_prices, price_response
 from ..observe.runrecord import log_source, log_summary
 from ..prompts.prompt import Prompt
 from ..providers.registry import default_model_name
-from ..settings import BATCH_LOG_ROWS
+from ..settings import BATCH_KEY_COLUMN, BATCH_LOG_ROWS
 
-__all__ = ["BatchReport", "Hashes", "InputFile", "Row", "Rows", "model_name", "output_lock", "priced_row", "read_output",
-           "read_rows", "record_key", "row_of", "run_batch", "run_row", "unfinished"]
+__all__ = ["BatchReport", "Hashes", "InputFile", "Row", "Rows", "model_input", "model_name", "output_lock", "priced_row",
+           "read_output", "read_rows", "record_key", "row_of", "run_batch", "run_row", "unfinished"]
 
 
 @dataclass(frozen=True)
 class Row:
     number: int  # 1-based line number in the input file
-    input: Any
+    input: Any  # the row as written in the file (key column included)
     digest: str
-    key: str = ""  # the row's identity across runs: `id:...` or `sha256:...`
+    key: str = ""  # the row's identity across runs: `id:...` (`<column>:...`) or `sha256:...`
+    key_column: str | None = None  # the column the key came from; None when keyed by content
 
 
 class Rows(list[Row]):
@@ -94,9 +98,9 @@ def model_name(prompt: Prompt, override: str | None = None) -> str | None:
 _BOM = b"\xef\xbb\xbf"
 
 
-def read_rows(path: Path) -> Rows:
+def read_rows(path: Path, key: str | None = None) -> Rows:
     """Every row of the file in a list (small inputs, tests); `InputFile` streams instead."""
-    rows = Rows(InputFile(path))
+    rows = Rows(InputFile(path, key))
     rows.path = path
     return rows
 
@@ -133,18 +137,25 @@ class InputFile:
 
     `check()` reads it once first, so a bad line (not UTF-8, not JSON, a repeated id) is an error
     before any row is sent; it counts the rows, and notes which contents repeat (only those are
-    counted while iterating, so identical rows get `#2`, `#3`... without a dict of every row)."""
+    counted while iterating, so identical rows get `#2`, `#3`... without a dict of every row).
 
-    def __init__(self, path: Path) -> None:
+    `key` names the column that keys the rows: every row must have it (a string or a whole number).
+    Without it rows are keyed by their `id` when they have one, else by content."""
+
+    def __init__(self, path: Path, key: str | None = None) -> None:
         self.path = path
+        self.column = key or BATCH_KEY_COLUMN
+        self.required = key is not None
         self._repeated: set[int] | None = None
         self.count = 0
 
     def check(self) -> int:
         ids, contents = Hashes(), Hashes()
         count = 0
-        for _, value in self._values():
-            key = _id_key(value)
+        for number, value in self._values():
+            key = _column_key(value, self.column)
+            if self.required and key is None:
+                self._refuse_missing_key(number, value)
             if key is not None:
                 ids.add(hash(key))
             else:
@@ -160,14 +171,22 @@ class InputFile:
         """Read again to name the lines of the first repeated id (only then: keeping every line costs memory)."""
         first: dict[int, int] = {}
         for number, value in self._values():
-            key = _id_key(value)
+            key = _column_key(value, self.column)
             marker = hash(key) if key is not None else None
             if marker in twice:
                 if marker in first:
-                    raise BatchInputError(f"{self.path}:{number}: the id {value['id']!r} was already used on line "
-                                          f"{first[marker]} (each row needs its own id; it is how results are matched "
-                                          "to rows)")
+                    raise BatchInputError(f"{self.path}:{number}: the {self.column} {value[self.column]!r} was already "
+                                          f"used on line {first[marker]} (each row needs its own {self.column}; it is "
+                                          "how results are matched to rows)")
                 first[marker] = number
+
+    def _refuse_missing_key(self, number: int, value: Any) -> None:
+        column = self.column
+        if not isinstance(value, dict) or value.get(column) is None:
+            raise BatchInputError(f"{self.path}:{number}: no `{column}` (the --key column): give every row one, or "
+                                  "leave --key out to key rows by their `id`, else by content")
+        raise BatchInputError(f"{self.path}:{number}: the {column} {value[column]!r} is not a string or a whole number "
+                              f"(the --key column names each row; write it as one)"[:500])
 
     def __iter__(self) -> Iterator[Row]:
         if self._repeated is None:
@@ -176,14 +195,15 @@ class InputFile:
         occurrences: dict[int, int] = {}
         for number, value in self._values():
             digest = _digest(value)
-            key = _id_key(value)
-            if key is None:
-                marker = hash(digest)
-                occurrence = 1
-                if marker in repeated:
-                    occurrence = occurrences[marker] = occurrences.get(marker, 0) + 1
-                key = _content_key(digest, occurrence)
-            yield Row(number, value, digest, key)
+            key = _column_key(value, self.column)
+            if key is not None:
+                yield Row(number, value, digest, key, self.column)
+                continue
+            marker = hash(digest)
+            occurrence = 1
+            if marker in repeated:
+                occurrence = occurrences[marker] = occurrences.get(marker, 0) + 1
+            yield Row(number, value, digest, _content_key(digest, occurrence))
 
     def _values(self) -> Iterator[tuple[int, Any]]:
         with open(self.path, "rb") as handle:
@@ -216,11 +236,28 @@ def _digest(value: Any) -> str:
     return hashlib.sha256(json.dumps(value, sort_keys=True).encode()).hexdigest()[:16]
 
 
-def _id_key(value: Any) -> str | None:
-    ident = value.get("id") if isinstance(value, dict) else None
+def _column_key(value: Any, column: str = BATCH_KEY_COLUMN) -> str | None:
+    """`<column>:<value as JSON>` when the row has that column as a string or integer, else None."""
+    ident = value.get(column) if isinstance(value, dict) else None
     if isinstance(ident, (str, int)) and not isinstance(ident, bool):
-        return "id:" + json.dumps(ident)
+        return f"{column}:{json.dumps(ident)}"
     return None
+
+
+def model_input(prompt: Prompt, row: Row) -> Any:
+    """What the model is sent for `row`: the row without its key column, unless the prompt's input
+    schema declares that column or the prompt has no input schema (then the row goes as written).
+    The key names the row; a closed input schema would refuse it as an unknown field."""
+    column, value = row.key_column, row.input
+    if column is None or not isinstance(value, dict):
+        return value
+    schema = (prompt.metadata.get("input") or {}).get("schema")
+    if not isinstance(schema, dict):
+        return value
+    properties = schema.get("properties")
+    if isinstance(properties, Mapping) and column in properties:
+        return value
+    return {name: item for name, item in value.items() if name != column}
 
 
 def _content_key(digest: str, occurrence: int) -> str:
@@ -233,7 +270,7 @@ def record_key(record: dict[str, Any]) -> str:
     if isinstance(key, str):
         return key
     value = record.get("input")
-    return _id_key(value) or _content_key(_digest(value), 1)
+    return _column_key(value) or _content_key(_digest(value), 1)
 
 
 # -- the output file ------------------------------------------------------------------------------
@@ -494,8 +531,13 @@ async def run_batch(prompt: Prompt, rows: Iterable[Row], output: Path, *, concur
                 if row_model is None:
                     with contextlib.suppress(DotpromptError):  # a broken prompt or setting fails its rows, as before
                         load_prices(_priced_name(prompt, model))
-                ran = await _run_rows(prompt, todo, output, concurrency, row_model or (lambda _row: model), on_row, report,
-                                      dict(overrides or {}), log_rows)
+                try:
+                    ran = await _run_rows(prompt, todo, output, concurrency, row_model or (lambda _row: model), on_row,
+                                          report, dict(overrides or {}), log_rows)
+                except (asyncio.CancelledError, KeyboardInterrupt):  # Ctrl-C: the rows in flight did not fail
+                    report.seconds = time.perf_counter() - started
+                    _log_batch(prompt, source, output, model, report, interrupted=True)
+                    raise
         if ran:
             after = _Survey(output)
             if after.needs_rewrite():
@@ -506,18 +548,23 @@ async def run_batch(prompt: Prompt, rows: Iterable[Row], output: Path, *, concur
     return report
 
 
-def _log_batch(prompt: Prompt, source: Path | None, output: Path, model: Any, report: BatchReport) -> None:
+def _log_batch(prompt: Prompt, source: Path | None, output: Path, model: Any, report: BatchReport, *,
+               interrupted: bool = False) -> None:
     """The batch's own run-log entry (none for a prompt broken since the batch began: its rows say why)."""
     try:
         identity, name = prompt.identity, _priced_name(prompt, model) or None
     except DotpromptError:
         return
     failed = f"{report.failed} of {report.succeeded + report.failed} rows failed" if report.failed else None
+    if interrupted:
+        done = report.succeeded + report.failed + report.skipped
+        failed = f"interrupted after {done} of {report.total} rows (run the same command again to go on)"
     log_summary(prompt.library.run_log, "batch", identity, name,
                 input={"input_file": str(source.absolute()) if source else None, "rows": report.total},
                 output={"output": str(output.absolute()), "succeeded": report.succeeded, "failed": report.failed,
                         "skipped": report.skipped}, seconds=report.seconds, error=failed,
-                cost=float(report.cost_usd) if report.cost_usd is not None else None)
+                cost=float(report.cost_usd) if report.cost_usd is not None else None,
+                error_type="BatchInterrupted" if interrupted else "BatchRowsFailed")
 
 
 def _todo(rows: Iterable[Row], finished: Hashes, report: BatchReport) -> Iterator[Row]:
@@ -537,12 +584,14 @@ def unfinished(rows: Iterable[Row], output: Path) -> Iterator[Row]:
 def row_of(value: Any, number: int = 0) -> Row:
     """A row made from its value alone (no file): keyed by its `id`, else by its content."""
     digest = _digest(value)
-    return Row(number, value, digest, _id_key(value) or _content_key(digest, 1))
+    key = _column_key(value)
+    return Row(number, value, digest, key or _content_key(digest, 1), BATCH_KEY_COLUMN if key else None)
 
 
 def _keyed(row: Row) -> Row:
-    # Rows built by hand (not by read_rows) get a key from their content.
-    return Row(row.number, row.input, row.digest, _id_key(row.input) or _content_key(row.digest, 1))
+    # Rows built by hand (not by read_rows) get a key from their `id`, else from their content.
+    key = _column_key(row.input)
+    return Row(row.number, row.input, row.digest, key or _content_key(row.digest, 1), BATCH_KEY_COLUMN if key else None)
 
 
 async def _run_rows(prompt: Prompt, todo: Iterator[Row], output: Path, concurrency: int, row_model: RowModel,
@@ -632,7 +681,7 @@ async def priced_row(prompt: Prompt, row: Row, model: Any, **overrides: Any) -> 
     cost = None
     started = time.perf_counter()
     try:
-        response = await prompt.generate(row.input, model=model, **overrides)
+        response = await prompt.generate(model_input(prompt, row), model=model, **overrides)
     except OutputValidationError as exc:
         record["error"] = {"type": type(exc).__name__, "message": str(exc), "reply": exc.text}
         _grounding(record, exc.response)  # output.grounding: require names what it did not find

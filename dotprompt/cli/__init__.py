@@ -15,6 +15,7 @@ from types import ModuleType
 from .._util.escape import terminal
 from .._util.shutdown import exit_on_sigterm
 from ..errors import DotpromptError, OutputValidationError
+from ..settings import REPLY_SHOWN_CHARS
 from . import check, convert, listing, local, logs, render, run, schema, test, ui
 from . import evaluate as eval
 from .common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, CommandLineError, package_version
@@ -50,10 +51,21 @@ def main(argv: Sequence[str] | None = None, *, commands: Sequence[ModuleType] = 
         return EXIT_USAGE
     except OutputValidationError as exc:
         # never lose what the model said; shown, its escape sequences are text, not commands to the terminal
-        print(terminal(f"{exc}\n--- model reply ---\n{exc.text}"), file=sys.stderr)
+        print(terminal(f"{exc}\n--- model reply ---\n{_reply_shown(exc.text)}"), file=sys.stderr)
         return EXIT_FAILED
     except DotpromptError as exc:
         print(terminal(str(exc)), file=sys.stderr)
         return EXIT_FAILED
     except BrokenPipeError:  # `dotprompt render x | head`
         return EXIT_OK
+
+
+def _reply_shown(text: str, limit: int = REPLY_SHOWN_CHARS) -> str:
+    """A long reply's start and end, the middle left out: a looping model's 9,000 characters would bury
+    the error above them. The run log keeps the reply whole."""
+    if len(text) <= limit:
+        return text
+    head, tail = limit * 3 // 4, limit // 4
+    hidden = len(text) - head - tail
+    return (f"{text[:head]}\n[... {hidden:,} characters of the reply not shown; the whole reply is in the run log: "
+            f"dotprompt logs --status error -n 1 (unless logging is off) ...]\n{text[-tail:]}")

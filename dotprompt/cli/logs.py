@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from .._util.escape import json_dumps, terminal, view_body
-from ..settings import project_settings, run_log_settings
+from ..settings import project_root, project_settings, run_log_settings
 from .common import EXIT_FAILED, EXIT_OK, CommandLineError
 
 __all__ = ["add_parser", "describe", "log_path", "print_table", "run", "when"]
@@ -25,7 +25,8 @@ DATE_HELP = "YYYY-MM-DD, YYYY-MM-DDTHH:MM (local time), or an age: 30m, 2h, 7d, 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser = subparsers.add_parser("logs", help="list, show, search and export the runs in the run log",
                                    description="Runs of `dotprompt run`, batch rows, recorded test cases and "
-                                               "libraries made with log=True, newest first.")
+                                               "libraries made with log=True, of this project (--all: of every "
+                                               "project), newest first.")
     parser.add_argument("run_id", nargs="?", type=int, metavar="ID", help="show this run (its ID in the list) in full")
     parser.add_argument("-n", "--limit", type=int, help="at most N runs (default 20; with --json every run)")
     parser.add_argument("-q", "--search", metavar="TEXT", help="only runs whose text holds every word of TEXT")
@@ -35,6 +36,10 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument("--source", choices=["run", "batch", "test", "api", "ui"], help="only runs started this way")
     parser.add_argument("--since", help=f"only runs from then on: {DATE_HELP}")
     parser.add_argument("--until", help=f"only runs before then: {DATE_HELP}")
+    parser.add_argument("--all", action="store_true",
+                        help="runs of every project sharing the log file, and those logged before runs recorded their "
+                             "project (default: only this project's: the folder of the nearest pyproject.toml, else "
+                             "this folder)")
     parser.add_argument("--json", action="store_true", help="print each run whole, as one JSON line (export)")
     parser.add_argument("--file", type=Path, help="read this log file (default: $DOTPROMPT_LOG_PATH, "
                                                   "[tool.dotprompt] log_path, $XDG_DATA_HOME/dotprompt/logs.db)")
@@ -50,7 +55,8 @@ def run(args: argparse.Namespace) -> int:
     if args.limit is not None and args.limit < 0:
         raise CommandLineError("--limit must be 0 (no limit) or more")
     limit = args.limit if args.limit is not None else (None if args.json else 20)
-    query = LogQuery(prompt=args.prompt, model=args.model, status=args.status, source=args.source,
+    project = None if args.all else str(project_root())
+    query = LogQuery(prompt=args.prompt, model=args.model, status=args.status, source=args.source, project=project,
                      since=when(args.since, "--since"), until=when(args.until, "--until"), limit=limit or None)
     if args.search is not None:
         runs, indexed = search_runs(path, args.search, query)
@@ -63,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
         for found in runs:
             print(json_dumps(found))
         return EXIT_OK
-    print_table(runs, path)
+    print_table(runs, path, project)
     return EXIT_OK
 
 
@@ -90,13 +96,20 @@ def when(value: str | None, flag: str) -> float | None:
 
 # -- the list -------------------------------------------------------------------------------------
 
-def print_table(runs: list[dict[str, Any]], path: Path) -> None:
+def print_table(runs: list[dict[str, Any]], path: Path, project: str | None = None) -> None:
+    """The runs, one line each; `project` is the one they were filtered by (None: every project's, with a
+    PROJECT column)."""
     if not runs:
-        print(f"no runs logged (the log is {path})")
+        more = f"; of the project {project} only: `dotprompt logs --all` lists every project's" if project else ""
+        print(terminal(f"no runs logged (the log is {path}{more})", lines=False))
         return
     width = max(shutil.get_terminal_size((120, 24)).columns, 80)
-    rows = [tuple(terminal(cell, lines=False) for cell in _columns(found)) for found in runs]
-    header = ("ID", "WHEN", "SOURCE", "PROMPT", "MODEL", "STATUS", "TOKENS", "MS", "COST")
+    header: tuple[str, ...] = ("ID", "WHEN", "SOURCE", "PROMPT", "MODEL", "STATUS", "TOKENS", "MS", "COST")
+    cells = [_columns(found) for found in runs]
+    if project is None:
+        header += ("PROJECT",)
+        cells = [(*row, _folder(found.get("project"))) for row, found in zip(cells, runs, strict=True)]
+    rows = [tuple(terminal(cell, lines=False) for cell in row) for row in cells]
     sizes = [max(len(header[i]), *(len(row[i]) for row in rows)) for i in range(len(header))]
     line = "  ".join(h.ljust(s) for h, s in zip(header, sizes, strict=True))
     print(f"{line}  RESULT")
@@ -104,8 +117,17 @@ def print_table(runs: list[dict[str, Any]], path: Path) -> None:
         left = "  ".join(value.rjust(s) if i in (0, 6, 7, 8) else value.ljust(s)
                          for i, (value, s) in enumerate(zip(row, sizes, strict=True)))
         print(f"{left}  {_preview(found, width - len(left) - 2)}")
-    print(f"({len(runs)} run{'s' if len(runs) != 1 else ''}, newest first, from {path}; "
-          f"`dotprompt logs ID` shows one in full)")
+    scope = f"of the project {project} (--all: every project's)" if project is not None else "of every project"
+    print(terminal(f"({len(runs)} run{'s' if len(runs) != 1 else ''}, newest first, from {path}, {scope}; "
+                   "`dotprompt logs ID` shows one in full)", lines=False))
+
+
+def _folder(project: Any) -> str:
+    """A project's folder as the list shows it: under the home folder as ~/..., `-` for a run logged before projects."""
+    if not isinstance(project, str) or not project:
+        return "-"
+    home = str(Path.home())
+    return "~" + project[len(home):] if project == home or project.startswith(home + "/") else project
 
 
 def _columns(found: dict[str, Any]) -> tuple[str, ...]:
@@ -169,6 +191,7 @@ def describe(found: dict[str, Any]) -> list[str]:
              f"prompt   {_prompt(found)}" + (f"  (hash {found['prompt_hash']})" if found.get("prompt_hash") else ""),
              *(f"         partial {name}@{digest}" for name, digest in sorted(partials.items())),
              f"model    {found.get('model') or '-'}",
+             f"project  {found.get('project') or '- (logged before runs recorded their project)'}",
              f"status   {status}  finish: {found.get('finish_reason') or '-'}  repairs: {found.get('repairs') or 0}",
              f"usage    {_count(found.get('input_tokens'))} in / {_count(found.get('output_tokens'))} out  "
              f"latency: {_columns(found)[7]} ms  cost: {_columns(found)[8]}"]

@@ -12,12 +12,12 @@ from typing import Any
 from .._util.escape import json_dumps, terminal
 from .._util.redact import redact
 from ..errors import GenerationError
-from ..settings import BATCH_LOG_ROWS
+from ..settings import BATCH_LOG_ROWS, ROW_ERROR_CHARS
 from .common import DIR_HELP, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, CommandLineError, add_engine_flag, json_arg, library
 from .grounding_view import show_grounding
 from .progress import StreamView, elapsed_status
 
-__all__ = ["add_parser", "run"]
+__all__ = ["add_parser", "failed_row_line", "run"]
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -35,6 +35,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument("--input-file", type=Path, help="a JSON-lines file of inputs: run them all as a batch")
     parser.add_argument("--output", type=Path, help="with --input-file: where each row's result goes (JSON lines)")
     parser.add_argument("--concurrency", type=int, default=8, help="with --input-file: rows run at once")
+    parser.add_argument("--key", metavar="COLUMN",
+                        help="with --input-file: the column that names each row (default: `id` when a row has one, "
+                             "else its content); it is sent to the model only if the input schema declares it")
     parser.add_argument("--cost", action="store_true",
                         help="always show the run's cost on stderr, or why it is unknown (it is shown whenever known)")
     parser.add_argument("--grounding", action="store_true",
@@ -79,6 +82,11 @@ def run(args: argparse.Namespace) -> int:
             raise CommandLineError("--input-file needs --output FILE for the results")
         if args.batch_api and args.engine != "local":
             raise CommandLineError("--batch-api runs on the provider: it does not combine with --engine ray")
+        if args.key is not None and not args.key.strip():
+            raise CommandLineError("--key needs a column name (the field of each row that names it, e.g. --key id)")
+        if args.key is not None and args.engine == "ray":
+            raise CommandLineError("--key works with local batches and --batch-api; on Ray rows are keyed by their "
+                                   "`id` column (rename the column to id)")
         if args.batch_api:
             from .run_batchapi import run_batch_api
 
@@ -92,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
                 raise CommandLineError(f"--{flag.replace('_', '-')} needs --batch-api or --engine ray (a local batch "
                                        "always resumes: rows already written are skipped)")
         return _run_batch(prompt, args)
-    for flag in ("batch_api", "resume", "return_tool_requests", "batch_size", "address"):
+    for flag in ("batch_api", "resume", "return_tool_requests", "batch_size", "address", "key"):
         if getattr(args, flag):
             raise CommandLineError(f"--{flag.replace('_', '-')} needs --input-file")
     inputs = json_arg(args.input, "--input")
@@ -143,7 +151,7 @@ def _run_batch(prompt: Any, args: argparse.Namespace) -> int:
     from ..observe.cost import format_usd
 
     try:
-        rows = InputFile(args.input_file)
+        rows = InputFile(args.input_file, args.key)
         total = rows.check()
     except OSError as exc:
         raise CommandLineError(f"cannot read {args.input_file}: {exc.strerror}") from None
@@ -195,12 +203,24 @@ class _BatchProgress:
         if self.bar is not None:
             self.bar.advance(self.task)
         elif "error" in record:
-            message = record["error"]["message"].splitlines()[0]
-            print(terminal(f"row {record['row']}: {record['error']['type']}: {message}", lines=False), file=sys.stderr)
+            print(terminal(failed_row_line(record), lines=False), file=sys.stderr)
 
     def close(self) -> None:
         if self.bar is not None:
             self.bar.stop()
+
+
+def failed_row_line(record: dict[str, Any]) -> str:
+    """`row 3 (id "a"): InputValidationError: <the message's lines joined>`, cut at ROW_ERROR_CHARS: one
+    line per failed row in a CI log, with the reason in it (the whole error is in the output file)."""
+    key = record.get("key") or ""
+    column, _, value = key.partition(":")
+    label = f" ({column} {value})" if value and column != "sha256" else ""
+    lines = [line.strip() for line in str(record["error"].get("message", "")).splitlines() if line.strip()]
+    message = " ".join([*lines[:1], "; ".join(lines[1:])]).strip()
+    if len(message) > ROW_ERROR_CHARS:
+        message = message[:ROW_ERROR_CHARS] + "... (the whole error is in the output file)"
+    return f"row {record['row']}{label}: {record['error']['type']}: {message}"
 
 
 def _show_tool_errors(messages: Any) -> None:

@@ -17,7 +17,7 @@ def run_batch_api(prompt: Any, args: argparse.Namespace) -> int:
     from ..generation.api import run_sync
     from ..settings import BATCH_JOB_MAX_ROWS
 
-    rows = InputFile(args.input_file)
+    rows = InputFile(args.input_file, args.key)
     try:
         rows.check()
     except OSError as exc:

@@ -50,10 +50,11 @@ COLUMNS: dict[str, str] = {
     "input_tokens": "INTEGER", "output_tokens": "INTEGER", "usage": "TEXT",
     "cost": "REAL",  # filled when the run's cost is known (see runrecord.py); NULL otherwise
     "latency_ms": "REAL",
+    "project": "TEXT",  # the folder of the project the run belongs to (settings.project_root); NULL before version 2
 }
 JSON_COLUMNS = ("context", "partials", "input", "request", "response", "output", "repair_details", "usage")
 TEXT_COLUMNS = ("prompt", "model", "input", "request", "response", "output", "error")  # what search looks through
-_SCHEMA_VERSION = 1
+_SCHEMA_VERSION = 2  # 2: the project column
 _PRUNE_EVERY = 100  # inserts between two retention passes
 _BATCH = 500  # entries written per transaction at most
 # After an entry arrives the writer waits this long for more (unless a flush is waiting): one wake-up and
@@ -100,12 +101,23 @@ def _connect(path: Path, busy: float = RUNLOG_BUSY_SECONDS) -> sqlite3.Connectio
             db.execute("BEGIN IMMEDIATE")
             for statement in _schema(fts):
                 db.execute(statement)
+            _add_missing_columns(db)
+            db.execute("CREATE INDEX IF NOT EXISTS runs_project ON runs (project, id)")
             db.execute(f"PRAGMA user_version={_SCHEMA_VERSION}")
             db.execute("COMMIT")
     except BaseException:
         db.close()
         raise
     return db
+
+
+def _add_missing_columns(db: sqlite3.Connection) -> None:
+    """Columns added since a log file was made (`project`, version 2): its runs stay, the new column NULL.
+    Checked by name, not by version: an older dotprompt that opens the file sets the version back."""
+    have = {row[1] for row in db.execute("PRAGMA table_info(runs)")}
+    for name, kind in COLUMNS.items():
+        if name not in have:
+            db.execute(f"ALTER TABLE runs ADD COLUMN {name} {kind.replace(' NOT NULL', '').replace(' UNIQUE', '')}")
 
 
 # -- writing ------------------------------------------------------------------------------------
@@ -297,6 +309,7 @@ class LogQuery:
     model: str | None = None
     status: str | None = None
     source: str | None = None
+    project: str | None = None  # runs of this project only (runs logged before projects were recorded have none)
     since: float | None = None  # unix seconds
     until: float | None = None
     limit: int | None = 20
@@ -305,7 +318,7 @@ class LogQuery:
         clauses: list[str] = []
         values: list[Any] = []
         for column, value in (("prompt", self.prompt), ("model", self.model), ("status", self.status),
-                              ("source", self.source)):
+                              ("source", self.source), ("project", self.project)):
             if value is not None:
                 clauses.append(f"{table}.{column} = ?")
                 values.append(value)

@@ -3,11 +3,13 @@
 `Prompt.generate` wraps each run in `logged_run(...)`: the entry is queued when the run ends,
 however it ends. What started the run (`source`: api, run, batch, test, and details such as a
 batch row's key or a test case's name) comes from `log_source`, set by the command or batch that
-runs the prompt. A run's cost is stored when it can be priced (`cost.price_response`).
+runs the prompt. A run's cost is stored when it can be priced (`cost.price_response`), and its
+project (`settings.project_root`: the folder of the nearest pyproject.toml, else the working folder).
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import contextvars
 import time
@@ -18,6 +20,7 @@ from typing import Any
 from ..errors import DotpromptError
 from ..identity import PromptIdentity
 from ..providers.registry import default_model_name
+from ..settings import project_root
 from .cost import price_response
 from .runlog import RunLog
 
@@ -88,37 +91,44 @@ class LoggedRun:
         source, context, keep = self.source
         if keep == "none" or (keep == "failed" and exc is None):
             return
+        interrupted = isinstance(exc, (asyncio.CancelledError, KeyboardInterrupt))
+        if interrupted and source == "batch":
+            return  # not a failure: the row runs again on resume, and the batch's own entry says it was interrupted
         identity, action = self.identity, self.action
         entry: dict[str, Any] = {
             "run_id": uuid.uuid4().hex, "started": self.started, "source": source, "context": context,
             "model": _model_name(self.model, action.model), "input": _plain(self.input), "request": action.to_dict(),
-            "status": "ok", "latency_ms": latency}
+            "status": "ok", "latency_ms": latency, "project": _project()}
         if identity is not None:
             entry.update(prompt=identity.name, variant=identity.variant, prompt_hash=identity.hash,
                          partials=dict(identity.partials) or None)
-        sent = len(action.messages)
-        response = self.response
-        if response is not None:
-            entry["response"] = self._conversation(sent, response.messages, response)
-            if getattr(response, "grounding", None) is not None:  # where each output value is in the input
-                entry["response"]["grounding"] = response.grounding.to_dict()
-            entry["output"] = _plain(response.output)
-            entry["repairs"] = len(response.output_repairs)
-            entry["repair_details"] = [getattr(r, "detail", str(r)) for r in response.output_repairs] or None
-            entry["finish_reason"] = response.finish_reason
-            usage = response.usage
-            if usage is not None:
-                entry.update(usage=usage.to_dict(), input_tokens=usage.input_tokens, output_tokens=usage.output_tokens)
-                cost = price_response(entry["model"] or "", response)
-                if cost.usd is not None:
-                    entry["cost"] = float(cost.usd)
-        if exc is not None:
-            entry.update(status="error", error_type=type(exc).__name__, error=str(exc))
-            failed = getattr(exc, "response", None)
-            messages = getattr(exc, "messages", None) or getattr(failed, "messages", None) or []
-            if messages or getattr(exc, "text", None):  # never lose what the model said before it failed
-                entry["response"] = self._conversation(sent, messages, failed, getattr(exc, "text", None))
+        if self.response is not None:
+            self._answered(entry, self.response)
+        if interrupted:
+            entry.update(status="error", error_type="Interrupted",
+                         error="interrupted before the run ended (Ctrl-C, or its task was cancelled)")
+        elif exc is not None:
+            self._failed(entry, exc)
         self.run_log.add(entry)
+
+    def _answered(self, entry: dict[str, Any], response: Any) -> None:
+        entry["response"] = self._conversation(len(self.action.messages), response.messages, response)
+        if getattr(response, "grounding", None) is not None:  # where each output value is in the input
+            entry["response"]["grounding"] = response.grounding.to_dict()
+        entry["output"] = _plain(response.output)
+        entry["repairs"] = len(response.output_repairs)
+        entry["repair_details"] = [getattr(r, "detail", str(r)) for r in response.output_repairs] or None
+        _usage(entry, response)
+
+    def _failed(self, entry: dict[str, Any], exc: BaseException) -> None:
+        entry.update(status="error", error_type=type(exc).__name__, error=str(exc))
+        failed = getattr(exc, "response", None)
+        messages = getattr(exc, "messages", None) or getattr(failed, "messages", None) or []
+        if messages or getattr(exc, "text", None):  # never lose what the model said before it failed
+            entry["response"] = self._conversation(len(self.action.messages), messages, failed,
+                                                   getattr(exc, "text", None))
+        if failed is not None and self.response is None:  # what the calls cost, and why the reply ended (a token cap?)
+            _usage(entry, failed)
 
     @staticmethod
     def _conversation(sent: int, messages: list[Any], response: Any, text: str | None = None) -> dict[str, Any]:
@@ -133,20 +143,42 @@ class LoggedRun:
         return out
 
 
+def _usage(entry: dict[str, Any], response: Any) -> None:
+    """The finish reason, usage and cost of a run's response (a failed run's too: its calls were paid for)."""
+    entry["finish_reason"] = getattr(response, "finish_reason", None)
+    usage = getattr(response, "usage", None)
+    if usage is None:
+        return
+    entry.update(usage=usage.to_dict(), input_tokens=usage.input_tokens, output_tokens=usage.output_tokens)
+    cost = price_response(entry["model"] or "", response)
+    if cost.usd is not None:
+        entry["cost"] = float(cost.usd)
+
+
 def log_summary(run_log: RunLog | None, source: str, identity: PromptIdentity | None, model: str | None, *,
-                input: Any, output: Any, seconds: float, error: str | None = None, cost: float | None = None) -> None:
+                input: Any, output: Any, seconds: float, error: str | None = None, cost: float | None = None,
+                error_type: str = "BatchRowsFailed") -> None:
     """One entry for a whole job (a batch): what it ran on, what it made, and how it ended."""
     if run_log is None:
         return
     entry: dict[str, Any] = {"run_id": uuid.uuid4().hex, "started": time.time() - seconds, "source": source,
                              "model": model, "input": input, "output": output, "latency_ms": round(seconds * 1000, 1),
-                             "status": "error" if error else "ok", "cost": cost}
+                             "status": "error" if error else "ok", "cost": cost, "project": _project()}
     if error:
-        entry.update(error_type="BatchRowsFailed", error=error)
+        entry.update(error_type=error_type, error=error)
     if identity is not None:
         entry.update(prompt=identity.name, variant=identity.variant, prompt_hash=identity.hash,
                      partials=dict(identity.partials) or None)
     run_log.add(entry)
+
+
+def _project() -> str | None:
+    """The project the run belongs to (`dotprompt logs` lists the current project's runs); None if the
+    working folder is gone."""
+    try:
+        return str(project_root())
+    except OSError:
+        return None
 
 
 def _model_name(model: Any, named: str | None) -> str | None:

@@ -14,11 +14,12 @@ from typing import Any
 from ..errors import UsageError
 from ..observe.runlog import LogQuery, get_run, list_runs, search_runs
 from ..settings import UI_MAX_LIMIT as MAX_LIMIT
+from ..settings import project_root
 
 __all__ = ["FILTERS", "MAX_LIMIT", "SUMMARY", "run", "runs"]
 
 SUMMARY = ("id", "started", "source", "prompt", "variant", "model", "status", "error_type", "finish_reason",
-           "input_tokens", "output_tokens", "cost", "latency_ms")
+           "input_tokens", "output_tokens", "cost", "latency_ms", "project")
 FILTERS = ("prompt", "model", "status", "source")
 
 
@@ -30,11 +31,13 @@ def runs(path: Path | None, params: dict[str, str]) -> dict[str, Any]:
     except ValueError:
         raise UsageError("limit is a number") from None
     filters = {k: params.get(k) or None for k in FILTERS}
+    # This project's runs, as `dotprompt logs` lists them; `all=1` for every project's (and the older runs without one).
+    project = None if params.get("all") not in (None, "", "0", "false") else str(project_root())
     query = LogQuery(prompt=filters["prompt"], model=filters["model"], status=filters["status"], source=filters["source"],
-                     since=_date(params.get("since")), limit=limit)
+                     project=project, since=_date(params.get("since")), limit=limit)
     text = (params.get("q") or "").strip()
     found, indexed = search_runs(path, text, query) if text else (list_runs(path, query), True)
-    return {"log": path.name, "indexed": indexed, "runs": [_summary(r) for r in found]}
+    return {"log": path.name, "indexed": indexed, "project": project, "runs": [_summary(r) for r in found]}
 
 
 def run(path: Path | None, run_id: int) -> dict[str, Any] | None:

@@ -86,6 +86,12 @@ FAKE_SERVER = textwrap.dedent('''\
                 self.wfile.flush()
             if mode == "slow":
                 time.sleep(5)
+            if mode == "cut":  # a reply that reached its token cap in the middle of a JSON string
+                text = '{{"answer": "' + "na " * 3000
+                reply = {{"choices": [{{"index": 0, "finish_reason": "length",
+                                       "message": {{"role": "assistant", "content": text}}}}],
+                          "usage": {{"prompt_tokens": 40, "completion_tokens": 964, "total_tokens": 1004}}}}
+                return self.send(200, json.dumps(reply).encode())
             if mode == "crash":
                 print("fake llama-server: crashing", flush=True)
                 os._exit(7)
@@ -365,6 +371,51 @@ def test_local_timeout_comes_from_the_project_table(fake_setup: Path, tmp_path: 
     model.connect()  # the server's start-up is not the request being timed
     with pytest.raises(ModelError, match=r"(?i)timed out|timeout"):  # the fake answers after 5 s; the default waits 120
         asyncio.run(generate(model=model, prompt="hi"))
+
+
+def test_local_timeout_from_the_project_table_is_used_and_named_by_the_command(fake_setup: Path, tmp_path: Path):
+    project = tmp_path / "project"
+    (project / "prompts").mkdir(parents=True)
+    (project / "prompts" / "hi.prompt").write_text("---\nmodel: local/smollm2\n---\nhi", encoding="utf-8")
+    (project / "pyproject.toml").write_text("[tool.dotprompt.providers.local]\ntimeout = 0.5\n", encoding="utf-8")
+    done = cli_inprocess.cli("run", "hi", "--no-log", cwd=project,
+                             env=cli_env(DOTPROMPT_LOCAL_DIR=str(fake_setup), FAKE_LLAMA="slow"))
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert "timed out after 0.5 s" in done.stderr  # the table's timeout, not the default 120 s
+    assert "raise `timeout` in [tool.dotprompt.providers.local] of pyproject.toml, or pass timeout=..." in done.stderr
+
+
+CUT = """---
+model: local/smollm2
+output:
+  schema:
+    answer: string
+    done: boolean
+---
+Say something."""
+
+
+def test_a_reply_cut_at_the_token_cap_says_so_is_cut_in_the_error_and_logged_whole(fake_setup: Path, tmp_path: Path):
+    project = tmp_path / "project"
+    (project / "prompts").mkdir(parents=True)
+    (project / "prompts" / "cut.prompt").write_text(CUT, encoding="utf-8")
+    env = cli_env(DOTPROMPT_LOCAL_DIR=str(fake_setup), FAKE_LLAMA="cut", XDG_DATA_HOME=str(tmp_path / "data"))
+    done = cli_inprocess.cli("run", "cut", cwd=project, env=env)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    error = done.stderr
+    assert "the reply stopped at the token cap (finish reason: length, 964 output tokens)" in error
+    assert "raise maxOutputTokens in the prompt's config" in error
+    assert '--- model reply ---\n{"answer": "na na' in error  # its start, then its end, the middle left out
+    assert "characters of the reply not shown; the whole reply is in the run log: dotprompt logs --status error -n 1" \
+        in error
+    assert error.rstrip().endswith("na na na") and len(error) < 4000  # of 9,000; the object lacks `done`
+    logged = cli_inprocess.cli("logs", "--json", "-n", "1", cwd=project, env=env)
+    (run,) = [json.loads(line) for line in logged.stdout.splitlines()]
+    assert run["status"] == "error" and run["finish_reason"] == "length"
+    assert (run["input_tokens"], run["output_tokens"]) == (40, 964) and run["usage"]["outputTokens"] == 964
+    assert run["response"]["text"] == '{"answer": "' + "na " * 3000  # the whole reply stays in the log
+    shown = cli_inprocess.cli("logs", str(run["id"]), cwd=project, env=env).stdout
+    assert "finish: length" in shown and "40 in / 964 out" in shown
 
 
 def test_local_table_refuses_keys_the_local_model_does_not_read(fake_setup: Path, tmp_path: Path,

@@ -252,3 +252,55 @@ def test_the_log_file_is_private_to_its_owner(logged):
     asyncio.run(lib.load("invoice").generate({"text": "x"}, model=ScriptedModel(['{"total": 1}'])))
     flushed(lib)
     assert path.stat().st_mode & 0o077 == 0 and Path(path.parent).stat().st_mode & 0o077 == 0
+
+
+class Slow(ScriptedModel):
+    async def generate(self, request, on_chunk=None):
+        await asyncio.sleep(0.05)
+        return await super().generate(request, on_chunk)
+
+
+def test_a_cancelled_batch_logs_one_interrupted_entry_and_no_cancelled_rows(tmp_path, folder):
+    # Ctrl-C cancels the batch's task (asyncio.run does so on SIGINT): the rows in flight were not failures.
+    folder.write("double.prompt", BATCH_PROMPT)
+    lib = PromptLibrary(folder.path, log=tmp_path / "batch.db")
+    rows_file, output = tmp_path / "rows.jsonl", tmp_path / "out.jsonl"
+    rows_file.write_text("".join(f'{{"n": {n}}}\n' for n in range(1, 201)))
+
+    async def cancelled_midway():
+        task = asyncio.ensure_future(run_batch(lib.load("double"), read_rows(rows_file), output, concurrency=4,
+                                               model=Slow(lambda request: '{"double": 2}'), log_rows="all"))
+        while not output.exists() or output.read_text().count("\n") < 8:
+            await asyncio.sleep(0.01)
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+    asyncio.run(cancelled_midway())
+    flushed(lib)
+    written = len(output.read_text().splitlines())
+    runs = list_runs(tmp_path / "batch.db", LogQuery(limit=None))
+    assert not [r for r in runs if r["error_type"] == "CancelledError" or (r["status"] == "error" and not r["error"])]
+    rows = [r for r in runs if r["context"] is not None]
+    assert len(rows) == written and all(r["status"] == "ok" for r in rows)  # log_rows=all: each written row, once
+    (summary,) = [r for r in runs if r["context"] is None]
+    assert summary["status"] == "error" and summary["error_type"] == "BatchInterrupted"
+    assert summary["error"] == f"interrupted after {written} of 200 rows (run the same command again to go on)"
+    assert summary["output"]["succeeded"] == written
+
+
+def test_a_cancelled_single_run_says_it_was_interrupted(logged):
+    lib, path = logged
+
+    async def cancelled():
+        task = asyncio.ensure_future(lib.load("invoice").generate({"text": "x"}, model=Slow(['{"total": 1}'])))
+        await asyncio.sleep(0.01)
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+    asyncio.run(cancelled())
+    flushed(lib)
+    (run,) = list_runs(path)
+    assert run["status"] == "error" and run["error_type"] == "Interrupted"
+    assert run["error"] == "interrupted before the run ended (Ctrl-C, or its task was cancelled)"

@@ -104,6 +104,19 @@ def test_the_batch_file_holds_what_a_live_call_would_send(tmp_path, monkeypatch)
         assert len(line["custom_id"]) <= 64 and line["custom_id"].isalnum()
 
 
+def test_rows_keyed_by_id_are_submitted_without_it_and_written_under_it(tmp_path, monkeypatch):
+    # The input schema is closed and has no `id`: the id keys the row and is not sent (it would fail the schema).
+    with FakeProviders(polls_before_done=0) as fake:
+        job = Job(tmp_path, fake, "openai", monkeypatch)
+        job.rows({"id": "inv-1", "n": 1}, {"id": "inv-2", "n": 2})
+        submitted = job.submit()
+        assert (submitted.rows, submitted.failed) == (2, 0) and len(fake.submitted) == 2
+        job.resume()
+        records = job.records()
+        assert records[1]["output"] == {"double": 2} and records[1]["key"] == 'id:"inv-1"'
+        assert records[2]["output"] == {"double": 4} and records[2]["input"] == {"id": "inv-2", "n": 2}
+
+
 @pytest.mark.parametrize("provider", list(PROVIDERS))
 def test_an_expired_job_keeps_its_results_and_the_rest_run_again(tmp_path, provider, monkeypatch):
     with FakeProviders(polls_before_done=0, scenario="expired") as fake:

@@ -140,6 +140,8 @@ def test_a_slow_server_is_a_retryable_timeout(server, kind):
     with pytest.raises(ModelError, match=r"timed out after 0\.3 s") as caught:
         call(kind, model(server.url, timeout=0.3), "SLOW20 row 1")
     assert caught.value.retryable
+    # ... and says how to wait longer
+    assert "raise `timeout` in [tool.dotprompt.providers.openai] of pyproject.toml" in str(caught.value)
 
 
 def test_a_closed_port_is_a_connect_error(kind):

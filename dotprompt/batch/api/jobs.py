@@ -31,7 +31,7 @@ from ...providers.gemini import GeminiModel
 from ...providers.openai import OpenAIModel
 from ...providers.registry import resolve_model
 from ...settings import BATCH_JOB_MAX_ROWS
-from ..runner import BatchReport, InputFile, Row, output_lock, run_batch, unfinished
+from ..runner import BatchReport, InputFile, Row, model_input, output_lock, run_batch, unfinished
 from .anthropic import AnthropicBatch
 from .base import FINAL, BatchProvider
 from .capture import ReplayModel, Result, capture_request
@@ -162,7 +162,7 @@ async def submit(prompt: Prompt, rows: InputFile, output: Path, *, model: str | 
         for row in unfinished(rows, output):
             report.skipped -= 1
             try:
-                request = await capture_request(prompt, row.input, real, first_turn_only=first_turn_only)
+                request = await capture_request(prompt, model_input(prompt, row), real, first_turn_only=first_turn_only)
             except BatchJobError:
                 raise
             except DotpromptError:  # this row's input or render failed: its record says why, below

@@ -274,7 +274,7 @@ def _set_usage(span: Any, usage: Usage | None) -> None:
 # -- content, in the conventions' message shape (opt-in only) ------------------------------------
 
 def _json(value: Any, secrets: list[str]) -> str:
-    # Masked before encoding: JSON writes a key holding `"` or `\\` escaped, and it would match no more.
+    # Masked before encoding: JSON writes a key holding `"` or `\` escaped, and it would match no more.
     return redacted_json(value, secrets)
 
 

@@ -80,7 +80,7 @@ class Entry:
             if data[optional] is None:
                 del data[optional]  # lines as they always were
         # Recordings are committed: a key a model or prompt happened to carry must not reach one. Masked
-        # before encoding: JSON writes a key holding `"` or `\\` escaped, and it would match no more.
+        # before encoding: JSON writes a key holding `"` or `\` escaped, and it would match no more.
         return redacted_json(data, sort_keys=True)
 
 

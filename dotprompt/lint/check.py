@@ -278,7 +278,7 @@ def _lint(lib: PromptLibrary, src: PromptSource, meta: dict, validator: Compiled
           choice: EngineChoice | None = None, declared: DeclaredNames | None = None) -> list[Diagnostic]:
     engine = (choice or lib.engine_for(src)).engine  # the compile already chose it: not read from the template again
     found = [d for name in unresolved for d in _from_unresolved(name, src.path or "", declared)]
-    found += _unknown_keys(src) + _format_problems(src) + _output_schema_problems(src, meta)
+    found += _unknown_keys(src) + _format_problems(src, declared) + _output_schema_problems(src, meta)
     found += _default_problems(src, meta, validator)
     found += _handlebars_syntax(engine, src)
     found += _unknown_tools(lib, src, meta, declared)
@@ -311,9 +311,10 @@ def _unknown_keys(src: PromptSource) -> list[Diagnostic]:
     return out
 
 
-def _format_problems(src: PromptSource) -> list[Diagnostic]:
+def _format_problems(src: PromptSource, declared: DeclaredNames | None = None) -> list[Diagnostic]:
     fmt = src.metadata.get("output", {}).get("format")
-    known = list_formats()  # the registry, so a format added with define_format is known too
+    # the registry, so a format added with define_format is known too (or seen in the project's modules)
+    known = sorted({*list_formats(), *(declared.of("format") if declared is not None else ())})
     if fmt is None or fmt in known:
         return []
     line, column = src.locate("output", "format")

@@ -7,7 +7,8 @@ Each module is parsed with Python's `ast`, nothing executed. What is read, at mo
   argument (or `name=`) of `make_tool`, `make_interrupt`, `define_tool` and `define_interrupt` calls;
 - schemas: public classes, and public names assigned a dict literal holding `type`, `properties`,
   `$schema` or `$ref`;
-- helpers: public functions that are not tools.
+- helpers: public functions that are not tools;
+- output formats: the first argument (or `name=`) of `Format(...)` calls (`define_format(Format(...))`).
 A name made any other way (in a loop, by `setattr`) is seen only by importing: it stays a warning.
 A dotted module is looked for beside pyproject.toml, then on the import path, as a file; a `.py` path
 must be inside the project folder (`module_file`).
@@ -19,6 +20,7 @@ import ast
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from importlib.machinery import EXTENSION_SUFFIXES
 from pathlib import Path
 from typing import Any
 
@@ -28,15 +30,17 @@ from ..settings import project_settings
 
 __all__ = ["DeclaredNames", "read_declared"]
 
-_TOOL_MAKERS = frozenset({"make_tool", "make_interrupt", "define_tool", "define_interrupt"})
+_MAKERS = {"make_tool": "tool", "make_interrupt": "tool", "define_tool": "tool", "define_interrupt": "tool",
+           "Format": "format"}
 _SCHEMA_KEYS = frozenset({"type", "properties", "$schema", "$ref"})
+_KINDS = ("tool", "schema", "helper", "format")
 
 
 @dataclass
 class DeclaredNames:
-    """Names by kind (`tool`, `schema`, `helper`) the listed modules are seen to define."""
+    """Names by kind (`tool`, `schema`, `helper`, `format`) the listed modules are seen to define."""
 
-    names: dict[str, set[str]] = field(default_factory=lambda: {"tool": set(), "schema": set(), "helper": set()})
+    names: dict[str, set[str]] = field(default_factory=lambda: {kind: set() for kind in _KINDS})
     modules: int = 0  # modules listed in [tool.dotprompt]
 
     def of(self, kind: str) -> set[str]:
@@ -53,7 +57,11 @@ def read_declared(settings: dict[str, Any] | None = None, root: Path | None = No
         found.modules += 1
         path = module_file(entry, root, setting) if entry.endswith(".py") else _find_module(entry, root)
         if path is None:
-            continue  # not found without importing: its names stay warnings
+            raise UsageError(f"{_where(root)}[tool.dotprompt] {setting}: cannot import {entry!r}: no module file "
+                             f"found in {root or Path.cwd()} or on the import path (check reads the modules without "
+                             "running them; a file is a .py path relative to pyproject.toml)")
+        if path.suffix != ".py":
+            continue  # a compiled extension: its names are seen only by importing, and stay warnings
         for kind, name in _names(_parse(path, root, setting)):
             found.names[kind].add(name)
     return found
@@ -63,14 +71,18 @@ def _find_module(dotted: str, root: Path | None) -> Path | None:
     parts = dotted.split(".")
     for folder in [str(root or Path.cwd()), *sys.path]:
         base = Path(folder or ".", *parts)
-        for candidate in (base.with_name(base.name + ".py"), base / "__init__.py"):
+        for candidate in (base / "__init__.py", *(base.with_name(base.name + s) for s in (".py", *EXTENSION_SUFFIXES))):
             if candidate.is_file():
                 return candidate
     return None
 
 
+def _where(root: Path | None) -> str:
+    return f"{root / 'pyproject.toml'}: " if root is not None else ""
+
+
 def _parse(path: Path, root: Path | None, setting: str) -> ast.Module:
-    where = f"{root / 'pyproject.toml'}: " if root is not None else ""
+    where = _where(root)
     try:
         return ast.parse(path.read_bytes(), filename=str(path))
     except SyntaxError as exc:
@@ -93,10 +105,11 @@ def _names(module: ast.Module) -> Iterator[tuple[str, str]]:
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             yield from (("schema", t.id) for t in targets if isinstance(t, ast.Name) and not t.id.startswith("_"))
     for call in ast.walk(module):
-        if isinstance(call, ast.Call) and _callee(call.func) in _TOOL_MAKERS:
-            name = _name_argument(call)
-            if name is not None:
-                yield "tool", name
+        if not isinstance(call, ast.Call):
+            continue
+        kind, name = _MAKERS.get(_callee(call.func) or ""), _name_argument(call)
+        if kind is not None and name is not None:
+            yield kind, name
 
 
 def _module_level(body: list[ast.stmt]) -> Iterator[ast.stmt]:

@@ -15,6 +15,7 @@ import pytest
 
 from dotprompt.settings import project_settings, provider_sections
 from tests.cli_inprocess import cli
+from tests.cli_process import dotprompt
 from tests.models.mock_server import Loopback
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0,
@@ -84,13 +85,15 @@ def _completion(request):
 
 
 def test_run_does_not_send_the_users_key_to_its_base_url(tmp_path, cli_env):
+    """A real process: the in-process runner forgets the modules a command first imports from outside this
+    venv (the worktree's dependencies are another venv's), and httpx's connection modules must not be."""
     with Loopback(_completion) as planted, Loopback(_completion) as own:
         _, work = _shared_parent(tmp_path, f'[tool.dotprompt.providers.openai]\nbase_url = "{planted.url}/v1"\n')
         (work / "prompts" / "hi.prompt").write_text("---\nmodel: openai/gpt-4o-mini\n---\nhello", encoding="utf-8")
         env = {**cli_env, "OPENAI_API_KEY": "sk-users-own-key-123", "OPENAI_BASE_URL": f"{own.url}/v1",
                "XDG_DATA_HOME": str(tmp_path / "data")}
         env.pop("DOTPROMPT_SAFE_DIRECTORIES", None)
-        done = cli("run", "hi", cwd=work, env=env)
+        done = dotprompt("run", "hi", cwd=work, env=env)
     assert done.returncode == 0, done.stderr
     assert planted.requests == []
     assert [r.headers["authorization"] for r in own.requests] == ["Bearer sk-users-own-key-123"]

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
-from ..prompts.loader import code_entries, module_file
+from ..prompts.loader import code_entries, entry_forms, module_file
 from ..settings import project_settings
 
 __all__ = ["DeclaredNames", "read_declared"]
@@ -57,9 +57,10 @@ def read_declared(settings: dict[str, Any] | None = None, root: Path | None = No
         found.modules += 1
         path = module_file(entry, root, setting) if entry.endswith(".py") else _find_module(entry, root)
         if path is None:
+            folder = str(root or Path.cwd())
             raise UsageError(f"{_where(root)}[tool.dotprompt] {setting}: cannot import {entry!r}: no module file "
-                             f"found in {root or Path.cwd()} or on the import path (check reads the modules without "
-                             "running them; a file is a .py path relative to pyproject.toml)")
+                             f"found in {folder} or on the import path, read without running it "
+                             f"({entry_forms(entry, folder)})")
         if path.suffix != ".py":
             continue  # a compiled extension: its names are seen only by importing, and stay warnings
         for kind, name in _names(_parse(path, root, setting)):

@@ -23,8 +23,8 @@ from .prompt import Prompt
 if TYPE_CHECKING:
     from ..tools.define import Tool
 
-__all__ = ["CODE_SETTINGS", "code_entries", "default_library", "define_interrupt", "define_tool", "load_prompt",
-           "module_file", "project_library", "prompts_dir"]
+__all__ = ["CODE_SETTINGS", "code_entries", "default_library", "define_interrupt", "define_tool", "entry_forms",
+           "load_prompt", "module_file", "project_library", "prompts_dir"]
 
 CODE_SETTINGS = ("tools", "schemas", "helpers")
 """The `[tool.dotprompt]` settings that name modules of the application's code, in the order they load."""
@@ -101,6 +101,14 @@ def module_file(entry: str, root: Path | None, setting: str) -> Path:
     return path
 
 
+def entry_forms(entry: str, folder: str) -> str:
+    """How a module entry is written, for the message of one that cannot be loaded."""
+    if "/" in entry or "\\" in entry:
+        return f"write it as {entry + '.py'!r}"
+    return (f"a dotted name is a module importable from {folder} or installed; a file is a .py path relative "
+            f"to pyproject.toml, such as {entry.replace('.', '/') + '.py'!r}")
+
+
 def _where(root: Path | None) -> str:
     return f"{root / 'pyproject.toml'}: " if root is not None else ""
 
@@ -117,11 +125,8 @@ def _import(entry: str, root: Path | None, setting: str = "tools") -> ModuleType
             return _import_file(module_file(entry, root, setting), setting)
         return importlib.import_module(entry)
     except ImportError as exc:
-        path_form = entry.replace(".", "/") + ".py" if "/" not in entry else entry + ".py"
-        form = (f"write it as {entry + '.py'!r}" if "/" in entry or "\\" in entry else
-                f"a dotted name is a module importable from {folder} or installed; a file is "
-                f"a .py path relative to pyproject.toml, such as {path_form!r}")
-        raise UsageError(f"{_where(root)}[tool.dotprompt] {setting}: cannot import {entry!r}: {exc} ({form})") from None
+        raise UsageError(f"{_where(root)}[tool.dotprompt] {setting}: cannot import {entry!r}: {exc} "
+                         f"({entry_forms(entry, folder)})") from None
     except UsageError:
         raise
     except Exception as exc:  # the module raised while importing: one line naming it, never a bare traceback

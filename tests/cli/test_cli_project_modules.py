@@ -50,13 +50,14 @@ def test_a_module_that_is_not_there_names_the_file_the_setting_and_the_path_form
     line = done.stderr.strip()
     assert line.startswith(f"{tmp_path / 'pyproject.toml'}: [tool.dotprompt] tools: cannot import 'myap.tools'")
     assert "No module named 'myap'" in line and str(tmp_path) in line
-    assert "`myapp/tools.py`" not in line and "a .py path relative to pyproject.toml" in line
+    assert "a .py path relative to pyproject.toml, such as 'myap/tools.py'" in line
 
 
 def test_a_path_written_without_py_is_told_how_to_write_it(tmp_path, cli_env):
     _project(tmp_path, "myapp/tools")
-    done = cli("render", "hi", cwd=tmp_path, env=cli_env)
-    assert done.returncode == 1 and "write it as 'myapp/tools.py'" in done.stderr, done.stderr
+    for command in (("render", "hi"), ("check",)):  # imported, or read without running it
+        done = cli(*command, cwd=tmp_path, env=cli_env)
+        assert done.returncode == 1 and "write it as 'myapp/tools.py'" in done.stderr, done.stderr
 
 
 def test_a_module_that_raises_while_importing_is_one_line(tmp_path, cli_env):

@@ -70,6 +70,8 @@ def read_declared(settings: dict[str, Any] | None = None, root: Path | None = No
 
 def _find_module(dotted: str, root: Path | None) -> Path | None:
     parts = dotted.split(".")
+    if not all(part.isidentifier() for part in parts):
+        return None  # `myapp/tools`: no module name, as importing it would say
     for folder in [str(root or Path.cwd()), *sys.path]:
         base = Path(folder or ".", *parts)
         for candidate in (base / "__init__.py", *(base.with_name(base.name + s) for s in (".py", *EXTENSION_SUFFIXES))):

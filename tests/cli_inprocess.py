@@ -169,6 +169,9 @@ def _forget_imported(before: set[str]) -> None:
     """Drop the modules the command imported from a project (not the package, not installed libraries)."""
     kept = [str(Path(p).resolve()) for p in {*sysconfig.get_paths().values(), sys.prefix, sys.base_prefix}]
     kept.append(str(ROOT / "dotprompt"))
+    # Installed libraries a .pth file adds (a git worktree's venv sharing another's dependencies): forgetting
+    # httpcore's lazily imported backends would leave httpx mapping errors of classes no longer in use.
+    kept += [str(Path(p).resolve()) for p in sys.path if Path(p).name in ("site-packages", "dist-packages")]
     for name in set(sys.modules) - before:
         module = sys.modules[name]
         where = getattr(module, "__file__", None) or next(iter(getattr(module, "__path__", None) or ()), None)

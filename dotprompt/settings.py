@@ -1,7 +1,7 @@
 """Every setting in one place: the defaults, the `DOTPROMPT_*` variables and `[tool.dotprompt]`.
 
-The ground floor: this module imports nothing of the package but `errors` and `_util.cache`, and every other module
-reads a default, an environment variable or the project's table from here, never on its own.
+The ground floor: this module imports nothing of the package but `errors`, `_util.cache` and `_util.escape`,
+and every other module reads a default, an environment variable or the project's table from here, never on its own.
 
     [tool.dotprompt]            in the nearest pyproject.toml (read by `project_settings`)
       prompts_dir, default_model, engine, tools, schemas, helpers,
@@ -23,11 +23,14 @@ reads a default, an environment variable or the project's table from here, never
     DOTPROMPT_LOG_KEEP_DAYS     days the log keeps a run (over log_keep_days; default 90)
     DOTPROMPT_HTTP_TRANSPORT    httpx | aiohttp: the HTTP transport of batch runs (default: aiohttp when
                                 httpx-aiohttp is installed)
+    DOTPROMPT_SAFE_DIRECTORIES  folders (separated by os.pathsep; `*`: all) whose pyproject.toml is obeyed though
+                                another user owns it (as git's safe.directory)
 """
 
 from __future__ import annotations
 
 import functools
+import logging
 import math
 import os
 import tomllib
@@ -38,6 +41,7 @@ from stat import S_ISREG
 from typing import Any, Final
 
 from ._util.cache import LRU
+from ._util.escape import terminal
 
 # MAX_RETRY_AFTER (the longest Retry-After wait kept) is defined in errors, where ModelError clamps with it: this
 # module imports errors, so errors cannot import it from here. It is named here with the other settings.
@@ -392,6 +396,8 @@ def project_settings(start: Path | None = None) -> tuple[dict[str, Any], Path | 
             continue
         if not S_ISREG(stat.st_mode):
             continue
+        if not _trusted(candidate, stat.st_uid):
+            return {}, None
         version = f"{stat.st_mtime_ns}:{stat.st_size}"
         cached = _PARSED.get(candidate, version)
         if cached is not None:
@@ -422,6 +428,46 @@ def _candidates(start: str) -> tuple[str, ...]:
 
 
 _PARSED: LRU[dict[str, Any]] = LRU(64)  # by path, for the file's version
+
+SAFE_DIRECTORIES_VAR: Final = "DOTPROMPT_SAFE_DIRECTORIES"
+log = logging.getLogger("dotprompt.settings")
+_WARNED: set[tuple[str, int]] = set()  # (file, owner) said once per process: settings are read on every lookup
+
+
+def _trusted(path: str, owner: int) -> bool:
+    """Whether a pyproject.toml is obeyed: git's `safe.directory` rule. Its settings name modules to import
+    and URLs to send the user's key to, so a file another user owns (a shared parent folder, /tmp) is
+    ignored with a warning. Owned by this user or root (who can do anything anyway); under sudo, by the
+    user who ran it (SUDO_UID, as git); or in a folder the user trusts ($DOTPROMPT_SAFE_DIRECTORIES: CI
+    containers whose checkout belongs to another uid). Where there are no owners (Windows), obeyed."""
+    me = getattr(os, "geteuid", None)
+    if me is None or owner in (me(), 0):
+        return True
+    if me() == 0 and os.environ.get("SUDO_UID", "").strip() == str(owner):
+        return True
+    folder = os.path.dirname(path)
+    if any(_within(folder, trusted) for trusted in os.environ.get(SAFE_DIRECTORIES_VAR, "").split(os.pathsep)):
+        return True
+    if (path, owner) not in _WARNED:
+        _WARNED.add((path, owner))
+        log.warning("%s", terminal(
+            f"{path}: ignored: it is owned by another user (uid {owner}), and its [tool.dotprompt] could run "
+            f"their code or send your keys to their server. If you trust it, set {SAFE_DIRECTORIES_VAR}="
+            f"{folder} (folders separated by {os.pathsep!r}; * trusts every folder), or take it over "
+            "(chown)", lines=False))
+    return False
+
+
+def _within(folder: str, trusted: str) -> bool:
+    """`folder` is `trusted` or below it; `*` trusts every folder; an empty entry none."""
+    trusted = trusted.strip()
+    if trusted == "*":
+        return True
+    if not trusted:
+        return False
+    base = os.path.realpath(os.path.expanduser(trusted))
+    here = os.path.realpath(folder)
+    return here == base or here.startswith(base.rstrip(os.sep) + os.sep)
 
 
 def provider_section(provider: str) -> Mapping[str, Any]:

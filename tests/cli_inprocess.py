@@ -50,6 +50,7 @@ from tests.conftest import ROOT
 # start of the session (built-ins registered on import stay), anything else set back to that value.
 PROCESS_STATE: tuple[tuple[str, str], ...] = (
     ("dotprompt.settings", "_PARSED"),                 # pyproject.toml tables by file
+    ("dotprompt.settings", "_WARNED"),                 # pyproject.toml files of other users, warned about
     ("dotprompt.prompts.loader", "_libraries"),        # the default library per folder
     ("dotprompt.providers.registry", "_models"),       # models made or defined by name
     ("dotprompt.providers.registry", "_providers"),    # provider factories (configured ones added on use)

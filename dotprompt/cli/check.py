@@ -10,6 +10,7 @@ import sys
 from typing import Any
 
 from ..lint.check import Diagnostic, check_library, engine_choices
+from ..lint.declared import read_declared
 from .common import DIR_HELP, EXIT_FAILED, EXIT_OK, add_engine_flag, library, package_version
 
 __all__ = ["add_parser", "print_sarif", "run"]
@@ -22,6 +23,11 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                         help="text: path:line:col: level: message; github: workflow annotations; sarif: one "
                              "SARIF 2.1.0 log on stdout for GitHub code scanning (default: text)")
     parser.add_argument("--strict", action="store_true", help="warnings fail the check too")
+    parser.add_argument("--import-code", action="store_true",
+                        help="import the modules [tool.dotprompt] tools, schemas and helpers name, running the "
+                             "project's code, to see every name they define. Off by default, so that check is "
+                             "safe on untrusted code (a pull request, with CI's tokens in reach): it reads those "
+                             "modules without running them, and a name it cannot see stays a warning")
     parser.add_argument("-v", "--verbose", action="store_true", help="also say which engine each prompt renders with, and why")
     add_engine_flag(parser)
     return parser
@@ -29,8 +35,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     _quick_exit()
-    lib = library(args.dir, engine=args.template_engine)
-    diagnostics = check_library(lib)
+    lib = library(args.dir, engine=args.template_engine, import_code=args.import_code)
+    declared = None if args.import_code else read_declared()
+    diagnostics = check_library(lib, declared=declared)
     if args.verbose and args.format != "sarif":
         print_engines(lib, args.format)
     if args.format == "sarif":
@@ -42,6 +49,10 @@ def run(args: argparse.Namespace) -> int:
     count = len(lib.prompts())
     if args.format == "text":
         print(f"checked {count} prompt{'s' if count != 1 else ''}: {errors} error(s), {warnings} warning(s)",
+              file=sys.stderr)
+    if declared is not None and declared.modules and warnings:
+        print("note: check read the modules of [tool.dotprompt] tools, schemas and helpers without running them; "
+              "a name they define only when run stays a warning (--import-code imports them: trusted code only)",
               file=sys.stderr)
     return EXIT_FAILED if errors or (args.strict and warnings) else EXIT_OK
 

@@ -29,15 +29,17 @@ class CommandLineError(UsageError):
     failure of the command instead (exit 1, its message as it is)."""
 
 
-def library(directory: str | None, *, log: bool | None = False, engine: str | None = None) -> PromptLibrary:
+def library(directory: str | None, *, log: bool | None = False, engine: str | None = None,
+            import_code: bool = True) -> PromptLibrary:
     """The project's library for `directory` (or the default folder); a missing folder is a CommandLineError.
 
     `log=None`: the runs go to the run log unless a setting turns it off (commands that run prompts).
-    `engine`: `--engine` (None: the project's setting)."""
+    `engine`: `--engine` (None: the project's setting). `import_code=False`: the modules of
+    `[tool.dotprompt] tools / schemas / helpers` are not imported (`check` on untrusted code)."""
     path = prompts_dir(directory)
     if not path.is_dir():
         raise CommandLineError(f"prompt folder {str(path)!r} does not exist (pass --dir, or set DOTPROMPT_DIR)")
-    return project_library(path, log=log, log_default=True, engine=engine)
+    return project_library(path, log=log, log_default=True, engine=engine, import_code=import_code)
 
 
 def add_engine_flag(parser: argparse.ArgumentParser, *, short: bool = True) -> None:

@@ -9,11 +9,11 @@ import threading
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from .._util.escape import github_message, github_property, terminal
 from ..document.parse import INPUT_KEYS, KNOWN_KEYS, OUTPUT_KEYS, PromptSource, did_you_mean, parse_source
-from ..document.unresolved import Unresolved
+from ..document.unresolved import Unresolved, near_miss
 from ..engines.detect import EngineChoice
 from ..engines.jinja import HANDLEBARS_HINT, looks_like_handlebars
 from ..errors import DotpromptError, InputProblem, PromptFileError, SchemaError
@@ -22,6 +22,9 @@ from ..prompts.compiler import helper_names, read_text
 from ..prompts.library import PromptInfo, PromptLibrary
 from ..prompts.prompt import checked_part
 from ..schema.compiled import CompiledSchema
+
+if TYPE_CHECKING:
+    from .declared import DeclaredNames
 
 __all__ = ["PARALLEL_FROM", "Diagnostic", "check_library", "check_partial", "check_prompt", "check_test_file"]
 
@@ -47,9 +50,18 @@ class Diagnostic:
         return terminal(f"{where}: {self.level}: {self.message}", lines=False)
 
 
-def _from_unresolved(name: Unresolved, fallback: str) -> Diagnostic:
-    """A name the application may define in code: a warning (an error with --strict), as for tools."""
-    return Diagnostic(name.path or fallback, name.line, name.column, "warning", f"{name.message} ({name.hint})")
+def _from_unresolved(name: Unresolved, fallback: str, declared: DeclaredNames | None = None) -> list[Diagnostic]:
+    """A name the application may define in code: a warning (an error with --strict), as for tools. With
+    the names read from the project's modules (`declared`: check imported none), one they define is no
+    problem, and a near miss of one is a typo: an error, as a near miss of a known name always is."""
+    if declared is not None:
+        known = declared.of(name.kind)
+        if name.name in known:
+            return []
+        typo = near_miss(name.name, known)
+        if typo:
+            return [Diagnostic(name.path or fallback, name.line, name.column, "error", f"{name.message} ({typo})")]
+    return [Diagnostic(name.path or fallback, name.line, name.column, "warning", f"{name.message} ({name.hint})")]
 
 
 def _from_error(exc: PromptFileError, fallback: str) -> Diagnostic:
@@ -60,15 +72,18 @@ def _from_error(exc: PromptFileError, fallback: str) -> Diagnostic:
 PARALLEL_FROM = 64  # below this many prompts, starting worker processes costs more than it saves
 
 
-def check_library(lib: PromptLibrary, *, jobs: int | None = None) -> list[Diagnostic]:
-    """Every problem in the folder, in file order. Large folders are checked in parallel processes."""
+def check_library(lib: PromptLibrary, *, jobs: int | None = None,
+                  declared: DeclaredNames | None = None) -> list[Diagnostic]:
+    """Every problem in the folder, in file order. Large folders are checked in parallel processes.
+    `declared`: the names the project's modules define, read without importing them (`read_declared`),
+    when the library was built without their code."""
     infos = lib.prompts()
     jobs = jobs if jobs is not None else (os.cpu_count() or 1)
     inherit = _forkable()  # decided once: a thread started later must not leave workers with neither
     if jobs > 1 and len(infos) >= PARALLEL_FROM and (inherit or _rebuildable(lib)):
-        found = _check_in_parallel(lib, infos, jobs, inherit=inherit)
+        found = _check_in_parallel(lib, infos, jobs, inherit=inherit, declared=declared)
     else:
-        found = [d for info in infos for d in check_prompt(lib, info)]
+        found = [d for info in infos for d in check_prompt(lib, info, declared)]
     found += lookalike_names(infos)
     for path in _partial_files(lib):
         found += check_partial(lib, path)
@@ -143,7 +158,8 @@ def _forkable() -> bool:
 _FORKED: PromptLibrary | None = None
 
 
-def _check_in_parallel(lib: PromptLibrary, infos: list[PromptInfo], jobs: int, *, inherit: bool) -> list[Diagnostic]:
+def _check_in_parallel(lib: PromptLibrary, infos: list[PromptInfo], jobs: int, *, inherit: bool,
+                       declared: DeclaredNames | None = None) -> list[Diagnostic]:
     global _FORKED
     import concurrent.futures
     import multiprocessing
@@ -160,7 +176,8 @@ def _check_in_parallel(lib: PromptLibrary, infos: list[PromptInfo], jobs: int, *
         gc.freeze()
     try:
         with concurrent.futures.ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context(method)) as pool:
-            results = pool.map(_check_slice, [str(lib.directory)] * jobs, [lib.engine] * jobs, slices)
+            results = pool.map(_check_slice, [str(lib.directory)] * jobs, [lib.engine] * jobs, slices,
+                               [declared] * jobs)
             by_path = {d_path: ds for chunk in results for d_path, ds in chunk}
     finally:
         _FORKED = None
@@ -169,9 +186,10 @@ def _check_in_parallel(lib: PromptLibrary, infos: list[PromptInfo], jobs: int, *
     return [d for info in infos for d in by_path.get(info.path, [])]
 
 
-def _check_slice(directory: str, engine: str, infos: list[PromptInfo]) -> list[tuple[str, list[Diagnostic]]]:
+def _check_slice(directory: str, engine: str, infos: list[PromptInfo],
+                 declared: DeclaredNames | None = None) -> list[tuple[str, list[Diagnostic]]]:
     lib = _FORKED if _FORKED is not None else PromptLibrary(directory, engine=engine)
-    return [(info.path, check_prompt(lib, info)) for info in infos]
+    return [(info.path, check_prompt(lib, info, declared)) for info in infos]
 
 
 def _test_files(lib: PromptLibrary) -> list[Path]:
@@ -227,21 +245,21 @@ def _partial_files(lib: PromptLibrary) -> list[str]:
     return sorted(str(p) for p in lib.directory.rglob("_*.prompt"))
 
 
-def check_prompt(lib: PromptLibrary, info: PromptInfo) -> list[Diagnostic]:
+def check_prompt(lib: PromptLibrary, info: PromptInfo, declared: DeclaredNames | None = None) -> list[Diagnostic]:
     """Every problem of one prompt file. A file that does not load is compiled again, going on past
     each problem, so that all of them are reported, in line order, not only the first."""
     try:
         prompt = lib.load(info.name, info.variant)
         compiled = prompt.compiled
     except PromptFileError:
-        return _check_broken(lib, info)
+        return _check_broken(lib, info, declared)
     except DotpromptError as exc:
         return [Diagnostic(info.path, None, None, "error", str(exc))]
     return _lint(lib, compiled.source, compiled.meta, compiled.validator, compiled.variables, compiled.unresolved,
-                 compiled.engine)
+                 compiled.engine, declared)
 
 
-def _check_broken(lib: PromptLibrary, info: PromptInfo) -> list[Diagnostic]:
+def _check_broken(lib: PromptLibrary, info: PromptInfo, declared: DeclaredNames | None = None) -> list[Diagnostic]:
     try:
         found = lib.diagnose(info.name, info.variant)
     except PromptFileError as exc:
@@ -250,19 +268,20 @@ def _check_broken(lib: PromptLibrary, info: PromptInfo) -> list[Diagnostic]:
         return [Diagnostic(info.path, None, None, "error", str(exc))]
     out = [_from_error(exc, info.path) for exc in found.problems]
     if found.source is not None and found.meta is not None:
-        out += _lint(lib, found.source, found.meta, found.validator, found.variables, found.unresolved, found.engine)
+        out += _lint(lib, found.source, found.meta, found.validator, found.variables, found.unresolved, found.engine,
+                     declared)
     return sorted(out, key=lambda d: (d.line or 0, d.column or 0))
 
 
 def _lint(lib: PromptLibrary, src: PromptSource, meta: dict, validator: CompiledSchema | None,
           variables: frozenset[str] | None, unresolved: tuple[Unresolved, ...] = (),
-          choice: EngineChoice | None = None) -> list[Diagnostic]:
+          choice: EngineChoice | None = None, declared: DeclaredNames | None = None) -> list[Diagnostic]:
     engine = (choice or lib.engine_for(src)).engine  # the compile already chose it: not read from the template again
-    found = [_from_unresolved(name, src.path or "") for name in unresolved]
-    found += _unknown_keys(src) + _format_problems(src) + _output_schema_problems(src, meta)
+    found = [d for name in unresolved for d in _from_unresolved(name, src.path or "", declared)]
+    found += _unknown_keys(src) + _format_problems(src, declared) + _output_schema_problems(src, meta)
     found += _default_problems(src, meta, validator)
     found += _handlebars_syntax(engine, src)
-    found += _unknown_tools(lib, src, meta)
+    found += _unknown_tools(lib, src, meta, declared)
     if variables is not None:
         found += _undeclared_variables(src, meta, variables, helper_names(engine))
     return found
@@ -292,9 +311,10 @@ def _unknown_keys(src: PromptSource) -> list[Diagnostic]:
     return out
 
 
-def _format_problems(src: PromptSource) -> list[Diagnostic]:
+def _format_problems(src: PromptSource, declared: DeclaredNames | None = None) -> list[Diagnostic]:
     fmt = src.metadata.get("output", {}).get("format")
-    known = list_formats()  # the registry, so a format added with define_format is known too
+    # the registry, so a format added with define_format is known too (or seen in the project's modules)
+    known = sorted({*list_formats(), *(declared.of("format") if declared is not None else ())})
     if fmt is None or fmt in known:
         return []
     line, column = src.locate("output", "format")
@@ -367,19 +387,27 @@ def _handlebars_syntax(engine: str, src: PromptSource) -> list[Diagnostic]:
     return [Diagnostic(src.path or "", src.body_line, 1, "warning", HANDLEBARS_HINT)]
 
 
-def _unknown_tools(lib: PromptLibrary, src: PromptSource, meta: dict) -> list[Diagnostic]:
+def _unknown_tools(lib: PromptLibrary, src: PromptSource, meta: dict,
+                   declared: DeclaredNames | None = None) -> list[Diagnostic]:
     """A tool name nothing defines fails the run; `check` sees the tools of `[tool.dotprompt] tools`
     (and any defined on the library in code), so it is a warning: tools defined only at call time
-    (`generate(tools=[...])`) are out of its sight."""
-    inline = {d.get("name") for d in meta.get("toolDefs", ()) if isinstance(d, dict)}
+    (`generate(tools=[...])`) are out of its sight. A near miss of a known tool is a typo, an error,
+    as a near miss of a known schema or helper is."""
+    inline = {str(d.get("name")) for d in meta.get("toolDefs", ()) if isinstance(d, dict)}
+    known = {*lib.tool_names(), *inline, *(declared.of("tool") if declared is not None else ())}
     out = []
     for index, name in enumerate(meta.get("tools", ())):
-        if name in inline or lib.tool_definition(name) is not None:
+        if name in known or lib.tool_definition(name) is not None:
             continue
         line, column = src.locate("tools", index)
+        typo = near_miss(str(name), known)
+        if typo:
+            found = Unresolved("tool", name, src.path, line, column)
+            out.append(Diagnostic(src.path or "", line, column, "error", f"{found.message} ({typo})"))
+            continue
         found = Unresolved("tool", name, src.path, line, column, extra_hint="describe it in toolDefs",
-                           suggestion=did_you_mean(name, lib.tool_names()))
-        out.append(_from_unresolved(found, src.path or ""))
+                           suggestion=did_you_mean(name, known))
+        out += _from_unresolved(found, src.path or "")
     return out
 
 

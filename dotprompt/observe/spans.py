@@ -25,12 +25,11 @@ with DOTPROMPT_TRACING=0, or without the package, a run gets NO_TRACING, whose c
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import Any
 
 from .. import __version__
-from .._util.redact import known_secrets, redact
+from .._util.redact import known_secrets, redact, redacted_json
 from ..errors import Interrupt, ModelError
 from ..identity import PromptIdentity
 from ..settings import trace_content, tracing_enabled
@@ -275,7 +274,8 @@ def _set_usage(span: Any, usage: Usage | None) -> None:
 # -- content, in the conventions' message shape (opt-in only) ------------------------------------
 
 def _json(value: Any, secrets: list[str]) -> str:
-    return redact(json.dumps(value, ensure_ascii=False, default=str), secrets)
+    # Masked before encoding: JSON writes a key holding `"` or `\` escaped, and it would match no more.
+    return redacted_json(value, secrets)
 
 
 def _input_content(messages: list[Message], secrets: list[str]) -> dict[str, str]:

@@ -7,6 +7,7 @@ import importlib
 import importlib.util
 import inspect
 import os
+import sys
 import threading
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -22,7 +23,11 @@ from .prompt import Prompt
 if TYPE_CHECKING:
     from ..tools.define import Tool
 
-__all__ = ["default_library", "define_interrupt", "define_tool", "load_prompt", "project_library", "prompts_dir"]
+__all__ = ["CODE_SETTINGS", "code_entries", "default_library", "define_interrupt", "define_tool", "entry_forms",
+           "load_prompt", "module_file", "project_library", "prompts_dir"]
+
+CODE_SETTINGS = ("tools", "schemas", "helpers")
+"""The `[tool.dotprompt]` settings that name modules of the application's code, in the order they load."""
 
 _libraries: dict[Path, PromptLibrary] = {}
 _lock = threading.Lock()
@@ -51,40 +56,91 @@ def default_library(directory: str | os.PathLike[str] | None = None) -> PromptLi
 
 
 def project_library(directory: str | os.PathLike[str], *, log: bool | None = None,
-                    log_default: bool = False, engine: str | None = None) -> PromptLibrary:
+                    log_default: bool = False, engine: str | None = None, import_code: bool = True) -> PromptLibrary:
     """A library for `directory` set up from `[tool.dotprompt]`: `default_model`, `engine` (the argument
     over the setting over auto), the render budget
     (`render_max_chars`, `render_max_seconds`), the run log (`log`, `log_path`, `log_keep_*`; `log_default`
     when nothing says: the commands log, the Python API does not), and the names the application
-    defines in code, each a list of modules (dotted names, or .py paths relative to pyproject.toml):
-    `tools` (their Tool objects), `schemas` (their pydantic models and JSON Schema dicts, by
-    attribute name) and `helpers` (their public functions, for both engines)."""
+    defines in code, each a list of modules (dotted names, or .py paths inside the project folder, relative
+    to pyproject.toml): `tools` (their Tool objects), `schemas` (their pydantic models and JSON Schema
+    dicts, by attribute name) and `helpers` (their public functions, for both engines). `import_code=False`
+    imports none of them (`dotprompt check` on code it must not run)."""
     settings, root = project_settings()
     lib = PromptLibrary(directory, engine=template_engine(engine, project=settings),
                         default_model=settings.get("default_model"), render_budget=render_budget(project=settings),
                         log=run_log_settings(log, default=log_default, project=settings, root=root))
-    for setting, define in (("tools", _define_tools), ("schemas", _define_schemas), ("helpers", _define_helpers)):
-        entries = settings.get(setting, [])
-        if not isinstance(entries, list):
-            raise UsageError(f"[tool.dotprompt] {setting} must be a list of modules, got {entries!r}"[:300])
-        for entry in entries:
-            define(lib, _import(str(entry), root, setting))
+    if import_code:
+        defines = {"tools": _define_tools, "schemas": _define_schemas, "helpers": _define_helpers}
+        for setting, entry in code_entries(settings, root):
+            defines[setting](lib, _import(entry, root, setting))
     return lib
 
 
+def code_entries(settings: dict[str, Any], root: Path | None) -> list[tuple[str, str]]:
+    """(setting, module entry) for every module `[tool.dotprompt] tools / schemas / helpers` lists."""
+    out = []
+    for setting in CODE_SETTINGS:
+        entries = settings.get(setting, [])
+        if not isinstance(entries, list):
+            raise UsageError(f"{_where(root)}[tool.dotprompt] {setting} must be a list of modules, got {entries!r}"[:300])
+        out += [(setting, str(entry)) for entry in entries]
+    return out
+
+
+def module_file(entry: str, root: Path | None, setting: str) -> Path:
+    """The file of a `.py` entry: relative to pyproject.toml's folder, and inside it. A path that leaves the
+    project (absolute, `../`, a symbolic link out) is refused: the settings of a checkout must not load
+    a file from elsewhere on the machine."""
+    base = (root or Path.cwd()).resolve()
+    path = (base / entry).resolve()
+    if not path.is_relative_to(base):
+        raise UsageError(f"{_where(root)}[tool.dotprompt] {setting}: {entry!r} is outside the project folder {base} "
+                         "(write a .py path inside it, relative to pyproject.toml, or a dotted module name)")
+    if not path.is_file():
+        raise UsageError(f"{_where(root)}[tool.dotprompt] {setting}: cannot load {entry!r} (no such file {path})")
+    return path
+
+
+def entry_forms(entry: str, folder: str) -> str:
+    """How a module entry is written, for the message of one that cannot be loaded."""
+    if "/" in entry or "\\" in entry:
+        return f"write it as {entry + '.py'!r}"
+    return (f"a dotted name is a module importable from {folder} or installed; a file is a .py path relative "
+            f"to pyproject.toml, such as {entry.replace('.', '/') + '.py'!r}")
+
+
+def _where(root: Path | None) -> str:
+    return f"{root / 'pyproject.toml'}: " if root is not None else ""
+
+
 def _import(entry: str, root: Path | None, setting: str = "tools") -> ModuleType:
-    if entry.endswith(".py"):
-        path = (root or Path.cwd()) / entry
-        spec = importlib.util.spec_from_file_location(f"dotprompt_{setting}_{path.stem}", path)
-        if spec is None or spec.loader is None or not path.is_file():
-            raise UsageError(f"[tool.dotprompt] {setting}: cannot load {entry!r} (no such file {path})")
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        return module
+    """The module, with the project folder importable: as under pytest or `python -m`, `myapp.tools` beside
+    pyproject.toml loads however `dotprompt` was started (its console script does not put the working
+    folder on sys.path). The folder stays there: a tool may import its neighbours when it runs."""
+    folder = str((root or Path.cwd()).resolve())
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
     try:
+        if entry.endswith(".py"):
+            return _import_file(module_file(entry, root, setting), setting)
         return importlib.import_module(entry)
     except ImportError as exc:
-        raise UsageError(f"[tool.dotprompt] {setting}: cannot import {entry!r}: {exc}") from None
+        raise UsageError(f"{_where(root)}[tool.dotprompt] {setting}: cannot import {entry!r}: {exc} "
+                         f"({entry_forms(entry, folder)})") from None
+    except UsageError:
+        raise
+    except Exception as exc:  # the module raised while importing: one line naming it, never a bare traceback
+        raise UsageError(f"{_where(root)}[tool.dotprompt] {setting}: importing {entry!r} raised "
+                         f"{type(exc).__name__}: {exc}") from None
+
+
+def _import_file(path: Path, setting: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(f"dotprompt_{setting}_{path.stem}", path)
+    if spec is None or spec.loader is None:
+        raise UsageError(f"[tool.dotprompt] {setting}: cannot load {str(path)!r} as a Python module")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def _define_tools(lib: PromptLibrary, module: ModuleType) -> None:

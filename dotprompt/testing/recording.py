@@ -28,9 +28,8 @@ from typing import Any, Literal
 from pydantic import ValidationError
 
 from .._util import finite
-from .._util.escape import json_dumps
 from .._util.files import is_inside, read_snapshot
-from .._util.redact import redact
+from .._util.redact import redacted_json
 from ..errors import PromptFileError, RecordingMissingError
 from ..identity import PromptIdentity
 from ..providers.base import Model, ModelInfo, OnChunk
@@ -80,8 +79,9 @@ class Entry:
         for optional in ("file", "prompt"):
             if data[optional] is None:
                 del data[optional]  # lines as they always were
-        # Recordings are committed: a key a model or prompt happened to carry must not reach one.
-        return redact(json_dumps(data, sort_keys=True))
+        # Recordings are committed: a key a model or prompt happened to carry must not reach one. Masked
+        # before encoding: JSON writes a key holding `"` or `\` escaped, and it would match no more.
+        return redacted_json(data, sort_keys=True)
 
 
 _TEXT_FIELDS = ("key", "case", "model", "source")

@@ -27,15 +27,15 @@ def _project(tmp_path, prompt: str = PROMPT):
 
 def test_check_reports_tools_no_registered_module_defines(tmp_path, cli_env):
     _project(tmp_path)
-    done = cli("check", cwd=tmp_path, env=cli_env)
-    assert done.returncode == 0, done.stdout + done.stderr  # warnings: tools given in code are out of check's sight
-    lines = done.stdout.splitlines()
-    where = tmp_path / "prompts" / "helpdesk.prompt"
-    assert [line.split(": ", 1)[0] for line in lines] == [f"{where}:5:5", f"{where}:6:5"]
-    assert "no registered module defines tool `lookup_ordr` (did you mean `lookup_order`?)" in lines[0]
-    assert "no registered module defines tool `ghost`" in lines[1] and "`[tool.dotprompt] tools`" in lines[1]
-    strict = cli("check", "--strict", cwd=tmp_path, env=cli_env)
-    assert strict.returncode == 1
+    for flags in ((), ("--import-code",)):  # the tools module read without running it, or imported
+        done = cli("check", *flags, cwd=tmp_path, env=cli_env)
+        assert done.returncode == 1, done.stdout + done.stderr  # a near miss of a known tool is a typo: an error
+        lines = done.stdout.splitlines()
+        where = tmp_path / "prompts" / "helpdesk.prompt"
+        assert [line.split(": ", 2)[:2] for line in lines] == [[f"{where}:5:5", "error"], [f"{where}:6:5", "warning"]]
+        assert "no registered module defines tool `lookup_ordr` (did you mean `lookup_order`?)" in lines[0]
+        # a name nothing defines is a warning: tools given in code are out of check's sight
+        assert "no registered module defines tool `ghost`" in lines[1] and "`[tool.dotprompt] tools`" in lines[1]
 
 
 def test_check_is_quiet_when_every_tool_is_registered(tmp_path, cli_env):

@@ -39,3 +39,25 @@ def test_ray_columns(secret):
         text = _column(name, {"message": f"failed with {secret}"})
         assert json.loads(text) == {"message": "failed with ***"}, name
     assert _column("input_text", f"key {secret}") == "key ***"
+
+
+def test_recording_lines(secret):
+    """Recordings are committed: a key in a request or reply is masked, not written JSON-escaped."""
+    from dotprompt.testing.recording import Entry
+
+    entry = Entry(key="k", case="c", call=0, model="m", info={}, request={"messages": [{"text": f"key {secret}"}]},
+                  response={"message": {"role": "model", "content": [{"text": secret}]}}, latency_ms=1.0,
+                  chunks=[{"text": secret}])
+    line = entry.line()
+    data = json.loads(line)
+    assert data["request"] == {"messages": [{"text": "key ***"}]} and data["chunks"] == [{"text": "***"}]
+    assert data["response"]["message"]["content"] == [{"text": "***"}]
+    assert "0123456789" not in line
+
+
+def test_span_content_attributes(secret):
+    from dotprompt._util.redact import known_secrets
+    from dotprompt.observe.spans import _json
+
+    text = _json({"args": [f"with {secret}"]}, known_secrets())
+    assert json.loads(text) == {"args": ["with ***"]} and "0123456789" not in text

@@ -189,6 +189,27 @@ def test_content_only_when_asked_and_never_a_key(folder, monkeypatch):
     assert not any("gen_ai.input.messages" in s.attributes for s in spans())
 
 
+def test_a_key_holding_a_quote_or_backslash_is_masked_on_every_span(folder, monkeypatch):
+    """JSON writes such a key escaped (`\\"`), so it is masked before encoding, as the run log does."""
+    key = 'sk-te"st\\key-0123456789'
+    monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "true")
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    model = ScriptedModel([[tool_call("echo", {"text": key}, ref="r")], stop(f"it was {key}")],
+                          name="openai/gpt-4o-mini")
+    asyncio.run(prompt(folder).generate({"x": key}, model=model, tools=[echo]))
+    everything = repr([dict(s.attributes) for s in spans()])
+    assert "0123456789" not in everything
+    _, chat, tool_span, _ = spans()
+    assert tool_span.attributes["gen_ai.tool.call.arguments"] == '{"text": "***"}'
+    assert "Add *** and 2." in chat.attributes["gen_ai.input.messages"]
+
+
+@tool
+def echo(text: str) -> str:
+    """Say it back."""
+    return text
+
+
 def test_tracing_off_makes_no_spans(monkeypatch):
     monkeypatch.setenv("DOTPROMPT_TRACING", "0")
     asyncio.run(generate(model=ScriptedModel(["x"]), prompt="hi"))

@@ -26,9 +26,24 @@ from ..settings import RENDER_MAX_JSON_INDENT
 from .budget import BudgetExceededError, Meter, check_int_bits, check_size, current
 from .markers import Helper
 
-__all__ = ["HANDLEBARS_HINT", "LOOP_FILTER", "RESERVED_NAMES", "BudgetCodeGenerator", "BudgetEnvironment", "MeteredNamespace",
-           "SandboxUndefined", "check_indent", "included_names", "looks_like_handlebars", "make_environment", "metered_loop",
-           "render_metered", "to_json", "with_line_offset"]
+__all__ = [
+    "HANDLEBARS_HINT",
+    "LOOP_FILTER",
+    "RESERVED_NAMES",
+    "BudgetCodeGenerator",
+    "BudgetEnvironment",
+    "MeteredNamespace",
+    "SandboxUndefined",
+    "check_indent",
+    "included_names",
+    "literal_roles",
+    "looks_like_handlebars",
+    "make_environment",
+    "metered_loop",
+    "render_metered",
+    "to_json",
+    "with_line_offset",
+]
 
 # Names a template sees besides the caller's input; they win over input keys of the same name.
 RESERVED_NAMES = frozenset({"role", "history", "media", "section", "ctx"})
@@ -379,3 +394,13 @@ def included_names(ast: nodes.Template) -> list[tuple[str, int]]:
         if isinstance(node, kinds) and isinstance(node.template, nodes.Const) and isinstance(node.template.value, str):
             found.append((node.template.value, node.lineno))
     return found
+
+
+def literal_roles(ast: nodes.Template) -> list[tuple[str, int]]:
+    """(name, line) of each `role("name")` call written with a string literal."""
+    out = []
+    for call in ast.find_all(nodes.Call):
+        if isinstance(call.node, nodes.Name) and call.node.name == "role" and len(call.args) == 1 \
+                and isinstance(call.args[0], nodes.Const) and isinstance(call.args[0].value, str):
+            out.append((call.args[0].value, call.lineno))
+    return out

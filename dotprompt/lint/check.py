@@ -12,7 +12,16 @@ from pathlib import Path
 from typing import Any, Literal
 
 from .._util.escape import github_message, github_property, terminal
-from ..document.parse import INPUT_KEYS, KNOWN_KEYS, OUTPUT_KEYS, PromptSource, did_you_mean, parse_source
+from ..document.parse import (
+    INPUT_KEYS,
+    KNOWN_KEYS,
+    OUTPUT_KEYS,
+    PromptSource,
+    did_you_mean,
+    is_blank,
+    parse_source,
+    unopened_frontmatter,
+)
 from ..document.unresolved import Unresolved
 from ..engines.detect import EngineChoice
 from ..engines.jinja import HANDLEBARS_HINT, looks_like_handlebars
@@ -259,7 +268,7 @@ def _lint(lib: PromptLibrary, src: PromptSource, meta: dict, validator: Compiled
           choice: EngineChoice | None = None) -> list[Diagnostic]:
     engine = (choice or lib.engine_for(src)).engine  # the compile already chose it: not read from the template again
     found = [_from_unresolved(name, src.path or "") for name in unresolved]
-    found += _unknown_keys(src) + _format_problems(src) + _output_schema_problems(src, meta)
+    found += _file_shape(src) + _unknown_keys(src) + _format_problems(src) + _output_schema_problems(src, meta)
     found += _default_problems(src, meta, validator)
     found += _handlebars_syntax(engine, src)
     found += _unknown_tools(lib, src, meta)
@@ -274,6 +283,20 @@ def check_partial(lib: PromptLibrary, path: str) -> list[Diagnostic]:
     except PromptFileError as exc:
         return [_from_error(exc, path)]
     return []
+
+
+def _file_shape(src: PromptSource) -> list[Diagnostic]:
+    """An empty file (it loads, as in dotpromptz, and renders no messages) and frontmatter whose opening
+    `---` is missing (its keys are read as prompt text): both load, both most likely a slip."""
+    if is_blank(src):
+        return [Diagnostic(src.path or "", 1, None, "warning", "the file is empty: it renders no messages "
+                           "(write a template, or delete the file)")]
+    keys = unopened_frontmatter(src)
+    if not keys:
+        return []
+    shown = ", ".join(f"`{key}`" for key in keys[:3])
+    return [Diagnostic(src.path or "", src.body_line, 1, "warning", f"frontmatter keys ({shown}) with no opening "
+                       "`---`: they are read as prompt text; add a `---` line before line 1")]
 
 
 def _unknown_keys(src: PromptSource) -> list[Diagnostic]:

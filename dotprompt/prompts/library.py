@@ -333,14 +333,17 @@ class PromptLibrary:
             if self._env.cache is not None:  # a partial's bytes changed: jinja's loaded copy must go too
                 self._env.cache.clear()
         while True:
-            try:
-                return self._compile_snapshot(snapshot, prompt.path, prompt.name, prompt.variant)
-            except PromptFileError:
-                # A save that stalls half-way (an empty or cut-off file) can hold still longer than the
-                # settle time: a file that fails to compile is trusted only once it is RELOAD_GRACE_SECONDS
-                # old. Until then this thread waits for it and other renders keep the last whole version.
-                if time.time_ns() - snapshot.stamp[0] >= settings.RELOAD_GRACE_SECONDS * 1e9:
-                    raise
+            # A save that stalls half-way (an empty or cut-off file) can hold still longer than the
+            # settle time: a file that fails to compile, or is newly empty (which compiles, to no
+            # messages), is trusted only once it is RELOAD_GRACE_SECONDS old. Until then this thread
+            # waits for it and other renders keep the last whole version.
+            trusted = time.time_ns() - snapshot.stamp[0] >= settings.RELOAD_GRACE_SECONDS * 1e9
+            if trusted or snapshot.data.strip():
+                try:
+                    return self._compile_snapshot(snapshot, prompt.path, prompt.name, prompt.variant)
+                except PromptFileError:
+                    if trusted:
+                        raise
             time.sleep(settings.RELOAD_SETTLE_SECONDS)
             try:
                 snapshot = self._read_prompt_file(prompt)

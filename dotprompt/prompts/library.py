@@ -113,7 +113,8 @@ class PromptLibrary:
         if self._handlebars_engine is None:
             from ..engines.handlebars import HandlebarsEngine
 
-            self._handlebars_engine = HandlebarsEngine(self._handlebars_partial, helpers=self._helpers)
+            self._handlebars_engine = HandlebarsEngine(self._handlebars_partial, helpers=self._helpers,
+                                                       partial_names=self.partials)
         return self._handlebars_engine
 
     def __repr__(self) -> str:

@@ -25,7 +25,7 @@ def test_a_dynamic_partial_renders_the_named_partial_file(folder):
     folder.write("_outro.prompt", "---\ndescription: the end\n---\nSee you, {{name}}.")
     folder.write("p.prompt", TEMPLATE)
     prompt = folder.library().load("p")
-    assert _text(prompt, {"section": "intro", "name": "Ann"}) == "Hello.\nWelcome, Ann.Bye."  # a standalone partial takes its line
+    assert _text(prompt, {"section": "intro", "name": "Ann"}) == "Hello.\nWelcome, Ann.Bye."  # standalone: takes its line
     assert _text(prompt, {"section": "outro", "name": "Ann"}) == "Hello.\nSee you, Ann.Bye."
     assert check_library(folder.library(), jobs=1) == []
 

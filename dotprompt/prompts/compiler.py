@@ -20,7 +20,7 @@ from ..document.metadata import LibraryDefaults, convert_schemas, render_fields
 from ..document.parse import Problems, PromptSource, did_you_mean, parse_source, report_to
 from ..document.unresolved import Unresolved, near_miss
 from ..engines.deferred import DeferredTemplate, compiles_surely
-from ..engines.detect import EngineChoice, choose_engine
+from ..engines.detect import EngineChoice, ProjectHint, choose_engine
 from ..engines.handlebars import KNOWN_HELPERS
 from ..engines.jinja import (
     HANDLEBARS_HINT,
@@ -76,6 +76,7 @@ class CompileContext:
     partial_asts: LRU[nodes.Template]  # one entry per partial (file or name), holding its content hash
     engine: str = "auto"  # the library's engine (auto: read from each template); a file may name its own
     handlebars: Callable[[], HandlebarsEngine] | None = None  # the engine, made on the first Handlebars template
+    project: ProjectHint | None = None  # the engine of the folder and project, for a file either engine reads alike
 
 
 def read_text(path: str, root: str | os.PathLike[str] | None = None) -> str:
@@ -132,7 +133,7 @@ def _build(text: str, path: str | None, name: str | None, variant: str | None, c
         meta["name"] = name
     if variant and "variant" not in meta:
         meta["variant"] = variant
-    choice = choose_engine(src.ext, src.template, ctx.engine, src.body_line)
+    choice = choose_engine(src.ext, src.template, ctx.engine, src.body_line, ctx.project)
     engine = choice.engine
     template: DeferredTemplate | HandlebarsTemplate | None = None
     variables: frozenset[str] | None = None

@@ -36,6 +36,7 @@ __all__ = [
     "SandboxUndefined",
     "check_indent",
     "included_names",
+    "js_text",
     "literal_roles",
     "looks_like_handlebars",
     "make_environment",
@@ -89,6 +90,24 @@ def to_json(value: Any, indent: int | None = None) -> str:
         check_indent(indent)
         return json.dumps(value, indent=int(indent), ensure_ascii=False, default=_jsonable)
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=_jsonable)
+
+
+def js_text(value: Any) -> str:
+    """`{{ value | js }}`: the value as Handlebars (JavaScript) prints it: true, a,b, 9 for 9.0, [object Object].
+
+    What `dotprompt convert` writes where jinja2 would print a value otherwise (`True`, `['a', 'b']`, `9.0`)."""
+    if value is None or isinstance(value, SandboxUndefined):
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    if isinstance(value, (list, tuple)):
+        _check_sized(value)
+        return ",".join(js_text(item) for item in value)
+    if isinstance(value, Mapping):
+        return "[object Object]"
+    return str(value)
 
 
 def check_indent(indent: Any) -> None:
@@ -373,6 +392,7 @@ def make_environment(loader: BaseLoader | None) -> ImmutableSandboxedEnvironment
         cache_size=-1,
     )
     env.filters["json"] = to_json
+    env.filters["js"] = js_text
     return env
 
 

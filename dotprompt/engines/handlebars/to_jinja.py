@@ -210,13 +210,19 @@ def _types(schema: Any) -> list[str] | None:
     if not isinstance(schema, dict):
         return None
     if "enum" in schema and "type" not in schema:
-        kinds = {"string" if isinstance(v, str) else "boolean" if isinstance(v, bool) else
-                 "integer" if isinstance(v, int) else "number" if isinstance(v, float) else "null" if v is None
-                 else "object" for v in schema["enum"]} if isinstance(schema["enum"], list) else set()
-        return sorted(kinds - {"null"}) or None
+        values = schema["enum"] if isinstance(schema["enum"], list) else []
+        return sorted({_json_type(v) for v in values} - {"null"}) or None
     kind = schema.get("type")
-    kinds = [kind] if isinstance(kind, str) else kind if isinstance(kind, list) else None
-    return [k for k in kinds if k != "null"] or None if kinds is not None else None
+    written = [kind] if isinstance(kind, str) else kind if isinstance(kind, list) else []
+    return [str(k) for k in written if k != "null"] or None
+
+
+def _json_type(value: Any) -> str:
+    for python_type, name in ((bool, "boolean"), (str, "string"), (int, "integer"), (float, "number"),
+                              (type(None), "null"), (list, "array")):
+        if isinstance(value, python_type):
+            return name
+    return "object"
 
 
 def _prints_alike(schema: Any) -> bool:

@@ -56,6 +56,8 @@ __all__ = [
     "DEFAULT_MAX_TOOL_CALLS",
     "DEFAULT_MAX_TURNS",
     "DEFAULT_TIMEOUT",
+    "ENGINE_MANIFEST_BYTES",
+    "ENGINE_SCAN_FILES",
     "ERROR_BODY_BYTES",
     "EVAL_MAX_ALIGN_ITEMS",
     "EVAL_MAX_ALIGN_WORK",
@@ -352,6 +354,12 @@ def render_budget(value: RenderBudget | Mapping[str, Any] | None = None, *,
 
 TEMPLATE_ENGINES: Final = ("auto", "jinja2", "handlebars")
 """What a library, `[tool.dotprompt] engine` and `--engine` accept; auto (the default) reads each file's syntax."""
+
+ENGINE_SCAN_FILES: Final = 2000
+"""`engine: auto`, a file either engine reads alike: at most this many of its folder's files are read for their engine."""
+
+ENGINE_MANIFEST_BYTES: Final = 256 * 1024
+"""`engine: auto`: at most this much of a project manifest (package.json, pyproject.toml, ...) is read."""
 
 
 def template_engine(value: str | None = None, *, project: Mapping[str, Any] | None = None) -> str:

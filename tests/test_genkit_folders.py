@@ -4,7 +4,7 @@ The folder below is our own, written to use every construct the prompt folders o
 samples and tests use (roles with and without spaces, history, media with and without a content
 type, if/else/unless/each with @last, a partial with a hash argument, @state, a helper and schemas
 defined in code, defaults, a schema written straight under `output:`, plain `{{name}}` files that
-stay jinja2, frontmatter without a body).
+take the folder's engine, frontmatter without a body).
 """
 
 from __future__ import annotations
@@ -93,7 +93,8 @@ def test_the_folder_checks_with_no_flags_warnings_only(tmp_path):
         ("pantry.prompt", "no registered module defines helper `bullets`"),
     ]
     engines = {name: lib.load(name).compiled.engine.engine for name in ("tale", "plain", "greet", "settings", "chat")}
-    assert engines == {"tale": "handlebars", "plain": "jinja2", "greet": "jinja2", "settings": "jinja2",
+    # plain `{{name}}` files (and one with no body) take the engine of their folder: Handlebars here (issue 29)
+    assert engines == {"tale": "handlebars", "plain": "handlebars", "greet": "handlebars", "settings": "handlebars",
                        "chat": "handlebars"}
 
 

@@ -158,11 +158,9 @@ def test_non_utf8_file_names_file_and_line(folder):
     assert caught.value.line == 2 and "not UTF-8" in caught.value.message
 
 
-def test_empty_file_is_an_error(folder):
+def test_empty_file_loads_as_no_messages(folder):
     folder.write("p.prompt", "")
-    with pytest.raises(PromptFileError) as caught:
-        folder.library().load("p")
-    assert caught.value.path.endswith("p.prompt") and "empty" in caught.value.message
+    assert folder.library().load("p").render({}).messages == []
 
 
 def _touch_later(path: Path, text: str) -> None:

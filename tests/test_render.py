@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from dotprompt import InputValidationError, Message, PromptLibrary, RenderError
+from dotprompt import InputValidationError, Message, PromptFileError, PromptLibrary, RenderError
 
 
 def render(source: str, input=None, lib: PromptLibrary | None = None, **kwargs):
@@ -23,8 +23,13 @@ def test_role_starts_messages_and_replaces_a_whitespace_only_one():
 
 def test_unknown_role_is_a_render_error():
     with pytest.raises(RenderError) as caught:
-        render('{{ role("admin") }}x')
+        render('{{ role(who) }}x', {"who": "admin"})
     assert "role() takes one of" in str(caught.value)
+
+
+def test_unknown_literal_role_is_an_error_at_load():
+    with pytest.raises(PromptFileError, match="invalid role 'admin'"):
+        render('{{ role("admin") }}x')
 
 
 HISTORY = [{"role": "user", "content": [{"text": "Hello"}]}, {"role": "model", "content": [{"text": "Hi!"}]}]

@@ -17,9 +17,29 @@ from ..errors import PromptFileError
 from ..settings import valid_max_turns
 from .unresolved import near_miss
 
-__all__ = ["FRONTMATTER_PATTERN", "INPUT_KEYS", "KNOWN_KEYS", "OUTPUT_KEYS", "TOOL_CHOICES", "USE_HINT", "Problems",
-           "PromptSource", "compose_yaml", "did_you_mean", "load_yaml_safely", "parse_source", "read_keys", "report_to",
-           "use_arguments", "yaml_child", "yaml_entry", "yaml_key_node", "yaml_problem"]
+__all__ = [
+    "FRONTMATTER_PATTERN",
+    "INPUT_KEYS",
+    "KNOWN_KEYS",
+    "OUTPUT_KEYS",
+    "TOOL_CHOICES",
+    "USE_HINT",
+    "Problems",
+    "PromptSource",
+    "compose_yaml",
+    "did_you_mean",
+    "is_blank",
+    "load_yaml_safely",
+    "parse_source",
+    "read_keys",
+    "report_to",
+    "unopened_frontmatter",
+    "use_arguments",
+    "yaml_child",
+    "yaml_entry",
+    "yaml_key_node",
+    "yaml_problem",
+]
 
 # Known frontmatter keys and the Python types their values must have.
 KNOWN_KEYS: dict[str, tuple[type, ...]] = {
@@ -273,6 +293,31 @@ class PromptSource:
         return PromptFileError(message, path=self.path, line=line, column=column, hint=hint)
 
 
+def is_blank(src: PromptSource) -> bool:
+    """The whole file is empty or whitespace: no frontmatter, no template (it renders no messages)."""
+    return src.yaml_line == 0 and not src.template.strip()
+
+
+_KEY_LINE = re.compile(r"[A-Za-z_][\w.]*[ \t]*:(?:[ \t]|$)")
+_CLOSING = re.compile(r"^---[ \t]*$", re.M)
+
+
+def unopened_frontmatter(src: PromptSource) -> list[str]:
+    """Frontmatter keys written before a `---` line in a file with no opening `---` (read as prompt text).
+
+    Empty unless the text before the first `---` line is a YAML mapping holding a known key (`model:`)."""
+    if src.yaml_line or not _KEY_LINE.match(src.template.lstrip("\ufeff")):
+        return []
+    closing = _CLOSING.search(src.template.replace("\r\n", "\n").replace("\r", "\n"))
+    if closing is None or closing.start() > 64 * 1024:
+        return []
+    try:
+        head = load_yaml_safely(src.template[: closing.start()])
+    except (yaml.YAMLError, RecursionError):
+        return []
+    return [str(key) for key in head if key in KNOWN_KEYS] if isinstance(head, dict) else []
+
+
 def _field_name(key: str) -> str:
     """The field a Picoschema key names: `name?(string, text)` -> `name`."""
     return key.split("(")[0].strip().rstrip("?")
@@ -313,7 +358,8 @@ def parse_source(source: str, path: str | None = None, problems: Problems | None
     A problem with the keys is raised, or with a `problems` list added to it (see `read_keys`). YAML
     that does not parse is always raised: nothing after it can be read."""
     if not source.strip():
-        raise PromptFileError("prompt file is empty", path=path, line=1, hint="write a template, or delete the file")
+        # As dotpromptz: an empty file is a prompt of no messages (`dotprompt check` warns, `is_blank`).
+        return PromptSource(path=path, template="")
     if source.startswith("\ufeff"):
         source = source[1:]  # a UTF-8 byte order mark (Windows editors) is not part of the text
     normalised = source.replace("\r\n", "\n").replace("\r", "\n")
@@ -441,7 +487,8 @@ def _check_nested(src: PromptSource, report: Any) -> None:
         report(src.error(f"`toolChoice` must be one of {', '.join(TOOL_CHOICES)}", "toolChoice",
                          hint=did_you_mean(meta["toolChoice"], TOOL_CHOICES)))
         del meta["toolChoice"]
-    use_problems = [p for index, entry in enumerate(meta.get("use", [])) for p in _use_problems(src, index, entry)]
+    use_problems = _genkit_use_entries(src)
+    use_problems += [p for index, entry in enumerate(meta.get("use", [])) for p in _use_problems(src, index, entry)]
     for problem in use_problems:
         report(problem)
     if use_problems:
@@ -453,7 +500,29 @@ def _check_nested(src: PromptSource, report: Any) -> None:
         meta["tools"] = [name for name in meta["tools"] if isinstance(name, str)]
 
 
-USE_HINT = "write a middleware name, or `{name: {argument: value}}` with keyword arguments"
+USE_HINT = ("write a middleware name, `{name: {argument: value}}` with keyword arguments, or Genkit's "
+            "`{name: name, config: {argument: value}}`")
+
+
+def _genkit_use_entries(src: PromptSource) -> list[PromptFileError]:
+    """Genkit writes a `use:` entry as `{name: retry, config: {...}}`: read as `{retry: {...}}` (or `retry`).
+
+    Told apart from the `{name: {arguments}}` shape by its string `name` and no keys but name and config."""
+    entries = src.metadata.get("use")
+    if not isinstance(entries, list):
+        return []
+    entries = src.metadata["use"] = list(entries)  # a copy: `raw` keeps the entries as written
+    problems = []
+    for index, entry in enumerate(entries):
+        if not (isinstance(entry, dict) and isinstance(entry.get("name"), str) and set(entry) <= {"name", "config"}):
+            continue
+        name, config = entry["name"], entry.get("config")
+        if config is not None and not isinstance(config, dict):
+            problems.append(src.error(f"`config` of `use` entry {name!r} must be a mapping of keyword to value",
+                                      "use", index, "config", hint=USE_HINT))
+            continue
+        entries[index] = {name: config} if config else name
+    return problems
 
 
 def _use_problems(src: PromptSource, index: int, entry: Any) -> list[PromptFileError]:

@@ -13,18 +13,24 @@ One job: a cheap, single pass over the template (no parse, no try-one-then-the-o
 Every construct in the first list is one jinja2 cannot compile (or, for `{{history}}`, cannot
 render), so a template that works as jinja2 today holds none of them outside its `{% raw %}`
 blocks, comments and string literals, which the scan skips: such a file never changes engine.
+
+A template of plain `{{name}}` / `{{a.b}}` tags only (or none) is read alike by both engines, except
+how a value prints (`true` / `True`, `a,b` / `['a', 'b']`, `9` / `9.0`): for such a file `auto`
+takes the engine its folder and project write in (`project.py`, passed in as `project`), and stays
+jinja2 when nothing there decides.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..settings import TEMPLATE_ENGINES as ENGINE_SETTINGS
 
-__all__ = ["ENGINE_KEY", "ENGINE_SETTINGS", "EngineChoice", "choose_engine", "declared_engine", "detect_engine", "scan"]
+__all__ = ["ENGINE_KEY", "ENGINE_SETTINGS", "EngineChoice", "ProjectHint", "choose_engine", "declared_engine",
+           "detect_engine", "is_ambiguous", "plain_tags", "scan", "syntax_engine"]
 
 ENGINE_KEY = "dotprompt"  # frontmatter `dotprompt.engine: handlebars` lands in ext["dotprompt"]["engine"]
 
@@ -43,6 +49,13 @@ _HANDLEBARS_TAG = re.compile(
         )""", re.VERBOSE | re.DOTALL)
 
 
+# The inside of a `{{ ... }}` both engines read alike: a name, or a dotted path of names and indexes.
+_PLAIN_TAG = re.compile(r"[A-Za-z_]\w*(?:\.(?:[A-Za-z_]\w*|\d+))*")
+
+# () -> (engine or None, why): the engine of a file's folder and project (engines/project.py), asked lazily.
+ProjectHint = Callable[[], "tuple[str | None, str]"]
+
+
 @dataclass(frozen=True)
 class EngineChoice:
     """The engine a file renders with, and why (shown by `render --json` and `check -v`)."""
@@ -50,6 +63,7 @@ class EngineChoice:
     engine: str
     source: Source  # file: `dotprompt.engine` in its frontmatter; library: an explicit setting; detected: auto
     reason: str
+    guessed: bool = False  # either engine reads it alike and nothing around it decided: jinja2 by default
 
     def to_dict(self) -> dict[str, str]:
         return {"name": self.engine, "source": self.source, "reason": self.reason}
@@ -62,14 +76,61 @@ def declared_engine(ext: Mapping[str, Any]) -> str | None:
     return engine if isinstance(engine, str) and engine else None
 
 
-def choose_engine(ext: Mapping[str, Any], template: str, setting: str, first_line: int = 1) -> EngineChoice:
-    """The file's own `dotprompt.engine`, else the library's engine, else (`auto`) the template's syntax."""
+def choose_engine(ext: Mapping[str, Any], template: str, setting: str, first_line: int = 1,
+                  project: ProjectHint | None = None) -> EngineChoice:
+    """The file's own `dotprompt.engine`, else the library's engine, else (`auto`) the template's syntax,
+    and for a template either engine reads alike, the engine of its folder and project (`project`)."""
     declared = declared_engine(ext)
     if declared is not None:
         return EngineChoice(declared, "file", "`dotprompt.engine` in the frontmatter")
     if setting != "auto":
         return EngineChoice(setting, "library", f"the library's engine is {setting}")
-    return detect_engine(template, first_line)
+    choice = detect_engine(template, first_line)
+    if choice.engine != "jinja2" or not is_ambiguous(template):
+        return choice
+    engine, why = project() if project is not None else (None, "")
+    if engine is None:
+        return EngineChoice("jinja2", "detected", "no syntax only one engine reads, and nothing around it "
+                                                  "decides: jinja2 by default", guessed=True)
+    return EngineChoice(engine, "detected", f"no syntax only one engine reads; {why}")
+
+
+def is_ambiguous(template: str) -> bool:
+    """Both engines read the template alike but for how values print: plain `{{name}}` tags, or no tags."""
+    return syntax_engine(template) is None
+
+
+def plain_tags(template: str) -> list[tuple[str, str, int]]:
+    """(tag as written, its path, offset) of each plain `{{name}}` / `{{a.b}}` tag of the template."""
+    out = []
+    position = 0
+    while (start := template.find("{{", position)) >= 0:
+        close = _close_of(template, start + 2)
+        if close < 0:
+            break
+        path = template[start + 2:close].strip()
+        if _PLAIN_TAG.fullmatch(path):
+            out.append((template[start:close + 2], path, start))
+        position = close + 2
+    return out
+
+
+def syntax_engine(template: str) -> str | None:
+    """The engine the template's syntax alone decides: handlebars, jinja2, or None when both read it alike."""
+    handlebars, jinja = scan(template)
+    if jinja is not None:
+        return "jinja2"
+    if handlebars is not None:
+        return "handlebars"
+    position = 0
+    while (start := template.find("{{", position)) >= 0:
+        close = _close_of(template, start + 2)
+        if close < 0:
+            return "jinja2"  # an unclosed tag: jinja2's error says where
+        if template.startswith("{{{", start) or not _PLAIN_TAG.fullmatch(template[start + 2:close].strip()):
+            return "jinja2"  # an expression (`x | upper`, `a + 1`, `f(x)`): only jinja2 reads it
+        position = close + 2
+    return None
 
 
 def detect_engine(template: str, first_line: int = 1) -> EngineChoice:

@@ -26,9 +26,25 @@ from ..settings import RENDER_MAX_JSON_INDENT
 from .budget import BudgetExceededError, Meter, check_int_bits, check_size, current
 from .markers import Helper
 
-__all__ = ["HANDLEBARS_HINT", "LOOP_FILTER", "RESERVED_NAMES", "BudgetCodeGenerator", "BudgetEnvironment", "MeteredNamespace",
-           "SandboxUndefined", "check_indent", "included_names", "looks_like_handlebars", "make_environment", "metered_loop",
-           "render_metered", "to_json", "with_line_offset"]
+__all__ = [
+    "HANDLEBARS_HINT",
+    "LOOP_FILTER",
+    "RESERVED_NAMES",
+    "BudgetCodeGenerator",
+    "BudgetEnvironment",
+    "MeteredNamespace",
+    "SandboxUndefined",
+    "check_indent",
+    "included_names",
+    "js_text",
+    "literal_roles",
+    "looks_like_handlebars",
+    "make_environment",
+    "metered_loop",
+    "render_metered",
+    "to_json",
+    "with_line_offset",
+]
 
 # Names a template sees besides the caller's input; they win over input keys of the same name.
 RESERVED_NAMES = frozenset({"role", "history", "media", "section", "ctx"})
@@ -74,6 +90,24 @@ def to_json(value: Any, indent: int | None = None) -> str:
         check_indent(indent)
         return json.dumps(value, indent=int(indent), ensure_ascii=False, default=_jsonable)
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=_jsonable)
+
+
+def js_text(value: Any) -> str:
+    """`{{ value | js }}`: the value as Handlebars (JavaScript) prints it: true, a,b, 9 for 9.0, [object Object].
+
+    What `dotprompt convert` writes where jinja2 would print a value otherwise (`True`, `['a', 'b']`, `9.0`)."""
+    if value is None or isinstance(value, SandboxUndefined):
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    if isinstance(value, (list, tuple)):
+        _check_sized(value)
+        return ",".join(js_text(item) for item in value)
+    if isinstance(value, Mapping):
+        return "[object Object]"
+    return str(value)
 
 
 def check_indent(indent: Any) -> None:
@@ -358,6 +392,7 @@ def make_environment(loader: BaseLoader | None) -> ImmutableSandboxedEnvironment
         cache_size=-1,
     )
     env.filters["json"] = to_json
+    env.filters["js"] = js_text
     return env
 
 
@@ -379,3 +414,13 @@ def included_names(ast: nodes.Template) -> list[tuple[str, int]]:
         if isinstance(node, kinds) and isinstance(node.template, nodes.Const) and isinstance(node.template.value, str):
             found.append((node.template.value, node.lineno))
     return found
+
+
+def literal_roles(ast: nodes.Template) -> list[tuple[str, int]]:
+    """(name, line) of each `role("name")` call written with a string literal."""
+    out = []
+    for call in ast.find_all(nodes.Call):
+        if isinstance(call.node, nodes.Name) and call.node.name == "role" and len(call.args) == 1 \
+                and isinstance(call.args[0], nodes.Const) and isinstance(call.args[0].value, str):
+            out.append((call.args[0].value, call.lineno))
+    return out

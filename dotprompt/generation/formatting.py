@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from pydantic import BaseModel
 
@@ -57,7 +57,10 @@ class OutputPlan:
         assert self.handler is not None
         if streamed is not None:
             return finite_output(streamed, text)
+        parse_message = getattr(self.handler, "parse_message", None)  # a format of parts, not text (`media`)
         try:
+            if parse_message is not None:
+                return cast("ParsedOutput", parse_message(response.message))
             return finite_output(self.handler.parse_text(text), text)
         except OutputParseError as exc:
             raise OutputValidationError(f"the model's reply is not valid {self.format_name} output",

@@ -12,9 +12,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from .._util.escape import github_message, github_property, terminal
-from ..document.parse import INPUT_KEYS, KNOWN_KEYS, OUTPUT_KEYS, PromptSource, did_you_mean, parse_source
+from ..document.parse import (
+    INPUT_KEYS,
+    KNOWN_KEYS,
+    OUTPUT_KEYS,
+    PromptSource,
+    did_you_mean,
+    is_blank,
+    parse_source,
+    unopened_frontmatter,
+)
 from ..document.unresolved import Unresolved, near_miss
-from ..engines.detect import EngineChoice
+from ..engines.detect import EngineChoice, plain_tags
 from ..engines.jinja import HANDLEBARS_HINT, looks_like_handlebars
 from ..errors import DotpromptError, InputProblem, PromptFileError, SchemaError
 from ..formats import get_format, list_formats
@@ -278,9 +287,10 @@ def _lint(lib: PromptLibrary, src: PromptSource, meta: dict, validator: Compiled
           choice: EngineChoice | None = None, declared: DeclaredNames | None = None) -> list[Diagnostic]:
     engine = (choice or lib.engine_for(src)).engine  # the compile already chose it: not read from the template again
     found = [d for name in unresolved for d in _from_unresolved(name, src.path or "", declared)]
-    found += _unknown_keys(src) + _format_problems(src, declared) + _output_schema_problems(src, meta)
-    found += _default_problems(src, meta, validator)
+    found += _file_shape(src) + _unknown_keys(src) + _format_problems(src, declared)
+    found += _output_schema_problems(src, meta) + _default_problems(src, meta, validator)
     found += _handlebars_syntax(engine, src)
+    found += _guessed_engine_printing(src, meta, choice)
     found += _unknown_tools(lib, src, meta, declared)
     if variables is not None:
         found += _undeclared_variables(src, meta, variables, helper_names(engine))
@@ -293,6 +303,20 @@ def check_partial(lib: PromptLibrary, path: str) -> list[Diagnostic]:
     except PromptFileError as exc:
         return [_from_error(exc, path)]
     return []
+
+
+def _file_shape(src: PromptSource) -> list[Diagnostic]:
+    """An empty file (it loads, as in dotpromptz, and renders no messages) and frontmatter whose opening
+    `---` is missing (its keys are read as prompt text): both load, both most likely a slip."""
+    if is_blank(src):
+        return [Diagnostic(src.path or "", 1, None, "warning", "the file is empty: it renders no messages "
+                           "(write a template, or delete the file)")]
+    keys = unopened_frontmatter(src)
+    if not keys:
+        return []
+    shown = ", ".join(f"`{key}`" for key in keys[:3])
+    return [Diagnostic(src.path or "", src.body_line, 1, "warning", f"frontmatter keys ({shown}) with no opening "
+                       "`---`: they are read as prompt text; add a `---` line before line 1")]
 
 
 def _unknown_keys(src: PromptSource) -> list[Diagnostic]:
@@ -379,6 +403,50 @@ def _default_mismatches(validator: CompiledSchema, declared: dict[str, Any]) -> 
     if loose is not None and len(loose) < len(schema) and CompiledSchema(loose, checked=True).is_valid(declared):
         return []
     return [p for p in validator.problems(declared) if "is a required property" not in p.message]
+
+
+# How jinja2 and Handlebars (Genkit, dotpromptz) print a value of each JSON type, where they differ.
+_PRINTED = {"boolean": ("`True`", "`true`"), "number": ("`9.0` and `1e+21`", "`9` and `1000000000000000000000`"),
+            "array": ("`['a', 'b']`", "`a,b`"), "object": ("`{'a': 1}`", "`[object Object]`")}
+
+
+def _guessed_engine_printing(src: PromptSource, meta: dict, choice: EngineChoice | None) -> list[Diagnostic]:
+    """A file either engine reads alike, jinja2 by default (nothing around it decided): each value it
+    prints that Handlebars would print otherwise (a boolean, number, list or object), at its line."""
+    if choice is None or not choice.guessed:
+        return []
+    input_block = meta.get("input") or {}
+    schema = input_block.get("schema") if isinstance(input_block.get("schema"), dict) else {}
+    default = input_block.get("default") if isinstance(input_block.get("default"), dict) else {}
+    out = []
+    for written, path, offset in plain_tags(src.template):
+        kind = _printed_type(schema, default, path.split("."))
+        if kind not in _PRINTED:
+            continue
+        python, js = _PRINTED[kind]
+        line = src.body_line + src.template.count("\n", 0, offset)
+        out.append(Diagnostic(src.path or "", line, None, "warning", f"`{written}` is {'an' if kind == 'array' else 'a'} "
+                              f"{kind}: read as jinja2 (guessed: neither the file, its folder nor its project says "
+                              f"which engine), it prints like {python} where Handlebars (Genkit) prints {js}; name "
+                              "the engine: `dotprompt.engine: handlebars` for a Genkit file, else "
+                              "`dotprompt.engine: jinja2`"))
+    return out
+
+
+def _printed_type(schema: Any, default: Any, path: list[str]) -> str | None:
+    """The JSON type of the value at `path`, from the input schema (else the default's value), or None."""
+    for key in path:
+        properties = schema.get("properties") if isinstance(schema, dict) else None
+        schema = properties.get(key) if isinstance(properties, dict) else None
+        default = default.get(key) if isinstance(default, dict) else None
+    kind = schema.get("type") if isinstance(schema, dict) else None
+    kinds = [kind] if isinstance(kind, str) else [k for k in kind if k != "null"] if isinstance(kind, list) else []
+    if len(kinds) == 1:
+        return str(kinds[0])
+    for python_type, name in ((bool, "boolean"), (float, "number"), (list, "array"), (dict, "object")):
+        if isinstance(default, python_type):
+            return name
+    return None
 
 
 def _handlebars_syntax(engine: str, src: PromptSource) -> list[Diagnostic]:

@@ -17,10 +17,10 @@ from .._util.cache import LRU
 from .._util.files import Stamp, decode, digest_of, file_stamp, read_snapshot
 from .._util.suggest import close_matches
 from ..document.metadata import LibraryDefaults, convert_schemas, render_fields
-from ..document.parse import Problems, PromptSource, parse_source, report_to
+from ..document.parse import Problems, PromptSource, did_you_mean, parse_source, report_to
 from ..document.unresolved import Unresolved, near_miss
 from ..engines.deferred import DeferredTemplate, compiles_surely
-from ..engines.detect import EngineChoice, choose_engine
+from ..engines.detect import EngineChoice, ProjectHint, choose_engine
 from ..engines.handlebars import KNOWN_HELPERS
 from ..engines.jinja import (
     HANDLEBARS_HINT,
@@ -30,6 +30,8 @@ from ..engines.jinja import (
     looks_like_handlebars,
     with_line_offset,
 )
+from ..engines.jinja import literal_roles as jinja_roles
+from ..engines.markers import ROLES
 from ..engines.template_index import index_template, template_depth
 from ..errors import PromptFileError
 from ..identity import PromptIdentity
@@ -74,6 +76,7 @@ class CompileContext:
     partial_asts: LRU[nodes.Template]  # one entry per partial (file or name), holding its content hash
     engine: str = "auto"  # the library's engine (auto: read from each template); a file may name its own
     handlebars: Callable[[], HandlebarsEngine] | None = None  # the engine, made on the first Handlebars template
+    project: ProjectHint | None = None  # the engine of the folder and project, for a file either engine reads alike
 
 
 def read_text(path: str, root: str | os.PathLike[str] | None = None) -> str:
@@ -130,21 +133,27 @@ def _build(text: str, path: str | None, name: str | None, variant: str | None, c
         meta["name"] = name
     if variant and "variant" not in meta:
         meta["variant"] = variant
-    choice = choose_engine(src.ext, src.template, ctx.engine, src.body_line)
+    choice = choose_engine(src.ext, src.template, ctx.engine, src.body_line, ctx.project)
     engine = choice.engine
     template: DeferredTemplate | HandlebarsTemplate | None = None
     variables: frozenset[str] | None = None
     try:
+        roles: list[tuple[str, int]] = []
         if engine == "handlebars" and ctx.handlebars is not None:
             template = ctx.handlebars().compile(src.template, src.path, src.body_line,
                                               f"<prompt {name or 'from source'}>")
             variables = template.variables
             unresolved += [Unresolved("helper", helper, where, line) for helper, where, line in template.missing]
+            from ..engines.handlebars.syntax import literal_roles  # loaded with the engine, just above
+
+            roles = [(role, src.body_line - 1 + line) for role, line in literal_roles(template.program, src.template)]
         elif engine == "jinja2":
-            template, variables, missing = _compile_template(src, name, ctx)
+            template, variables, missing, roles = _compile_template(src, name, ctx)
             unresolved += missing
         else:
             raise src.error(f"unknown template engine {engine!r}; available: jinja2, handlebars", "dotprompt.engine")
+        for problem in role_problems(roles, src.path or f"<prompt {name or 'from source'}>"):
+            report(problem)
     except PromptFileError as exc:
         report(exc)
     schema = (meta.get("input") or {}).get("schema")
@@ -162,6 +171,14 @@ def _build(text: str, path: str | None, name: str | None, variant: str | None, c
         found.compiled = CompiledPrompt(src, meta, template, validator, fields, stamp, ctx.revision, variables,
                                         engine=choice, unresolved=tuple(unresolved))
     return found
+
+
+def role_problems(roles: list[tuple[str, int]], where: str) -> list[PromptFileError]:
+    """A role written as a literal that is no role fails every render that reaches it: an error at its line."""
+    return [PromptFileError(f"invalid role {role!r}: a role is one of {', '.join(ROLES)}", path=where, line=line,
+                            hint=did_you_mean(role, ROLES) or "Dotprompt has no other roles; a system prompt is "
+                            "`system`, the assistant is `model`")
+            for role, line in roles if role not in ROLES]
 
 
 def helper_names(engine: str) -> frozenset[str]:
@@ -225,7 +242,8 @@ class _RecordingCodeGenerator(BudgetCodeGenerator):
 
 
 def _compile_template(src: PromptSource, name: str | None,
-                      ctx: CompileContext) -> tuple[DeferredTemplate, frozenset[str], list[Unresolved]]:
+                      ctx: CompileContext) -> tuple[DeferredTemplate, frozenset[str], list[Unresolved],
+                                                list[tuple[str, int]]]:
     label = src.path or f"<prompt {name or 'from source'}>"
     filename = src.path or label
     ast = parse_template(ctx.env, with_line_offset(src.template, src.body_line), label, src.path)
@@ -246,7 +264,7 @@ def _compile_template(src: PromptSource, name: str | None,
         raise _too_deep(ctx.env, with_line_offset(src.template, src.body_line), path=filename,
                         detail=detail) from None
     missing = _missing_helpers(ast, generator.variables, ctx, filename)
-    return template, frozenset(generator.variables - {helper.name for helper in missing}), missing
+    return template, frozenset(generator.variables - {helper.name for helper in missing}), missing, jinja_roles(ast)
 
 
 def _missing_helpers(ast: nodes.Template, variables: set[str], ctx: CompileContext, where: str) -> list[Unresolved]:

@@ -33,6 +33,7 @@ from ..document.parse import USE_HINT, PromptSource, parse_source, use_arguments
 from ..engines.detect import ENGINE_SETTINGS, EngineChoice, choose_engine
 from ..engines.handlebars import KNOWN_HELPERS
 from ..engines.jinja import RESERVED_NAMES, make_environment, with_line_offset
+from ..engines.project import project_engine
 from ..errors import DotpromptError, InvalidPromptNameError, PromptFileError, PromptNotFoundError, UsageError
 from ..identity import PromptIdentity, content_hash
 from ..schema.compiled import SchemaLike, SchemaRegistry
@@ -106,6 +107,7 @@ class PromptLibrary:
         self._env = make_environment(FunctionLoader(self._partial_source))
         self._helpers: dict[str, Callable[..., Any]] = {}  # the application's template helpers (define_helper)
         self._handlebars_engine: HandlebarsEngine | None = None  # made with the first Handlebars template
+        self._project_verdict: tuple[str | None, str] | None = None  # see _project_engine
 
     @property
     def _handlebars(self) -> HandlebarsEngine:
@@ -113,7 +115,8 @@ class PromptLibrary:
         if self._handlebars_engine is None:
             from ..engines.handlebars import HandlebarsEngine
 
-            self._handlebars_engine = HandlebarsEngine(self._handlebars_partial, helpers=self._helpers)
+            self._handlebars_engine = HandlebarsEngine(self._handlebars_partial, helpers=self._helpers,
+                                                       partial_names=self.partials)
         return self._handlebars_engine
 
     def __repr__(self) -> str:
@@ -212,7 +215,15 @@ class PromptLibrary:
 
     def engine_for(self, src: PromptSource) -> EngineChoice:
         """The engine a parsed file renders with in this library, and why."""
-        return choose_engine(src.ext, src.template, self.engine, src.body_line)
+        return choose_engine(src.ext, src.template, self.engine, src.body_line, self._project_engine)
+
+    def _project_engine(self) -> tuple[str | None, str]:
+        """The engine the folder and its project write in, for files either engine reads alike (read once)."""
+        with self._lock:
+            if self._project_verdict is None:
+                verdict = project_engine(self.directory)
+                self._project_verdict = (verdict.engine, verdict.reason)
+            return self._project_verdict
 
     # -- prompts ----------------------------------------------------------------------------
 
@@ -333,14 +344,17 @@ class PromptLibrary:
             if self._env.cache is not None:  # a partial's bytes changed: jinja's loaded copy must go too
                 self._env.cache.clear()
         while True:
-            try:
-                return self._compile_snapshot(snapshot, prompt.path, prompt.name, prompt.variant)
-            except PromptFileError:
-                # A save that stalls half-way (an empty or cut-off file) can hold still longer than the
-                # settle time: a file that fails to compile is trusted only once it is RELOAD_GRACE_SECONDS
-                # old. Until then this thread waits for it and other renders keep the last whole version.
-                if time.time_ns() - snapshot.stamp[0] >= settings.RELOAD_GRACE_SECONDS * 1e9:
-                    raise
+            # A save that stalls half-way (an empty or cut-off file) can hold still longer than the
+            # settle time: a file that fails to compile, or is newly empty (which compiles, to no
+            # messages), is trusted only once it is RELOAD_GRACE_SECONDS old. Until then this thread
+            # waits for it and other renders keep the last whole version.
+            trusted = time.time_ns() - snapshot.stamp[0] >= settings.RELOAD_GRACE_SECONDS * 1e9
+            if trusted or snapshot.data.strip():
+                try:
+                    return self._compile_snapshot(snapshot, prompt.path, prompt.name, prompt.variant)
+                except PromptFileError:
+                    if trusted:
+                        raise
             time.sleep(settings.RELOAD_SETTLE_SECONDS)
             try:
                 snapshot = self._read_prompt_file(prompt)
@@ -360,7 +374,7 @@ class PromptLibrary:
     def _compile(self, text: str, path: str | None, name: str | None, variant: str | None,
                  stamp: Any) -> CompiledPrompt:
         ctx = CompileContext(self._env, self._schemas, self._defaults, self._partial_source, self._revision,
-                             self._partial_asts, self.engine, lambda: self._handlebars)
+                             self._partial_asts, self.engine, lambda: self._handlebars, self._project_engine)
         used: dict[str, str] = {}  # partial name -> content hash
         self._reading.partials = used
         try:
@@ -399,7 +413,7 @@ class PromptLibrary:
         if path is None:
             raise PromptNotFoundError(name, variant, [], str(self.directory))
         ctx = CompileContext(self._env, self._schemas, self._defaults, self._partial_source, self._revision,
-                             self._partial_asts, self.engine, lambda: self._handlebars)
+                             self._partial_asts, self.engine, lambda: self._handlebars, self._project_engine)
         found = diagnose_prompt(read_text(path, self.directory), path, name, variant, ctx)
         if found.source is not None:
             found.problems += self._use_argument_problems(found.source)

@@ -18,7 +18,6 @@ from typing import Any
 
 from .._util.files import read_snapshot
 from ..document.parse import parse_source
-from ..engines.detect import choose_engine
 from ..errors import DotpromptError, PromptFileError
 from ..lint.check import Diagnostic, check_library
 from ..prompts.compiler import read_text
@@ -124,7 +123,7 @@ class Folder:
         except PromptFileError as exc:
             return {**out, "error": _error(exc)}
         out.update(frontmatter=src.raw, template=src.template, body_line=src.body_line,
-                   engine=choose_engine(src.ext, src.template, self.library.engine, src.body_line).engine)
+                   engine=self.library.engine_for(src).engine)
         try:
             compiled = self.library.load(name, variant).compiled
         except DotpromptError as exc:

@@ -74,9 +74,9 @@ def test_check_knows_a_format_defined_by_the_project(tmp_path, cli_env):
     prompts = tmp_path / "prompts"
     prompts.mkdir()
     (prompts / "loud.prompt").write_text("---\noutput:\n  format: shout\n---\nsay hi")
-    (prompts / "media.prompt").write_text("---\noutput:\n  format: media\n---\nsay hi")
+    (prompts / "image.prompt").write_text("---\noutput:\n  format: image\n---\nsay hi")
     done = cli("check", "prompts", cwd=tmp_path, env=cli_env)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "loud.prompt" not in done.stdout
-    assert done.stdout == ("prompts/media.prompt:3:3: warning: unknown output format 'media' "  # there is no such format
-                           "(known formats: array, enum, json, jsonl, shout, text)\n")
+    assert done.stdout == ("prompts/image.prompt:3:3: warning: unknown output format 'image' "  # there is no such format
+                           "(known formats: array, enum, json, jsonl, media, shout, text)\n")

@@ -40,20 +40,31 @@ def same(source: str, input=None, partials=None, **kwargs) -> str:
 
 def test_paths_and_root():
     out = same("Hi {{user.name}} from {{@root.company}}, {{{raw}}}", {"user": {"name": "Ann"}, "company": "ACME", "raw": "<b>"})
-    assert out == "Hi {{ user.name }} from {{ company }}, {{ raw }}"
+    # no input schema: every value is printed as Handlebars prints it (`| js`: true, a,b, 9 for 9.0)
+    assert out == "Hi {{ user.name | js }} from {{ company | js }}, {{ raw | js }}"
+    typed = "---\ninput:\n  schema:\n    user(object):\n      name: string\n    company: string\n    raw: string\n---\n"
+    out = same(typed + "Hi {{user.name}} from {{@root.company}}, {{{raw}}}",
+               {"user": {"name": "Ann"}, "company": "ACME", "raw": "<b>"})
+    assert out.endswith("Hi {{ user.name }} from {{ company }}, {{ raw }}")  # strings print alike: kept plain
 
 
 def test_context_variables():
     out = same("{{@state.step}} {{@auth.email}} {{@custom}}", context={"state": {"step": 2}, "auth": {"email": "a@b"},
                                                                         "custom": "c"})
-    assert out == "{{ ctx.state.step }} {{ ctx.auth.email }} {{ ctx.custom }}"
+    assert out == "{{ ctx.state.step | js }} {{ ctx.auth.email | js }} {{ ctx.custom | js }}"
 
 
 def test_if_else_if_unless():
     src = "{{#if a}}\nA\n{{else if b}}\nB\n{{else}}\nC\n{{/if}}\n{{#unless a}}not a{{/unless}}\n"
     for data in ({"a": 1}, {"b": 1}, {}):
         out = same(src, data)
-    assert out == "{% if a %}\nA\n{% elif b %}\nB\n{% else %}\nC\n{% endif %}\n{% if not a %}not a{% endif +%}\n"
+    # an object `{}` is true in Handlebars: said so where the input schema does not rule it out
+    assert out == ("{% if (a is mapping or a) %}\nA\n{% elif (b is mapping or b) %}\nB\n{% else %}\nC\n{% endif %}\n"
+                   "{% if not (a is mapping or a) %}not a{% endif +%}\n")
+    typed = "---\ninput:\n  schema:\n    a?: integer\n    b?: string\n---\n"
+    for data in ({"a": 1}, {"b": "1"}, {}):
+        out = same(typed + src, data)
+    assert out.endswith("{% if a %}\nA\n{% elif b %}\nB\n{% else %}\nC\n{% endif %}\n{% if not a %}not a{% endif +%}\n")
 
 
 def test_each_with_loop_variables():
@@ -61,8 +72,9 @@ def test_each_with_loop_variables():
            "{{else}}\nnone\n{{/each}}\nDone")
     for data in ({"items": [{"name": "a"}, {"name": "b"}, {"name": "c"}]}, {"items": []}):
         out = same(src, data)
-    assert "{% for item in items %}" in out and "loop.index0" in out and "loop.first" in out and "loop.last" in out
-    assert "{{ item.name }}" in out and "{% else %}" in out and "{% endfor %}" in out
+    assert "{% for item in (items.values() if items is mapping else items) %}" in out and "{{ loop.index0 }}" in out
+    assert "{% if loop.first %}" in out and "{% if loop.last %}" in out
+    assert "{{ item.name | js }}" in out and "{% else %}" in out and "{% endfor %}" in out
 
 
 def test_each_this_block_params_parent_and_key():
@@ -75,14 +87,14 @@ def test_each_this_block_params_parent_and_key():
 
 def test_loop_variable_avoids_input_names():
     out = same("{{item}}:{{#each items}}{{this}}{{/each}}", {"item": "I", "items": ["a", "b"]})
-    assert "{% for item2 in items %}" in out
+    assert "{% for item2 in (items.values() if items is mapping else items) %}" in out
 
 
 def test_with():
     src = "{{#with user}}{{name}} ({{../org}}){{else}}nobody{{/with}}"
     same(src, {"user": {"name": "Ann"}, "org": "ACME"})
     out = same(src, {"org": "ACME"})
-    assert out == "{% if user %}{{ user.name }} ({{ org }}){% else %}nobody{% endif %}"
+    assert out == "{% if (user is mapping or user) %}{{ user.name | js }} ({{ org | js }}){% else %}nobody{% endif %}"
 
 
 def test_if_equals_unless_equals():
@@ -125,7 +137,7 @@ def test_tilde_whitespace_control():
     src = "a   {{~name~}}   b\n{{#if x~}}\n   X   \n{{~/if}}\nc"
     for data in ({"name": "N", "x": 1}, {"name": "N"}):
         out = same(src, data)
-    assert "{{- name -}}" in out and "-%}" in out and "{%-" in out
+    assert "{{- name | js -}}" in out and "-%}" in out and "{%-" in out
 
 
 def test_standalone_and_inline_whitespace():
@@ -140,9 +152,9 @@ def test_jinja_syntax_in_text_stays_text():
 
 def test_frontmatter_kept_byte_for_byte_without_engine_line():
     src = "---\n# a comment\nmodel: echo\ndotprompt.engine: handlebars\nconfig:  {temperature: 0}\n---\n{{x}}\n"
-    assert convert_source(src).text == "---\n# a comment\nmodel: echo\nconfig:  {temperature: 0}\n---\n{{ x }}\n"
+    assert convert_source(src).text == "---\n# a comment\nmodel: echo\nconfig:  {temperature: 0}\n---\n{{ x | js }}\n"
     nested = "---\nmodel: echo\ndotprompt:\n  engine: handlebars\n---\n{{x}}"
-    assert convert_source(nested).text == "---\nmodel: echo\n---\n{{ x }}"
+    assert convert_source(nested).text == "---\nmodel: echo\n---\n{{ x | js }}"
 
 
 # -- what cannot be converted -----------------------------------------------------------------
@@ -163,8 +175,8 @@ def test_unconvertible_left_in_todo_comment_with_line_numbers():
     assert "{# TODO(convert): {{shout name}} #}" in text
     assert "{# TODO(convert): {{#custom a}}\nbody\n{{/custom}} #}" in text
     assert "{# TODO(convert): {{#if (gt a 1)}}big{{/if}} #}" in text
-    assert "{% for item in items %}{# TODO(convert): {{> row this}} #}{% endfor +%}" in text
-    assert text.endswith("ok {{ x }}")
+    assert "{% for item in (items.values() if items is mapping else items) %}{# TODO(convert): {{> row this}} #}" in text
+    assert text.endswith("ok {{ x | js }}")
     PromptLibrary(None).from_source(text)  # still a valid jinja2 prompt
 
 
@@ -184,7 +196,7 @@ def test_cli_convert_stdout_output_and_exit_status(tmp_path: Path):
     good = tmp_path / "good.prompt"
     good.write_text("---\ndotprompt.engine: handlebars\n---\n{{role \"system\"}}\nHi {{name}}\n", encoding="utf-8")
     done = cli("convert", str(good), "--to", "jinja2")
-    assert (done.returncode, done.stdout, done.stderr) == (0, '---\n---\n{{ role("system") }}\nHi {{ name }}\n', "")
+    assert (done.returncode, done.stdout, done.stderr) == (0, '---\n---\n{{ role("system") }}\nHi {{ name | js }}\n', "")
 
     bad = tmp_path / "bad.prompt"
     bad.write_text("Hi\n{{upper name}}\n", encoding="utf-8")

@@ -135,8 +135,11 @@ class HandlebarsEngine:
     name = "handlebars"
 
     def __init__(self, lookup: PartialLookup, cache_size: int | None = None,
-                 helpers: Mapping[str, Callable[..., Any]] | None = None) -> None:
+                 helpers: Mapping[str, Callable[..., Any]] | None = None,
+                 partial_names: Callable[[], list[str]] | None = None) -> None:
         self._lookup = lookup
+        # Every partial name there is (files and definitions): what a dynamic `{{> (name)}}` may pick.
+        self._partial_names = partial_names or (lambda: [])
         # The application's own helpers by name (the library's table, read at each compile).
         self._helpers = helpers if helpers is not None else {}
         # One entry per file (or per distinct source without one), holding its content hash: an edit
@@ -156,6 +159,7 @@ class HandlebarsEngine:
         partials: dict[str, list[Node]] = {}
         missing = self._missing_helpers(program, source, where, first_line)
         self._resolve(program, source, where, first_line, (), partials, missing)
+        self._resolve_dynamic(program, source, where, first_line, partials, missing)
         # Imported here, not at the top: the fast path (and the converter it compiles with) loads with
         # the first Handlebars template, so `import dotprompt` does not pay for it.
         from .fast import fast_template
@@ -206,6 +210,29 @@ class HandlebarsEngine:
             out.append((name, where, line))
         return out
 
+    def _resolve_dynamic(self, program: list[Node], source: str, where: str, first_line: int,
+                         out: dict[str, list[Node]], missing: list[MissingHelper]) -> None:
+        """A partial named at render time (`{{> (lookup . 'section')}}`) may be any partial: all are
+        compiled with the template (as dotpromptz registers every partial of its folder), so a render
+        finds the one it names and an edit to any of them reloads the prompt."""
+        if not any(_dynamic_partials(p) for p in (program, *out.values())):
+            return
+        names = [name for name in self._partial_names() if name not in out]
+        if not names and not out:
+            line = first_line - 1 + line_of(source, r"{{~?\s*#?>\s*[(@]")
+            raise PromptFileError("a partial named at render time, but there is no partial to choose from",
+                                  path=where, line=line,
+                                  hint="create the partials it may name as _name.prompt files, or define_partial(name, ...)")
+        for name in names:
+            found = self._lookup(name)
+            if found is None or name in out:
+                continue
+            text, filename, body_line = found
+            partial_where = filename or f"<partial {name}>"
+            out[name] = self._parse(text, partial_where, body_line, filename)
+            missing += self._missing_helpers(out[name], text, partial_where, body_line)
+            self._resolve(out[name], text, partial_where, body_line, (name,), out, missing)
+
     def _resolve(self, program: list[Node], source: str, where: str, first_line: int,
                  chain: tuple[str, ...], out: dict[str, list[Node]], missing: list[MissingHelper]) -> None:
         """Every partial reachable from `program`: found, compiled, and no chain comes back on itself."""
@@ -235,6 +262,10 @@ class HandlebarsEngine:
             out[name] = partial_program
             missing += self._missing_helpers(partial_program, text, partial_where, body_line)
             self._resolve(partial_program, text, partial_where, body_line, (*chain, name), out, missing)
+
+
+def _dynamic_partials(program: list[Node]) -> bool:
+    return any(isinstance(node, (Partial, PartialBlock)) and node.name.startswith("(") for node in walk(program))
 
 
 def _application_helper(fn: Callable[..., Any]) -> HelperFn:

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from .helpers import KNOWN_HELPERS
 from .upstream import Block, Node, Partial, PartialBlock, compile_template
 
-__all__ = ["PATH_HEAD", "line_of", "syntax_error_line", "template_variables", "walk"]
+__all__ = ["PATH_HEAD", "line_of", "literal_roles", "syntax_error_line", "template_variables", "walk"]
 
 PATH_HEAD = re.compile(r"^([A-Za-z_][\w-]*)")  # the first name of a path: `user` in `user.name`
 _LITERALS = frozenset({"this", "true", "false", "null", "undefined"})
@@ -53,6 +53,18 @@ def template_variables(program: list[Node]) -> set[str]:
         if isinstance(inverse, list):
             names |= template_variables(inverse)
     return names
+
+
+def literal_roles(program: list[Node], source: str) -> list[tuple[str, int]]:
+    """(name, 1-based line in `source`) of each `{{role "name"}}` written with a string literal."""
+    out = []
+    for node in walk(program):
+        call = getattr(node, "call", None)
+        if call is None or call["name"] != "role" or len(call["args"]) != 1 or call["args"][0][:1] not in "\"'":
+            continue
+        name = call["args"][0][1:-1]
+        out.append((name, line_of(source, rf"{{{{~?\s*role\s+[\"']{re.escape(name)}[\"']")))
+    return out
 
 
 def line_of(source: str, pattern: str) -> int:

@@ -37,8 +37,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ...document.parse import FRONTMATTER_PATTERN
-from ...errors import PromptFileError
+from ...document.parse import FRONTMATTER_PATTERN, parse_source
+from ...errors import PicoschemaError, PromptFileError
+from ...schema.picoschema import to_json_schema
 from ..jinja import RESERVED_NAMES
 from .syntax import syntax_error_line, template_variables
 from .upstream import Block, InlinePartial, Mustache, Partial, PartialBlock, Text, compile_template
@@ -78,8 +79,23 @@ def convert_source(source: str, path: str | None = None) -> Conversion:
     if match is not None:
         head, body = _drop_engine_line(text[: match.end()]), text[match.end():]
         first_line = text.count("\n", 0, match.end()) + 1
-    converted, problems = _Converter(body, first_line, path or "<prompt from source>").run()
+    converter = _Converter(body, first_line, path or "<prompt from source>")
+    converter.input_schema = _input_schema(head)
+    converted, problems = converter.run()
     return Conversion(head + converted, problems)
+
+
+def _input_schema(head: str) -> Any:
+    """The input schema as JSON Schema, or None when there is none or it cannot be read here (a name
+    defined in code): then every value is converted to print and test as Handlebars does."""
+    if not head:
+        return None
+    try:
+        src = parse_source(head)
+        schema = (src.metadata.get("input") or {}).get("schema")
+        return to_json_schema(schema, lambda name: None) if schema is not None else None
+    except (PromptFileError, PicoschemaError, RecursionError):
+        return None
 
 
 _ENGINE_LINE = re.compile(r"^dotprompt\.engine[ \t]*:[ \t]*[\"']?handlebars[\"']?[ \t]*(?:#[^\n]*)?\n", re.M)
@@ -158,6 +174,8 @@ class _Scope:
     params: dict[str, str] = field(default_factory=dict)
     key_var: str | None = None
     uses_key: bool = False
+    schema: Any = None  # JSON Schema of `this` in the scope (None: unknown)
+    param_schemas: dict[str, Any] = field(default_factory=dict)  # `as |name|` -> its JSON Schema
 
 
 _JINJA_KEYWORDS = frozenset({"true", "false", "none", "True", "False", "None", "and", "or", "not", "in", "is",
@@ -183,6 +201,55 @@ def _root_name(seg: str) -> bool:
         and not keyword.iskeyword(seg)
 
 
+_LOOP_DATA_TYPES = {"index": {"type": "integer"}, "key": {"type": "string"}, "first": {"type": "boolean"},
+                    "last": {"type": "boolean"}}
+
+
+def _types(schema: Any) -> list[str] | None:
+    """The JSON types a schema allows besides null, or None when it does not say (or is not a schema)."""
+    if not isinstance(schema, dict):
+        return None
+    if "enum" in schema and "type" not in schema:
+        values = schema["enum"] if isinstance(schema["enum"], list) else []
+        return sorted({_json_type(v) for v in values} - {"null"}) or None
+    kind = schema.get("type")
+    written = [kind] if isinstance(kind, str) else kind if isinstance(kind, list) else []
+    return [str(k) for k in written if k != "null"] or None
+
+
+def _json_type(value: Any) -> str:
+    for python_type, name in ((bool, "boolean"), (str, "string"), (int, "integer"), (float, "number"),
+                              (type(None), "null"), (list, "array")):
+        if isinstance(value, python_type):
+            return name
+    return "object"
+
+
+def _prints_alike(schema: Any) -> bool:
+    """jinja2 prints a value of this type as Handlebars does (text and whole numbers; null is empty in both)."""
+    kinds = _types(schema)
+    return kinds is not None and all(k in ("string", "integer") for k in kinds)
+
+
+def _tests_alike(schema: Any) -> bool:
+    """jinja2's `if` agrees with Handlebars' `#if` on this type (everything but an object: `{}` is true there)."""
+    kinds = _types(schema)
+    return kinds is not None and all(k in ("string", "integer", "number", "boolean", "array") for k in kinds)
+
+
+def _has_type(schema: Any, kind: str) -> bool:
+    return _types(schema) == [kind]
+
+
+def _child_schema(schema: Any, seg: str) -> Any:
+    if not isinstance(schema, dict):
+        return None
+    if seg.isdigit():
+        return schema.get("items")
+    properties = schema.get("properties")
+    return properties.get(seg) if isinstance(properties, dict) else None
+
+
 class _UnconvertibleError(Exception):
     pass
 
@@ -205,6 +272,7 @@ class _Converter:
         self.items: list[str | _Tag] = []
         self.problems: list[Problem] = []
         self.names: set[str] = set()
+        self.input_schema: Any = None  # the file's input schema (JSON Schema), for the values' types
 
     def _mask(self, m: re.Match[str]) -> str:
         """A comment becomes a partial tag (standalone like a comment, kept in the AST), same line count."""
@@ -223,7 +291,7 @@ class _Converter:
             line = self.first_line - 1 + syntax_error_line(self.src, str(exc))
             raise PromptFileError(f"Handlebars syntax error: {exc}", path=self.path, line=line) from None
         self.names = template_variables(program)
-        self._nodes(program, [_Scope(None)])
+        self._nodes(program, [_Scope(None, schema=self.input_schema)])
         return _assemble(self.items), self.problems
 
     # locating tags in the source, in order
@@ -372,9 +440,9 @@ class _Converter:
             content_type = hashed.get("contentType", hashed.get("content_type"))
             return f"media(url={e(url)}" + (f", content_type={e(content_type)}" if content_type else "") + ")"
         if name == "lookup" and len(args) == 2 and not hashed:
-            return f"{e(args[0])}[{e(args[1])}]"
+            return self._printed(f"{e(args[0])}[{e(args[1])}]", None)
         if not args and not hashed:
-            return e(name)
+            return self._printed(e(name), self._schema_of(name, scopes))
         raise _UnconvertibleError(f"helper {name!r}" + ("" if name in ("role", "section", "json", "media", "lookup")
                                                     else " (custom helper)") + " with these arguments")
 
@@ -452,11 +520,47 @@ class _Converter:
             raise _UnconvertibleError(f"{name} with {len(args)} arguments")
         exprs = [self._expr(arg, scopes) for arg in args]
         if name in ("if", "unless"):
-            return self._truth(exprs[0], negate=name == "unless")
+            return self._truth(exprs[0], negate=name == "unless", schema=self._schema_of(args[0], scopes))
         return self._equality(exprs[0], exprs[1], negate=name == "unlessEquals")
 
-    def _truth(self, expr: str, negate: bool) -> str:
+    def _truth(self, expr: str, negate: bool, schema: Any = None) -> str:
+        # Handlebars counts an empty object `{}` as true, jinja2 as false: said so unless the type rules it out.
+        if not _tests_alike(schema):
+            expr = f"({expr} is mapping or {expr})"
         return f"not {expr}" if negate else expr
+
+    def _printed(self, expr: str, schema: Any) -> str:
+        """`expr` printed as Handlebars prints it: plain where the type prints alike in jinja2, else `| js`."""
+        return expr if _prints_alike(schema) else f"{expr} | js"
+
+    def _schema_of(self, token: str, scopes: list[_Scope]) -> Any:
+        """The JSON Schema of the value `token` names, as far as the input schema says (None: unknown)."""
+        if token[:1] in "\"'":
+            return {"type": "string"}
+        if token.startswith("@"):
+            if token.startswith("@root."):
+                return self._schema_of(token[6:], scopes[:1])
+            return _LOOP_DATA_TYPES.get(token[1:])
+        depth, rest, explicit = 0, token, False
+        while rest.startswith("../"):
+            depth, rest = depth + 1, rest[3:]
+        for prefix in ("this.", "this/", "./"):
+            if rest.startswith(prefix):
+                rest, explicit = rest[len(prefix):], True
+        if rest in ("this", ".", ""):
+            rest, explicit = "", True
+        if depth >= len(scopes):
+            return None
+        segs = [seg[1:-1] if seg.startswith("[") else seg for seg in _SEGMENT.findall(rest)]
+        schema = scopes[len(scopes) - 1 - depth].schema
+        if segs and not explicit and depth == 0:
+            for scope in reversed(scopes):
+                if segs[0] in scope.params:
+                    schema, segs = scope.param_schemas.get(segs[0]), segs[1:]
+                    break
+        for seg in segs:
+            schema = _child_schema(schema, seg)
+        return schema
 
     def _equality(self, left: str, right: str, negate: bool) -> str:
         return f"{left} {'!=' if negate else '=='} {right}"
@@ -496,15 +600,23 @@ class _Converter:
         if len(call["args"]) != 1 or call["hash"]:
             raise _UnconvertibleError("each with other than one argument")
         iterable = self._expr(call["args"][0], scopes)
+        schema = self._schema_of(call["args"][0], scopes)
+        items = iterable
+        if not _has_type(schema, "array"):  # Handlebars iterates an object's values; jinja2 would its keys
+            items = f"{iterable}.values()" if _has_type(schema, "object") else \
+                f"({iterable}.values() if {iterable} is mapping else {iterable})"
+        item_schema = schema.get("items") if isinstance(schema, dict) and _has_type(schema, "array") else None
         params = call.get("params") or []
         item = params[0] if params else self._loop_var(scopes, "item")
         key_var = self._loop_var([*scopes, _Scope(item)], "key")
-        scope = _Scope(item, loop=True, key_var=key_var)
+        scope = _Scope(item, loop=True, key_var=key_var, schema=item_schema)
         if params:
             scope.params[params[0]] = item
+            scope.param_schemas[params[0]] = item_schema
         if len(params) > 1:
             scope.params[params[1]] = "loop.index0"
-        head = _Tag([f"for {item} in {iterable}"], loc)
+            scope.param_schemas[params[1]] = {"type": "integer"}
+        head = _Tag([f"for {item} in {items}"], loc)
         self.items.append(head)
         self._nodes(body, [*scopes, scope])
         if scope.uses_key:
@@ -518,10 +630,12 @@ class _Converter:
         if len(call["args"]) != 1 or call["hash"]:
             raise _UnconvertibleError("with with other than one argument")
         value = self._expr(call["args"][0], scopes)
-        scope = _Scope(value)
+        schema = self._schema_of(call["args"][0], scopes)
+        scope = _Scope(value, schema=schema)
         for param in call.get("params") or []:
             scope.params[param] = value
-        self.items.append(_Tag([f"if {value}"], loc))
+            scope.param_schemas[param] = schema
+        self.items.append(_Tag([f"if {self._truth(value, False, schema)}"], loc))
         self._nodes(body, [*scopes, scope])
         if inverse:
             self.items.append(_Tag(["else"], self._find(r"else\b")))
@@ -544,7 +658,10 @@ class FastConverter(_Converter):
         self.names |= self.all_names  # a loop variable never hides a name read anywhere (../name, @root.name)
         return super()._loop_var(scopes, base)
 
-    def _truth(self, expr: str, negate: bool) -> str:
+    def _printed(self, expr: str, schema: Any) -> str:
+        return expr  # the fast environment prints every value as Handlebars does
+
+    def _truth(self, expr: str, negate: bool, schema: Any = None) -> str:
         test = f"({expr}) | hb_truthy"
         return f"not ({test})" if negate else test
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import DatasetError, PromptFileError
-from .common import DIR_HELP, EXIT_FAILED, EXIT_OK, EXIT_USAGE, CommandLineError, add_engine_flag
+from .common import DIR_HELP, EXIT_FAILED, EXIT_OK, EXIT_USAGE, CommandLineError, add_engine_flag, prepare_outputs
 from .test import find_test_files
 
 if TYPE_CHECKING:  # the eval machinery loads when an eval runs, not with every command (`dotprompt check`)
@@ -70,6 +70,8 @@ def run(args: argparse.Namespace) -> int:
     arms = arms_of(args.variant, args.model)
     if args.save_baseline and len(arms) > 1:
         raise CommandLineError("--save-baseline saves one variant on one model; give at most one --variant and --model")
+    prepare_outputs({"--junit": args.junit, "--json": args.json, "--markdown": args.markdown,
+                     "--save-baseline": args.save_baseline})
     try:
         baseline = load_baseline(args.baseline) if args.baseline else None
         results = evaluate(project_library(folder, engine=args.template_engine), specs, arms, args)

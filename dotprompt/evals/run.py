@@ -8,6 +8,7 @@ by side in one run.
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,7 +28,7 @@ from .grounding_stats import GroundingCounts, grounding_counts
 from .metrics import Scores, score_rows
 from .scorers import SCORERS
 
-__all__ = ["Arm", "ArmResult", "EvalRun", "RowResult", "arms_of", "row_case_name", "user_scorers"]
+__all__ = ["Arm", "ArmResult", "EvalRun", "RowResult", "arms_of", "record_hint", "row_case_name", "user_scorers"]
 
 
 @dataclass(frozen=True)
@@ -83,6 +84,16 @@ def row_case_name(row: GoldRow, arm: Arm) -> str:
     return f"eval:{row.id}" + (f"@{arm.model}" if arm.model else "")
 
 
+def record_hint(spec: EvalSpec, arm: Arm) -> str:
+    """The command that records an eval's missing rows (`--auto`: only those), for a row that has none."""
+    words = ["dotprompt", "eval", "--auto", spec.file]
+    if arm.variant is not None:
+        words += ["--variant", arm.variant or "-"]
+    if arm.model is not None:
+        words += ["--model", arm.model]
+    return f"record the missing rows with `{shlex.join(words)}`"
+
+
 def user_scorers(spec: EvalSpec) -> dict[str, Callable[[Any, Any], Any]]:
     """The `module:function` scorers of the eval, loaded; a DatasetError naming the test file line."""
     out = {}
@@ -118,8 +129,10 @@ class EvalRun:
     async def run_arm(self, spec: EvalSpec, arm: Arm, rows: Sequence[GoldRow], comparer: Comparer) -> ArmResult:
         test_run = TestRun(self.library, self.mode, arm.model, self.concurrency, self.on_row)
         self.runs.append(test_run)
+        hint = record_hint(spec, arm)
         cases = [TestCase(name=row_case_name(row, arm), prompt=spec.prompt, variant=arm.variant_for(spec),
-                          input=row.input, file=spec.file, line=row.line, model=spec.model, config=spec.config)
+                          input=row.input, file=spec.file, line=row.line, model=spec.model, config=spec.config,
+                          record_hint=hint)
                  for row in rows]
         summaries = await test_run.run(cases)
         results = [self.scored(row, summary.last, comparer) for row, summary in zip(rows, summaries, strict=True)]

@@ -142,7 +142,7 @@ class TestRun:
             prompt = self.library.load(case.prompt, case.variant)
             name = self.model_name(case, prompt.metadata.get("model"))
             recorder = RecordingModel(name, store, self.mode, case.name, lambda: resolve_model(name), file,
-                                      prompt=prompt.identity)
+                                      prompt=prompt.identity, record_hint=case.record_hint)
         except DotpromptError as exc:
             return CaseResult(case, False, [*corrupt, str(exc)])
         started = time.perf_counter()

@@ -15,6 +15,7 @@
       # grounding figures gate the same way, overall and per field:
       #   min: {grounded: 0.9, flag_precision: 0.5, flag_recall: 0.3, fields: {currency: {grounded: 1}}}
       max_regression: 0.02               # --baseline: a drop in F1 or grounded rate larger than this fails
+      max_failure_rate: 0.05             # rows whose run failed (HTTP 500, ...) allowed; default 0
       model: local/smollm2               # optional, over the file's `model`; `config` merges over the file's
 
 Every problem of the section is a TestFileError at its line, all of them at once.
@@ -38,7 +39,7 @@ from .scorers import SCORERS, scorer_names
 
 __all__ = ["GROUNDING_METRICS", "EvalSpec", "FieldRule", "field_name", "line_of", "load_eval", "render_steps"]
 
-EVAL_KEYS = ("dataset", "fields", "min", "max_regression", "model", "variant", "config")
+EVAL_KEYS = ("dataset", "fields", "min", "max_regression", "max_failure_rate", "model", "variant", "config")
 RULE_KEYS = ("scorer", "threshold", "match", "min_similarity")
 # Against the gold data: the grounded rate, and how well "ungrounded" predicts "wrong" (evals/grounding_stats.py).
 GROUNDING_METRICS = ("grounded", "flag_precision", "flag_recall")
@@ -71,6 +72,7 @@ class EvalSpec:
     overall_min: dict[str, float] = field(default_factory=dict)
     field_min: dict[str, dict[str, float]] = field(default_factory=dict)
     max_regression: float = DEFAULT_MAX_REGRESSION
+    max_failure_rate: float = 0.0  # the share of rows whose run may fail (HTTP 500, ...) without failing the eval
 
     @property
     def name(self) -> str:
@@ -140,6 +142,8 @@ class _EvalReader:
         self.thresholds(raw.get("min") or {}, yaml_child(section, "min"), spec)
         spec.max_regression = self.fraction(raw.get("max_regression", DEFAULT_MAX_REGRESSION),
                                             yaml_child(section, "max_regression"), "max_regression")
+        spec.max_failure_rate = self.fraction(raw.get("max_failure_rate", 0.0), yaml_child(section, "max_failure_rate"),
+                                              "max_failure_rate")
         return spec
 
     def check_keys(self, raw: Mapping[str, Any], node: Any, allowed: tuple[str, ...], what: str) -> None:

@@ -25,9 +25,9 @@ from typing import Any
 from ..errors import DatasetError
 from .config import GROUNDING_METRICS, EvalSpec
 from .grounding_stats import OVERALL, GroundingCounts
-from .metrics import Scores, stored_metrics
+from .metrics import Counts, Scores, stored_metrics
 
-__all__ = ["Delta", "Miss", "deltas", "load_baseline", "regressions", "save_baseline", "threshold_misses"]
+__all__ = ["Delta", "FailedRows", "Miss", "deltas", "failed_rows", "load_baseline", "regressions", "save_baseline", "threshold_misses"]
 
 BASELINE_FORMAT = 1
 ROWS_SHOWN = 10
@@ -90,11 +90,63 @@ def _measured(scores: Scores, grounding: Grounded, name: str, metric: str) -> tu
         if counts is None:
             return 0.0, (), NOT_GROUNDED.get(name, FIELD_NOT_GROUNDED)
         return counts.metric(metric), tuple(counts.rows_behind(metric)), ""
-    if name == OVERALL:
-        return scores.metric(metric), (), ""
-    field = scores.fields.get(name)
-    rows = tuple(scores.failing.get(name, ()))
-    return (field.metric(metric), rows, "") if field is not None else (0.0, rows, NO_FIELD)
+    counts = scores.overall if name == OVERALL else scores.fields.get(name)
+    rows = tuple(scores.failing.get(name, ())) if name != OVERALL else ()
+    empty = _measured_from_nothing(metric, counts, scores)
+    if empty is not None:
+        if scores.failed:
+            empty += f": {len(scores.failed)} rows failed to run"
+        elif counts is None:
+            return 0.0, rows, NO_FIELD
+        return 0.0, rows, f" ({empty})"
+    return (scores.metric(metric) if name == OVERALL else counts.metric(metric) if counts is not None else 0.0), rows, ""
+
+
+def _measured_from_nothing(metric: str, counts: Counts | None, scores: Scores) -> str | None:
+    """Why the figure has nothing behind it (precision with no predicted value, recall with no gold value,
+    exact match with no row scored), or None when it was measured: a gate never passes on a vacuous 1.0."""
+    predicted = counts.predicted if counts is not None else 0
+    support = counts.support if counts is not None else 0
+    if metric == "exact_match":
+        return "no row was scored" if scores.rows == 0 else None
+    if metric == "precision" and predicted == 0:
+        return "no value was predicted"
+    if metric == "recall" and support == 0:
+        return "no gold value was scored"
+    if predicted == 0 and support == 0:
+        return "nothing was scored"
+    return None
+
+
+@dataclass(frozen=True)
+class FailedRows:
+    """Rows whose run failed (an HTTP 500, a prompt that does not render, a missing recording): not scored,
+    and failing the eval when they are more than its `max_failure_rate` allows."""
+
+    rows: tuple[str, ...]
+    total: int
+    max_rate: float
+
+    @property
+    def allowed(self) -> int:
+        return math.floor(self.max_rate * self.total + 1e-9)
+
+    @property
+    def passed(self) -> bool:
+        return len(self.rows) <= self.allowed
+
+    def message(self) -> str:
+        shown = ", ".join(self.rows[:ROWS_SHOWN])
+        more = f" and {len(self.rows) - ROWS_SHOWN} more" if len(self.rows) > ROWS_SHOWN else ""
+        return (f"{len(self.rows)} of {self.total} rows failed to run (max_failure_rate {self.max_rate:g} allows "
+                f"{self.allowed}): {shown}{more}")
+
+
+def failed_rows(spec: EvalSpec, scores: Scores) -> FailedRows | None:
+    """The rows of an arm that failed to run, None when every row ran."""
+    if not scores.failed:
+        return None
+    return FailedRows(tuple(scores.failed), scores.rows + len(scores.failed), spec.max_failure_rate)
 
 
 def save_baseline(path: Path, results: Mapping[str, Scores], grounding: Mapping[str, Grounded] | None = None) -> None:

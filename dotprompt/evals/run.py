@@ -54,6 +54,7 @@ class RowResult:
     recording_problems: list[str] = field(default_factory=list)
     fixture: bool = False  # replayed from a hand-written reply (`"source": "fixture"`), not a model's
     grounding: Any = None  # where the output's values are in the row's input, when grounded
+    error: str | None = None  # the run failed before there was an output: the row is not scored
 
 
 @dataclass
@@ -69,6 +70,10 @@ class ArmResult:
     def errors(self) -> list[str]:
         """Rows that could not be replayed: the eval is incomplete, whatever its scores."""
         return [f"row {r.row.id}: {p}" for r in self.rows for p in r.recording_problems]
+
+    @property
+    def failed_rows(self) -> list[RowResult]:
+        return [r for r in self.rows if r.error is not None]
 
     @property
     def fixture_rows(self) -> int:
@@ -136,8 +141,12 @@ class EvalRun:
                  for row in rows]
         summaries = await test_run.run(cases)
         results = [self.scored(row, summary.last, comparer) for row, summary in zip(rows, summaries, strict=True)]
-        scores = score_rows((r.row.id, r.comparison) for r in results)
-        grounding = grounding_counts((r.row.id, r.comparison, r.grounding) for r in results)
+        # A row whose run failed has no prediction to score: it is counted apart (gates.failed_rows), never as
+        # the model leaving every field out, which would hide the failure inside a recall figure.
+        ran = [r for r in results if r.error is None]
+        scores = score_rows((r.row.id, r.comparison) for r in ran)
+        scores.failed = [r.row.id for r in results if r.error is not None]
+        grounding = grounding_counts((r.row.id, r.comparison, r.grounding) for r in ran)
         return ArmResult(spec, arm, results, scores, self.identity(spec.prompt, arm.variant_for(spec)), grounding)
 
     def identity(self, name: str, variant: str | None) -> PromptIdentity | None:
@@ -155,7 +164,7 @@ class EvalRun:
         except ScorerFailedError as exc:
             raise DatasetError(f"row {row.id}: {exc}") from None
         return RowResult(row, output, comparison, problems, list(result.recording_problems), result.fixtures > 0,
-                         result.grounding)
+                         result.grounding, result.error)
 
     def save(self) -> None:
         for test_run in self.runs:

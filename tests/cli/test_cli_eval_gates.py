@@ -5,8 +5,12 @@ from __future__ import annotations
 import json
 import xml.etree.ElementTree as ET
 
+import httpx
+import pytest
+
 from tests.cli_inprocess import cli
 from tests.evals.eval_project import project
+from tests.models.mock_server import Loopback
 
 
 def replay_env(cli_env: dict[str, str]) -> dict[str, str]:
@@ -46,3 +50,97 @@ def test_the_no_recording_hint_names_the_command_that_records_eval_rows(tmp_path
     assert cli("eval", "--auto", "prompts/inv.test.yaml", cwd=tmp_path, env=env).returncode == 0
     assert (prompts / "__recordings__" / "inv.jsonl").is_file()
     assert cli("eval", cwd=tmp_path, env=env).returncode == 0
+
+
+FAILING_PROMPT = """---
+model: openai/gpt-test
+input:
+  schema:
+    text: string
+output:
+  schema:
+    total: number
+    vendor?: string
+---
+Extract the total from: {{ text }}
+"""
+ROWS = [{"id": "a", "input": {"text": "total 1"}, "expected": {"total": 1}},
+        {"id": "b", "input": {"text": "total 2 (the server fails on this one)"}, "expected": {"total": 2}},
+        {"id": "c", "input": {"text": "total 3"}, "expected": {"total": 3}}]
+
+
+def _reply(request: httpx.Request) -> httpx.Response:
+    """HTTP 500 for every row whose text says so (or for all when the test sets it), else the total it names."""
+    text = json.loads(request.content)["messages"][-1]["content"]
+    if "fails" in text or "fails" in _reply.mode:
+        return httpx.Response(500, json={"error": {"message": "upstream exploded", "type": "server_error"}})
+    total = int(text.rsplit("total ", 1)[1][0])
+    return httpx.Response(200, json={
+        "id": "c1", "object": "chat.completion", "model": "gpt-test",
+        "choices": [{"index": 0, "finish_reason": "stop",
+                     "message": {"role": "assistant", "content": json.dumps({"total": total})}}],
+        "usage": {"prompt_tokens": 5, "completion_tokens": 5, "total_tokens": 10}})
+
+
+@pytest.fixture
+def provider(cli_env):
+    _reply.mode = ""
+    with Loopback(_reply) as server:
+        yield {**replay_env(cli_env), "OPENAI_BASE_URL": f"{server.url}/v1", "OPENAI_API_KEY": "sk-test-eval-key-0001"}
+
+
+def failing_project(tmp_path, eval_section: str):
+    prompts = tmp_path / "prompts"
+    prompts.mkdir()
+    (prompts / "ex.prompt").write_text(FAILING_PROMPT)
+    (prompts / "ex.test.yaml").write_text(eval_section)
+    (prompts / "gold.jsonl").write_text("".join(json.dumps(r) + "\n" for r in ROWS))
+    return prompts
+
+
+GATES = "eval:\n  dataset: gold.jsonl\n  min: {precision: 0.9, fields: {total: {precision: 0.95}}}\n"
+
+
+def test_every_model_call_failing_fails_the_eval_naming_each_row_and_its_error(tmp_path, provider):
+    failing_project(tmp_path, GATES)
+    _reply.mode = "fails"
+    done = cli("eval", "--record", "--json", "r.json", "--junit", "j.xml", cwd=tmp_path, env=provider)
+    assert done.returncode == 1, done.stdout + done.stderr
+    out = done.stdout
+    assert "0 eval(s) passed, 1 failed" in out
+    assert "3 of 3 rows failed to run (max_failure_rate 0 allows 0): a, b, c" in out, out
+    assert "row a: failed to run: ModelError" in out and "upstream exploded" in out and "HTTP 500" in out
+    # The gates on precision were computed from no prediction: they fail too, and say why.
+    assert "(overall): precision below threshold: 0.000 < 0.900 (no value was predicted: 3 rows failed to run)" in out
+    assert "total: precision below threshold: 0.000 < 0.950 (no value was predicted: 3 rows failed to run)" in out
+    assert "sk-test-eval-key" not in out
+    report = json.loads((tmp_path / "r.json").read_text())["evals"][0]
+    assert report["passed"] is False and report["scores"]["failed"] == 3
+    assert [r["error"].split(":")[0] for r in report["rows"]] == ["ModelError"] * 3
+    cases = {c.get("name"): c for c in ET.parse(tmp_path / "j.xml").getroot().iter("testcase")}
+    assert cases["(failed rows)"].find("failure") is not None
+
+
+def test_a_failure_rate_the_eval_allows_scores_the_rows_that_ran_and_notes_the_rest(tmp_path, provider):
+    failing_project(tmp_path, GATES + "  max_failure_rate: 0.34\n")
+    done = cli("eval", "--record", "--json", "r.json", cwd=tmp_path, env=provider)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "NOTE ex on gold.jsonl [default]: 1 of 3 rows failed to run (max_failure_rate 0.34 allows 1): b" \
+        in done.stdout, done.stdout
+    assert "NOTE ex on gold.jsonl [default]: row b: failed to run: ModelError" in done.stdout
+    scores = json.loads((tmp_path / "r.json").read_text())["evals"][0]["scores"]
+    assert scores["rows"] == 2 and scores["failed"] == 1 and scores["fields"]["total"]["support"] == 2
+    assert scores["overall"]["f1"] == 1.0
+
+    (tmp_path / "prompts" / "ex.test.yaml").write_text(GATES + "  max_failure_rate: 0.3\n")
+    done = cli("eval", "--record", cwd=tmp_path, env=provider)
+    assert done.returncode == 1 and "1 of 3 rows failed to run (max_failure_rate 0.3 allows 0): b" in done.stdout
+
+
+def test_a_table_of_nothing_scored_shows_no_figure(tmp_path, provider):
+    failing_project(tmp_path, GATES)
+    _reply.mode = "fails"
+    out = cli("eval", "--record", cwd=tmp_path, env=provider).stdout
+    assert "ex on gold.jsonl: 3 rows (3 failed to run, not scored)" in out
+    assert [line.split() for line in out.splitlines() if line.startswith("(")][:2] == \
+        [["(overall", "F1)", "0", "-"], ["(exact", "match)", "0", "-"]], out

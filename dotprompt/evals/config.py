@@ -24,6 +24,7 @@ Every problem of the section is a TestFileError at its line, all of them at once
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,12 +33,14 @@ from typing import Any
 from ..document.parse import did_you_mean, yaml_child, yaml_key_node
 from ..errors import TestFileError
 from ..schema.compiled import key_step
+from ..settings import project_settings
 from ..testing.cases import read_test_yaml, sidecar_prompt
 from ..testing.functions import is_function_spec
 from ..testing.paths import PathError, parse_path
 from .scorers import SCORERS, scorer_names
 
-__all__ = ["GROUNDING_METRICS", "EvalSpec", "FieldRule", "field_name", "line_of", "load_eval", "render_steps"]
+__all__ = ["GROUNDING_METRICS", "EvalSpec", "FieldRule", "field_name", "line_of", "load_eval", "project_root",
+           "render_steps"]
 
 EVAL_KEYS = ("dataset", "fields", "min", "max_regression", "max_failure_rate", "model", "variant", "config")
 RULE_KEYS = ("scorer", "threshold", "match", "min_similarity")
@@ -73,11 +76,35 @@ class EvalSpec:
     field_min: dict[str, dict[str, float]] = field(default_factory=dict)
     max_regression: float = DEFAULT_MAX_REGRESSION
     max_failure_rate: float = 0.0  # the share of rows whose run may fail (HTTP 500, ...) without failing the eval
+    root: Path | None = None  # the project folder the dataset is named from (project_root)
+    own_file: bool = True  # the test file is the prompt's own (NAME.test.yaml beside NAME.prompt)
 
     @property
     def name(self) -> str:
-        """How reports and baselines know this eval: the prompt and the dataset's file name."""
+        """How reports and baselines know this eval, unique in a project: the prompt, the dataset's path from
+        the project folder and, for a test file other than the prompt's own, that file's
+        (`extract on examples/gold/invoices.jsonl`, `extract on b/gold.jsonl (checks/b.test.yaml)`)."""
+        where = "" if self.own_file else f" ({_from_root(Path(self.file), self.root)})"
+        return f"{self.prompt} on {_from_root(self.dataset, self.root) if self.dataset else '?'}{where}"
+
+    @property
+    def legacy_name(self) -> str:
+        """The name baselines of format 1 used: the dataset's file name only, which two evals could share."""
         return f"{self.prompt} on {self.dataset.name if self.dataset else '?'}"
+
+
+def project_root(prompts_dir: Path) -> Path:
+    """The folder eval names start from: the nearest pyproject.toml's at or above the prompt folder, else that folder."""
+    return project_settings(prompts_dir)[1] or prompts_dir
+
+
+def _from_root(path: Path, root: Path | None) -> str:
+    if root is None:
+        return path.as_posix()
+    try:
+        return Path(os.path.relpath(path.resolve(), root.resolve())).as_posix()
+    except ValueError:  # another drive (Windows): no relative path
+        return path.resolve().as_posix()
 
 
 def field_name(path: str) -> str:
@@ -124,7 +151,9 @@ class _EvalReader:
             self.report("the test file does not say which prompt it evaluates", node,
                         "add `prompt: NAME`, or name the file NAME.test.yaml beside NAME.prompt")
         spec = EvalSpec(str(self.path), line_of(section), str(prompt or ""), data.get("variant") or side_variant,
-                        data.get("model"), data.get("config"))
+                        data.get("model"), data.get("config"),
+                        root=project_root(prompts_dir if prompts_dir is not None else self.path.parent),
+                        own_file=(side_name, side_variant) == (prompt, None))
         if not isinstance(raw, Mapping):
             self.report("`eval` must be a mapping with `dataset`, `fields` and `min`", section)
             return spec

@@ -3,9 +3,13 @@
 Each failure names the field, the metric, the figures and the rows that failed the field, so the
 CI log says what to look at. Thresholds cover the scores and, when the output was grounded, the
 grounding figures (grounded rate, flag precision and recall). Baselines are JSON files written by
-`--save-baseline`; `grounding` is there when the eval was grounded (older baselines lack it):
+`--save-baseline`, each eval under its name (EvalSpec.name, unique in a project); `grounding` is there
+when the eval was grounded (older baselines lack it):
 
-    {"dotprompt_eval_baseline": 1, "evals": {"extract on invoices.jsonl": {<scores>, "grounding": {...}}}}
+    {"dotprompt_eval_baseline": 2, "evals": {"extract on examples/gold/invoices.jsonl": {<scores>, "grounding": {...}}}}
+
+Format 1 named an eval by its dataset's file name only (`extract on invoices.jsonl`), which two evals
+could share: such an entry is read as an eval's only when no other eval of the run has that old name.
 
 A regression is a drop in F1, in the exact-match rate or in the grounded rate. Flag precision and
 recall are not compared with the baseline: they measure grounding as a detector of the model's
@@ -27,9 +31,10 @@ from .config import GROUNDING_METRICS, EvalSpec
 from .grounding_stats import OVERALL, GroundingCounts
 from .metrics import Counts, Scores, stored_metrics
 
-__all__ = ["Delta", "FailedRows", "Miss", "deltas", "failed_rows", "load_baseline", "regressions", "save_baseline", "threshold_misses"]
+__all__ = ["Baseline", "Delta", "FailedRows", "Miss", "deltas", "failed_rows", "load_baseline", "regressions", "save_baseline", "threshold_misses"]
 
-BASELINE_FORMAT = 1
+BASELINE_FORMAT = 2
+READ_FORMATS = (1, 2)
 ROWS_SHOWN = 10
 SAVED_PRECISION = 1e-6  # baselines keep six decimals: a difference below this is rounding, not a regression
 Grounded = Mapping[str, GroundingCounts]  # an eval arm's grounding figures by field (and OVERALL)
@@ -161,20 +166,49 @@ def save_baseline(path: Path, results: Mapping[str, Scores], grounding: Mapping[
     path.write_text(json.dumps(data, indent=2, ensure_ascii=False, sort_keys=True) + "\n", encoding="utf-8")
 
 
-def load_baseline(path: Path) -> dict[str, dict[str, dict[str, float]]]:
-    """{eval name: {field: {metric: value}}} (the grounded rate as metric `grounded`, when the baseline
-    has one); a DatasetError naming the file when it is not a baseline."""
+@dataclass(frozen=True)
+class Baseline:
+    """A baseline file read: `evals` is {eval name: {field: {metric: value}}} (the grounded rate as metric
+    `grounded`, when the baseline has one)."""
+
+    path: Path
+    format: int
+    evals: Mapping[str, Mapping[str, Mapping[str, float]]]
+
+    def lookup(self, spec: EvalSpec, legacy_names: Mapping[str, int]) -> tuple[Mapping[str, Mapping[str, float]] | None, str]:
+        """(the eval's saved figures or None, a note for the report: why not compared, or how they were found).
+        `legacy_names` counts the evals of this run by their format-1 name."""
+        found = self.evals.get(spec.name)
+        if found is not None:
+            return found, ""
+        old = spec.legacy_name
+        if self.format == 1 and old in self.evals:
+            if legacy_names.get(old, 0) > 1:
+                return None, (f"not compared with a baseline: {self.path} was saved by an older version under the "
+                              f"name {old!r}, which {legacy_names[old]} evals of this run share; re-save it with "
+                              "--save-baseline")
+            return self.evals[old], (f"{self.path} was saved by an older version: its scores for {old!r} are read as "
+                                     "this eval's; re-save it with --save-baseline")
+        return None, f"not compared with a baseline: {self.path} has no scores for {spec.name!r}; save them with --save-baseline"
+
+
+def load_baseline(path: Path) -> Baseline:
+    """The baseline file at `path`; a DatasetError naming the file when it is not a baseline."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise DatasetError(f"{path}: cannot read the baseline: {exc.strerror or exc}") from None
     except (ValueError, RecursionError) as exc:
         raise DatasetError(f"{path}: the baseline is not JSON ({exc}); write one with --save-baseline") from None
-    if not isinstance(data, dict) or data.get("dotprompt_eval_baseline") != BASELINE_FORMAT \
-            or not isinstance(data.get("evals"), dict):
+    version = data.get("dotprompt_eval_baseline") if isinstance(data, dict) else None
+    if isinstance(version, int) and not isinstance(version, bool) and version > BASELINE_FORMAT:
+        raise DatasetError(f"{path}: a baseline of format {version}, written by a newer version of dotprompt; "
+                           "upgrade, or write one with --save-baseline")
+    if version not in READ_FORMATS or not isinstance(data.get("evals"), dict):
         raise DatasetError(f"{path}: not a dotprompt eval baseline (format {BASELINE_FORMAT}); "
                            "write one with --save-baseline")
-    return {str(name): _stored(scores) for name, scores in data["evals"].items() if isinstance(scores, dict)}
+    evals = {str(name): _stored(scores) for name, scores in data["evals"].items() if isinstance(scores, dict)}
+    return Baseline(path, version, evals)
 
 
 def _stored(scores: Mapping[str, Any]) -> dict[str, dict[str, float]]:

@@ -144,3 +144,74 @@ def test_a_table_of_nothing_scored_shows_no_figure(tmp_path, provider):
     assert "ex on gold.jsonl: 3 rows (3 failed to run, not scored)" in out
     assert [line.split() for line in out.splitlines() if line.startswith("(")][:2] == \
         [["(overall", "F1)", "0", "-"], ["(exact", "match)", "0", "-"]], out
+
+
+def two_datasets(tmp_path):
+    """One prompt evaluated on `a/gold.jsonl` (its own test file) and on `b/gold.jsonl` (another test file)."""
+    prompts = project(tmp_path)
+    rows = (prompts / "gold.jsonl").read_text()
+    for folder in ("a", "b"):
+        (prompts / folder).mkdir()
+        (prompts / folder / "gold.jsonl").write_text(rows)
+    tests = (prompts / "inv.test.yaml").read_text()
+    (prompts / "inv.test.yaml").write_text(tests.replace("dataset: gold.jsonl", "dataset: a/gold.jsonl"))
+    (prompts / "b.test.yaml").write_text("prompt: inv\n" + tests.replace("dataset: gold.jsonl", "dataset: b/gold.jsonl"))
+    return prompts
+
+
+def test_two_evals_of_one_prompt_on_datasets_of_one_name_keep_their_own_baselines(tmp_path, cli_env):
+    prompts = two_datasets(tmp_path)
+    env = replay_env(cli_env)
+    assert cli("eval", "--record", cwd=tmp_path, env=env).returncode == 0
+    assert cli("eval", "--save-baseline", "base.json", cwd=tmp_path, env=env).returncode == 0
+    saved = json.loads((tmp_path / "base.json").read_text())
+    assert saved["dotprompt_eval_baseline"] == 2
+    assert sorted(saved["evals"]) == ["inv on a/gold.jsonl", "inv on b/gold.jsonl (b.test.yaml)"]
+
+    # Eval A's gold labels change (every currency now differs): A falls, B does not.
+    gold = prompts / "a" / "gold.jsonl"
+    gold.write_text(gold.read_text().replace('"currency": "EUR"', '"currency": "X"')
+                    .replace('"currency": "GBP"', '"currency": "X"').replace('"currency": "USD"', '"currency": "X"'))
+    done = cli("eval", "--baseline", "base.json", cwd=tmp_path, env=env)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "FAIL inv on a/gold.jsonl [default]: currency: f1 regressed: 0.000, baseline 1.000 (-1.000)" in done.stdout
+    assert "FAIL inv on b/gold.jsonl (b.test.yaml)" not in done.stdout
+    # A table each, not one table with two "default" columns.
+    assert len([line for line in done.stdout.splitlines() if line.split()[:2] == ["currency", "3"]]) == 2
+
+
+def test_a_baseline_that_does_not_cover_an_eval_says_so_in_every_report(tmp_path, cli_env):
+    two_datasets(tmp_path)
+    env = replay_env(cli_env)
+    assert cli("eval", "--record", cwd=tmp_path, env=env).returncode == 0
+    assert cli("eval", "prompts/inv.test.yaml", "--save-baseline", "base.json", cwd=tmp_path, env=env).returncode == 0
+    done = cli("eval", "--baseline", "base.json", "--json", "r.json", "--markdown", "m.md", cwd=tmp_path, env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    note = ("not compared with a baseline: base.json has no scores for 'inv on b/gold.jsonl (b.test.yaml)'; "
+            "save them with --save-baseline")
+    assert f"NOTE inv on b/gold.jsonl (b.test.yaml) [default]: {note}" in done.stdout, done.stdout
+    report = {e["eval"]: e for e in json.loads((tmp_path / "r.json").read_text())["evals"]}
+    assert report["inv on b/gold.jsonl (b.test.yaml)"]["notes"] == [note]
+    assert report["inv on a/gold.jsonl"]["notes"] == []
+    assert note in (tmp_path / "m.md").read_text()
+
+
+def test_a_baseline_saved_with_the_old_names_is_read_where_it_is_unambiguous(tmp_path, cli_env):
+    two_datasets(tmp_path)
+    env = replay_env(cli_env)
+    assert cli("eval", "--record", cwd=tmp_path, env=env).returncode == 0
+    assert cli("eval", "--save-baseline", "base.json", cwd=tmp_path, env=env).returncode == 0
+    scores = json.loads((tmp_path / "base.json").read_text())["evals"]["inv on a/gold.jsonl"]
+    (tmp_path / "old.json").write_text(json.dumps({"dotprompt_eval_baseline": 1, "evals": {"inv on gold.jsonl": scores}}))
+    # Both evals had the old name "inv on gold.jsonl": the old baseline cannot say whose scores it holds.
+    done = cli("eval", "--baseline", "old.json", cwd=tmp_path, env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert ("NOTE inv on a/gold.jsonl [default]: not compared with a baseline: old.json was saved by an older "
+            "version under the name 'inv on gold.jsonl', which 2 evals of this run share; re-save it with "
+            "--save-baseline") in done.stdout, done.stdout
+    # Alone, the eval is the only one of that name: the old entry is its own, and it is compared.
+    done = cli("eval", "prompts/inv.test.yaml", "--baseline", "old.json", cwd=tmp_path, env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "±0" in done.stdout and "not compared" not in done.stdout
+    assert ("NOTE inv on a/gold.jsonl [default]: old.json was saved by an older version: its scores for "
+            "'inv on gold.jsonl' are read as this eval's; re-save it with --save-baseline") in done.stdout

@@ -35,7 +35,7 @@ def test_baseline_round_trip_deltas_and_tolerance(tmp_path):
                                              "date": Counts(correct=3, missing=1), "gone": Counts(correct=2)})
     path = tmp_path / "base.json"
     save_baseline(path, {"x on gold.jsonl": before})
-    baseline = load_baseline(path)["x on gold.jsonl"]
+    baseline = load_baseline(path).evals["x on gold.jsonl"]
     found = deltas(baseline, scores())
     by_field = {(d.field, d.metric): d for d in found}
     assert by_field[("total", "f1")].change == pytest.approx(0.75 - 1.0)
@@ -82,8 +82,8 @@ def test_the_same_scores_never_regress_against_their_own_rounded_baseline(tmp_pa
     same = Scores(rows=3, exact=2, fields={"x": Counts(correct=2, wrong=1)})  # F1 2/3 is saved rounded up
     path = tmp_path / "base.json"
     save_baseline(path, {"e": same})
-    assert load_baseline(path)["e"]["x"]["f1"] > same.fields["x"].f1
-    assert regressions(deltas(load_baseline(path)["e"], same), 0.0, same) == []
+    assert load_baseline(path).evals["e"]["x"]["f1"] > same.fields["x"].f1
+    assert regressions(deltas(load_baseline(path).evals["e"], same), 0.0, same) == []
 
 
 def test_a_gate_on_a_figure_computed_from_nothing_fails_saying_so():

@@ -11,6 +11,8 @@
         line_items[*].description: text
         notes: ignore
         vendor.vat_id: {scorer: "checks:same_vat", threshold: 0.5}
+      ignore: [vendor.address]            # never scored (as `scorer: ignore`)
+      strict: false                       # true: a field a gold row does not label counts as absent
       min: {f1: 0.9, exact_match: 0.5, fields: {total: 0.98, vendor.name: {recall: 0.9}}}
       # grounding figures gate the same way, overall and per field:
       #   min: {grounded: 0.9, flag_precision: 0.5, flag_recall: 0.3, fields: {currency: {grounded: 1}}}
@@ -42,7 +44,8 @@ from .scorers import SCORERS, scorer_names
 __all__ = ["GROUNDING_METRICS", "EvalSpec", "FieldRule", "field_name", "line_of", "load_eval", "project_root",
            "render_steps"]
 
-EVAL_KEYS = ("dataset", "fields", "min", "max_regression", "max_failure_rate", "model", "variant", "config")
+EVAL_KEYS = ("dataset", "fields", "ignore", "strict", "min", "max_regression", "max_failure_rate", "model", "variant",
+             "config")
 RULE_KEYS = ("scorer", "threshold", "match", "min_similarity")
 # Against the gold data: the grounded rate, and how well "ungrounded" predicts "wrong" (evals/grounding_stats.py).
 GROUNDING_METRICS = ("grounded", "flag_precision", "flag_recall")
@@ -76,6 +79,7 @@ class EvalSpec:
     field_min: dict[str, dict[str, float]] = field(default_factory=dict)
     max_regression: float = DEFAULT_MAX_REGRESSION
     max_failure_rate: float = 0.0  # the share of rows whose run may fail (HTTP 500, ...) without failing the eval
+    strict: bool = False  # a field a gold row does not label counts as absent (extra when predicted), not unlabelled
     root: Path | None = None  # the project folder the dataset is named from (project_root)
     own_file: bool = True  # the test file is the prompt's own (NAME.test.yaml beside NAME.prompt)
 
@@ -168,6 +172,12 @@ class _EvalReader:
         if raw.get("dataset") is not None:
             spec.dataset = self.path.parent / str(raw["dataset"])
         spec.rules = self.rules(raw.get("fields") or {}, yaml_child(section, "fields"))
+        self.ignored(raw.get("ignore"), yaml_child(section, "ignore"), spec.rules)
+        spec.strict = raw.get("strict", False)
+        if not isinstance(spec.strict, bool):
+            self.report(f"eval.strict must be true or false, got {spec.strict!r}", yaml_child(section, "strict"),
+                        "true: a field a gold row does not label counts as absent; false (default): it is not scored")
+            spec.strict = False
         self.thresholds(raw.get("min") or {}, yaml_child(section, "min"), spec)
         spec.max_regression = self.fraction(raw.get("max_regression", DEFAULT_MAX_REGRESSION),
                                             yaml_child(section, "max_regression"), "max_regression")
@@ -191,6 +201,27 @@ class _EvalReader:
             if rule is not None:
                 out[rule.field] = rule
         return out
+
+    def ignored(self, raw: Any, node: Any, rules: dict[str, FieldRule]) -> None:
+        """`ignore: [notes, vendor.address]`: fields never scored, as `scorer: ignore` in `fields:`."""
+        if raw is None:
+            return
+        if not isinstance(raw, list):
+            self.report("eval.ignore must be a list of field paths, like [notes, vendor.address]", node)
+            return
+        for index, path in enumerate(raw):
+            item = node.value[index] if hasattr(node, "value") and isinstance(node.value, list) else node
+            try:
+                name = field_name(str(path))
+            except PathError as exc:
+                self.report(f"eval.ignore: {exc}", item)
+                continue
+            known = rules.get(name)
+            if known is not None and known.scorer not in (None, "ignore"):
+                self.report(f"eval.ignore: `{name}` also has the scorer `{known.scorer}` in eval.fields", item,
+                            "keep one of the two")
+                continue
+            rules[name] = FieldRule(name, "ignore", line=line_of(item))
 
     def rule(self, path: str, raw: Any, node: Any) -> FieldRule | None:
         try:

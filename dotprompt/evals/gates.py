@@ -31,7 +31,8 @@ from .config import GROUNDING_METRICS, EvalSpec
 from .grounding_stats import OVERALL, GroundingCounts
 from .metrics import Counts, Scores, stored_metrics
 
-__all__ = ["Baseline", "Delta", "FailedRows", "Miss", "deltas", "failed_rows", "load_baseline", "regressions", "save_baseline", "threshold_misses"]
+__all__ = ["Baseline", "Delta", "FailedRows", "Miss", "deltas", "failed_rows", "load_baseline", "regressions", "save_baseline",
+           "threshold_misses"]
 
 BASELINE_FORMAT = 2
 READ_FORMATS = (1, 2)
@@ -91,10 +92,10 @@ def threshold_misses(spec: EvalSpec, scores: Scores, grounding: Grounded | None 
 def _measured(scores: Scores, grounding: Grounded, name: str, metric: str) -> tuple[float, tuple[str, ...], str]:
     """(figure, rows behind it, note when it could not be measured) of one field's (or OVERALL's) metric."""
     if metric in GROUNDING_METRICS:
-        counts = grounding.get(name)
-        if counts is None:
+        found = grounding.get(name)
+        if found is None:
             return 0.0, (), NOT_GROUNDED.get(name, FIELD_NOT_GROUNDED)
-        return counts.metric(metric), tuple(counts.rows_behind(metric)), ""
+        return found.metric(metric), tuple(found.rows_behind(metric)), ""
     counts = scores.overall if name == OVERALL else scores.fields.get(name)
     rows = tuple(scores.failing.get(name, ())) if name != OVERALL else ()
     empty = _measured_from_nothing(metric, counts, scores)
@@ -104,7 +105,9 @@ def _measured(scores: Scores, grounding: Grounded, name: str, metric: str) -> tu
         elif counts is None:
             return 0.0, rows, NO_FIELD
         return 0.0, rows, f" ({empty})"
-    return (scores.metric(metric) if name == OVERALL else counts.metric(metric) if counts is not None else 0.0), rows, ""
+    if name == OVERALL:
+        return scores.metric(metric), rows, ""
+    return (counts.metric(metric) if counts is not None else 0.0), rows, ""
 
 
 def _measured_from_nothing(metric: str, counts: Counts | None, scores: Scores) -> str | None:

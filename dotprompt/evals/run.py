@@ -128,7 +128,7 @@ class EvalRun:
                 raise DatasetError(f"{spec.file}:{spec.line}: the eval names no dataset; add `dataset: FILE` "
                                    "or pass --dataset")
             rows = read_dataset(spec.dataset)
-        comparer = Comparer(spec.rules, user_scorers(spec))
+        comparer = Comparer(spec.rules, user_scorers(spec), strict=spec.strict)
         return [await self.run_arm(spec, arm, rows, comparer) for arm in arms]
 
     async def run_arm(self, spec: EvalSpec, arm: Arm, rows: Sequence[GoldRow], comparer: Comparer) -> ArmResult:

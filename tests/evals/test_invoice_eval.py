@@ -77,7 +77,8 @@ def test_the_planted_arm_says_its_replies_are_fixtures(tmp_path, cli_env):
                cwd=ROOT, env=offline(cli_env, tmp_path))
     reports = json.loads((tmp_path / "r.json").read_text())["evals"]
     assert [(r["arm"], r["fixture_rows"]) for r in reports] == [("base", 20), ("worse", 20)], done.stdout
-    assert "NOTE extract on examples/gold/invoices.jsonl [base]: 20 of 20 rows replayed hand-written fixture replies" in done.stdout
+    assert ("NOTE extract on examples/gold/invoices.jsonl [base]: 20 of 20 rows replayed hand-written fixture replies"
+            in done.stdout)
     assert "no recording" not in done.stdout and "no longer matches" not in done.stdout
     for path in (ROOT / "tests" / "evals" / "planted" / "__recordings__").glob("*.jsonl"):
         assert {json.loads(line)["source"] for line in path.read_text(encoding="utf-8").splitlines()} == {"fixture"}

@@ -101,6 +101,8 @@ def test_ordered_lists_pair_by_position_and_missing_items_count_each_field():
 
 def test_null_is_absent_and_a_missing_object_counts_its_fields():
     result = Comparer({}).compare({"a": None, "b": {"c": 1, "d": 2}}, {"a": None, "e": 5})
+    assert outcomes(result) == {"b.c": ["missing"], "b.d": ["missing"]}  # `e` is not labelled: not scored
+    result = Comparer({}, strict=True).compare({"a": None, "b": {"c": 1, "d": 2}}, {"a": None, "e": 5})
     assert outcomes(result) == {"b.c": ["missing"], "b.d": ["missing"], "e": ["extra"]}
 
 

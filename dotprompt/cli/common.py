@@ -14,7 +14,7 @@ from ..prompts.loader import project_library, prompts_dir
 from ..settings import TEMPLATE_ENGINES
 
 __all__ = ["DIR_HELP", "EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE", "CommandLineError", "json_arg", "library",
-           "package_version", "usage"]
+           "package_version", "prepare_outputs", "usage"]
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 EXIT_INTERRUPTED = 130  # the shell's code for Ctrl-C
@@ -63,6 +63,21 @@ def json_arg(value: str | None, flag: str) -> Any:
     except json.JSONDecodeError as exc:
         source = value[1:] if value.startswith("@") else flag
         raise CommandLineError(f"{source}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}") from None
+
+
+def prepare_outputs(outputs: dict[str, Path | None]) -> None:
+    """Create the folders of the report files (`{"--junit": path, ...}`) before the run, so a report is
+    never lost after every case ran; a path whose folder cannot be made is a CommandLineError naming the flag."""
+    for flag, path in outputs.items():
+        if path is None:
+            continue
+        if path.is_dir():
+            raise CommandLineError(f"{flag} {path}: that is a folder; name a file in it")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise CommandLineError(f"{flag} {path}: cannot create the folder {path.parent} "
+                                   f"({exc.strerror or exc}); name a file in a folder that can be written") from None
 
 
 def usage(parser: argparse.ArgumentParser) -> int:

@@ -10,12 +10,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import DatasetError, PromptFileError
-from .common import DIR_HELP, EXIT_FAILED, EXIT_OK, EXIT_USAGE, CommandLineError, add_engine_flag
+from .common import DIR_HELP, EXIT_FAILED, EXIT_OK, EXIT_USAGE, CommandLineError, add_engine_flag, prepare_outputs
 from .test import find_test_files
 
 if TYPE_CHECKING:  # the eval machinery loads when an eval runs, not with every command (`dotprompt check`)
     from ..evals.config import EvalSpec
     from ..evals.datasets import GoldRow
+    from ..evals.gates import Baseline
     from ..evals.report import Verdict
     from ..evals.run import Arm, ArmResult
     from ..prompts.library import PromptLibrary
@@ -70,6 +71,8 @@ def run(args: argparse.Namespace) -> int:
     arms = arms_of(args.variant, args.model)
     if args.save_baseline and len(arms) > 1:
         raise CommandLineError("--save-baseline saves one variant on one model; give at most one --variant and --model")
+    prepare_outputs({"--junit": args.junit, "--json": args.json, "--markdown": args.markdown,
+                     "--save-baseline": args.save_baseline})
     try:
         baseline = load_baseline(args.baseline) if args.baseline else None
         results = evaluate(project_library(folder, engine=args.template_engine), specs, arms, args)
@@ -85,12 +88,13 @@ def run(args: argparse.Namespace) -> int:
 
 
 def collect(args: argparse.Namespace, folder: Path) -> tuple[list[EvalSpec], list[PromptFileError]]:
-    from ..evals.config import EvalSpec, load_eval
+    from ..evals.config import EvalSpec, load_eval, project_root
 
     if args.prompt:
         if not args.dataset or args.paths:
             raise CommandLineError("--prompt evaluates a dataset without a test file: give --dataset FILE and no paths")
-        return [EvalSpec(str(folder / f"{args.prompt}.test.yaml"), 1, args.prompt, dataset=args.dataset)], []
+        return [EvalSpec(str(folder / f"{args.prompt}.test.yaml"), 1, args.prompt, dataset=args.dataset,
+                         root=project_root(folder))], []
     try:
         files = find_test_files(args.paths, folder)
     except FileNotFoundError as exc:
@@ -140,21 +144,25 @@ def rows_of(spec: EvalSpec) -> list[GoldRow]:
     return read_dataset(spec.dataset)
 
 
-def judge(results: Sequence[ArmResult], baseline: dict[str, Any] | None, max_regression: float | None) -> list[Verdict]:
+def judge(results: Sequence[ArmResult], baseline: Baseline | None, max_regression: float | None) -> list[Verdict]:
+    from collections import Counter
+
     from ..evals.gates import deltas, regressions, threshold_misses
     from ..evals.report import Verdict
 
+    legacy_names = Counter(spec.legacy_name for spec in {id(r.spec): r.spec for r in results}.values())
     verdicts = []
     for result in results:
         misses = threshold_misses(result.spec, result.scores, result.grounding)
-        found = None
-        if baseline is not None and result.spec.name in baseline:
-            found = deltas(baseline[result.spec.name], result.scores, result.grounding)
-            tolerance = max_regression if max_regression is not None else result.spec.max_regression
-            misses += regressions(found, tolerance, result.scores, result.grounding)
-        elif baseline is not None:
-            print(f"dotprompt: warning: the baseline has no scores for {result.spec.name!r}", file=sys.stderr)
-        verdicts.append(Verdict(result, misses, found))
+        found, notes = None, []
+        if baseline is not None:
+            saved, note = baseline.lookup(result.spec, legacy_names)
+            notes += [note] if note else []
+            if saved is not None:
+                found = deltas(saved, result.scores, result.grounding)
+                tolerance = max_regression if max_regression is not None else result.spec.max_regression
+                misses += regressions(found, tolerance, result.scores, result.grounding)
+        verdicts.append(Verdict(result, misses, found, notes))
     return verdicts
 
 

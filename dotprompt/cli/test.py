@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from .._util.escape import terminal
 from ..errors import PromptFileError
-from .common import DIR_HELP, EXIT_FAILED, EXIT_OK, EXIT_USAGE, CommandLineError, add_engine_flag
+from .common import DIR_HELP, EXIT_FAILED, EXIT_OK, EXIT_USAGE, CommandLineError, add_engine_flag, prepare_outputs
 
 if TYPE_CHECKING:  # the test machinery loads when a test runs, not with every command (`dotprompt check`)
     from ..testing.cases import TestCase
@@ -78,6 +78,7 @@ def run_tests(options: TestOptions, out: TextIO | None = None) -> int:
     from ..testing.runner import TestRun
 
     out = sys.stdout if out is None else out  # looked up per call: a redirected sys.stdout is followed
+    prepare_outputs({"--junit": options.junit, "--json": options.json})
     try:
         files = find_test_files(options.paths, options.prompts_dir)
     except FileNotFoundError as exc:

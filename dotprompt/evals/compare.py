@@ -4,7 +4,9 @@ Objects are walked key by key; lists are aligned item by item first (order-free 
 by position with `match: ordered`), then the paired items are compared; an expected item left
 unpaired counts each of its fields as missing, a predicted one each of its fields as extra. A leaf
 is `correct` or `wrong` when both sides have it, `missing` when only the gold has it, `extra` when
-only the model has it (null counts as absent). Fields are named by pattern (`line_items[*].qty`)
+only the model has it (null counts as absent). A key the gold object does not have is unlabelled in
+that row and not scored (gold rows may be partly labelled); a gold `null` labels it absent, and
+`strict` makes every unlabelled key absent. Fields are named by pattern (`line_items[*].qty`)
 so they add up over items and rows; `where` keeps the concrete place (`line_items[2].qty`).
 
 Aligning a list compares every expected item with every predicted one, and items holding lists
@@ -80,9 +82,11 @@ class _Work:
 class Comparer:
     """Compares documents under the rules of one eval; `functions` holds the loaded `module:function` scorers."""
 
-    def __init__(self, rules: Mapping[str, FieldRule], functions: Mapping[str, UserScorer] | None = None) -> None:
+    def __init__(self, rules: Mapping[str, FieldRule], functions: Mapping[str, UserScorer] | None = None, *,
+                 strict: bool = False) -> None:
         self.rules = rules
         self.functions = functions or {}
+        self.strict = strict  # a key the gold object lacks means "absent" (extra when predicted), not "unlabelled"
 
     def compare(self, expected: Any, predicted: Any) -> Comparison:
         out = Comparison([], [])
@@ -111,7 +115,11 @@ class Comparer:
                 work: _Work) -> None:
         want = expected if isinstance(expected, dict) else {}
         got = predicted if isinstance(predicted, dict) else {}
-        for key in [*want, *(k for k in got if k not in want)]:
+        # A gold object scores the keys it labels; one it lacks is unlabelled in this row (partly labelled
+        # data), unless `strict`. Where the gold has no object at all (null, an extra list item), every
+        # predicted key is extra: the gold says the whole thing is absent.
+        labelled_only = isinstance(expected, dict) and not self.strict
+        for key in [*want, *(k for k in got if k not in want and not labelled_only)]:
             self._walk(want.get(key), got.get(key), [*pattern, key], f"{where}{_step(key)}", out, depth + 1, work)
 
     def _list(self, expected: Any, predicted: Any, pattern: list[Any], where: str, out: Comparison, depth: int,

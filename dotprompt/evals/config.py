@@ -11,10 +11,13 @@
         line_items[*].description: text
         notes: ignore
         vendor.vat_id: {scorer: "checks:same_vat", threshold: 0.5}
+      ignore: [vendor.address]            # never scored (as `scorer: ignore`)
+      strict: false                       # true: a field a gold row does not label counts as absent
       min: {f1: 0.9, exact_match: 0.5, fields: {total: 0.98, vendor.name: {recall: 0.9}}}
       # grounding figures gate the same way, overall and per field:
       #   min: {grounded: 0.9, flag_precision: 0.5, flag_recall: 0.3, fields: {currency: {grounded: 1}}}
       max_regression: 0.02               # --baseline: a drop in F1 or grounded rate larger than this fails
+      max_failure_rate: 0.05             # rows whose run failed (HTTP 500, ...) allowed; default 0
       model: local/smollm2               # optional, over the file's `model`; `config` merges over the file's
 
 Every problem of the section is a TestFileError at its line, all of them at once.
@@ -23,6 +26,7 @@ Every problem of the section is a TestFileError at its line, all of them at once
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,14 +35,17 @@ from typing import Any
 from ..document.parse import did_you_mean, yaml_child, yaml_key_node
 from ..errors import TestFileError
 from ..schema.compiled import key_step
+from ..settings import project_settings
 from ..testing.cases import read_test_yaml, sidecar_prompt
 from ..testing.functions import is_function_spec
 from ..testing.paths import PathError, parse_path
 from .scorers import SCORERS, scorer_names
 
-__all__ = ["GROUNDING_METRICS", "EvalSpec", "FieldRule", "field_name", "line_of", "load_eval", "render_steps"]
+__all__ = ["GROUNDING_METRICS", "EvalSpec", "FieldRule", "field_name", "line_of", "load_eval", "project_root",
+           "render_steps"]
 
-EVAL_KEYS = ("dataset", "fields", "min", "max_regression", "model", "variant", "config")
+EVAL_KEYS = ("dataset", "fields", "ignore", "strict", "min", "max_regression", "max_failure_rate", "model", "variant",
+             "config")
 RULE_KEYS = ("scorer", "threshold", "match", "min_similarity")
 # Against the gold data: the grounded rate, and how well "ungrounded" predicts "wrong" (evals/grounding_stats.py).
 GROUNDING_METRICS = ("grounded", "flag_precision", "flag_recall")
@@ -71,11 +78,37 @@ class EvalSpec:
     overall_min: dict[str, float] = field(default_factory=dict)
     field_min: dict[str, dict[str, float]] = field(default_factory=dict)
     max_regression: float = DEFAULT_MAX_REGRESSION
+    max_failure_rate: float = 0.0  # the share of rows whose run may fail (HTTP 500, ...) without failing the eval
+    strict: bool = False  # a field a gold row does not label counts as absent (extra when predicted), not unlabelled
+    root: Path | None = None  # the project folder the dataset is named from (project_root)
+    own_file: bool = True  # the test file is the prompt's own (NAME.test.yaml beside NAME.prompt)
 
     @property
     def name(self) -> str:
-        """How reports and baselines know this eval: the prompt and the dataset's file name."""
+        """How reports and baselines know this eval, unique in a project: the prompt, the dataset's path from
+        the project folder and, for a test file other than the prompt's own, that file's
+        (`extract on examples/gold/invoices.jsonl`, `extract on b/gold.jsonl (checks/b.test.yaml)`)."""
+        where = "" if self.own_file else f" ({_from_root(Path(self.file), self.root)})"
+        return f"{self.prompt} on {_from_root(self.dataset, self.root) if self.dataset else '?'}{where}"
+
+    @property
+    def legacy_name(self) -> str:
+        """The name baselines of format 1 used: the dataset's file name only, which two evals could share."""
         return f"{self.prompt} on {self.dataset.name if self.dataset else '?'}"
+
+
+def project_root(prompts_dir: Path) -> Path:
+    """The folder eval names start from: the nearest pyproject.toml's at or above the prompt folder, else that folder."""
+    return project_settings(prompts_dir)[1] or prompts_dir
+
+
+def _from_root(path: Path, root: Path | None) -> str:
+    if root is None:
+        return path.as_posix()
+    try:
+        return Path(os.path.relpath(path.resolve(), root.resolve())).as_posix()
+    except ValueError:  # another drive (Windows): no relative path
+        return path.resolve().as_posix()
 
 
 def field_name(path: str) -> str:
@@ -122,7 +155,9 @@ class _EvalReader:
             self.report("the test file does not say which prompt it evaluates", node,
                         "add `prompt: NAME`, or name the file NAME.test.yaml beside NAME.prompt")
         spec = EvalSpec(str(self.path), line_of(section), str(prompt or ""), data.get("variant") or side_variant,
-                        data.get("model"), data.get("config"))
+                        data.get("model"), data.get("config"),
+                        root=project_root(prompts_dir if prompts_dir is not None else self.path.parent),
+                        own_file=(side_name, side_variant) == (prompt, None))
         if not isinstance(raw, Mapping):
             self.report("`eval` must be a mapping with `dataset`, `fields` and `min`", section)
             return spec
@@ -137,9 +172,17 @@ class _EvalReader:
         if raw.get("dataset") is not None:
             spec.dataset = self.path.parent / str(raw["dataset"])
         spec.rules = self.rules(raw.get("fields") or {}, yaml_child(section, "fields"))
+        self.ignored(raw.get("ignore"), yaml_child(section, "ignore"), spec.rules)
+        spec.strict = raw.get("strict", False)
+        if not isinstance(spec.strict, bool):
+            self.report(f"eval.strict must be true or false, got {spec.strict!r}", yaml_child(section, "strict"),
+                        "true: a field a gold row does not label counts as absent; false (default): it is not scored")
+            spec.strict = False
         self.thresholds(raw.get("min") or {}, yaml_child(section, "min"), spec)
         spec.max_regression = self.fraction(raw.get("max_regression", DEFAULT_MAX_REGRESSION),
                                             yaml_child(section, "max_regression"), "max_regression")
+        spec.max_failure_rate = self.fraction(raw.get("max_failure_rate", 0.0), yaml_child(section, "max_failure_rate"),
+                                              "max_failure_rate")
         return spec
 
     def check_keys(self, raw: Mapping[str, Any], node: Any, allowed: tuple[str, ...], what: str) -> None:
@@ -158,6 +201,27 @@ class _EvalReader:
             if rule is not None:
                 out[rule.field] = rule
         return out
+
+    def ignored(self, raw: Any, node: Any, rules: dict[str, FieldRule]) -> None:
+        """`ignore: [notes, vendor.address]`: fields never scored, as `scorer: ignore` in `fields:`."""
+        if raw is None:
+            return
+        if not isinstance(raw, list):
+            self.report("eval.ignore must be a list of field paths, like [notes, vendor.address]", node)
+            return
+        for index, path in enumerate(raw):
+            item = node.value[index] if hasattr(node, "value") and isinstance(node.value, list) else node
+            try:
+                name = field_name(str(path))
+            except PathError as exc:
+                self.report(f"eval.ignore: {exc}", item)
+                continue
+            known = rules.get(name)
+            if known is not None and known.scorer not in (None, "ignore"):
+                self.report(f"eval.ignore: `{name}` also has the scorer `{known.scorer}` in eval.fields", item,
+                            "keep one of the two")
+                continue
+            rules[name] = FieldRule(name, "ignore", line=line_of(item))
 
     def rule(self, path: str, raw: Any, node: Any) -> FieldRule | None:
         try:

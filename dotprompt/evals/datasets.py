@@ -5,7 +5,7 @@
 CSV: a header row with `id`, then `input.NAME` and `expected.PATH` columns (dots nest:
 `expected.vendor.name`), or whole `input` / `expected` columns holding JSON. Input cells are text;
 expected cells are JSON when they read as JSON (`42.5`, `true`, `[...]`), else text; an empty
-expected cell leaves the field out (the model should not produce it).
+expected cell is null: it labels the field absent (the model should not produce it).
 
 A dataset may come from a pull request: a line longer than EVAL_MAX_ROW_BYTES is refused without
 being held in memory, nesting deeper than EVAL_MAX_DEPTH is refused, and every problem is a
@@ -214,8 +214,8 @@ def _csv_row(columns: list[tuple[str, list[str]]], cells: list[str], path: Path,
             row["id"] = cell.strip()
         elif not keys:
             row[part] = _parse_json(cell, path, number, part) if cell.strip() else {}
-        elif part == "input" or cell.strip():
-            value = cell if part == "input" else _cell_value(cell, path, number, ".".join(keys))
+        else:  # an empty expected cell labels the field absent (null): the model should not produce it
+            value = cell if part == "input" else _cell_value(cell, path, number, ".".join(keys)) if cell.strip() else None
             if not _put(row[part], keys, value):
                 raise DatasetError(f"{path}:{number}: column {part}.{'.'.join(keys)} nests inside a column that "
                                    "holds a value")

@@ -3,9 +3,13 @@
 Each failure names the field, the metric, the figures and the rows that failed the field, so the
 CI log says what to look at. Thresholds cover the scores and, when the output was grounded, the
 grounding figures (grounded rate, flag precision and recall). Baselines are JSON files written by
-`--save-baseline`; `grounding` is there when the eval was grounded (older baselines lack it):
+`--save-baseline`, each eval under its name (EvalSpec.name, unique in a project); `grounding` is there
+when the eval was grounded (older baselines lack it):
 
-    {"dotprompt_eval_baseline": 1, "evals": {"extract on invoices.jsonl": {<scores>, "grounding": {...}}}}
+    {"dotprompt_eval_baseline": 2, "evals": {"extract on examples/gold/invoices.jsonl": {<scores>, "grounding": {...}}}}
+
+Format 1 named an eval by its dataset's file name only (`extract on invoices.jsonl`), which two evals
+could share: such an entry is read as an eval's only when no other eval of the run has that old name.
 
 A regression is a drop in F1, in the exact-match rate or in the grounded rate. Flag precision and
 recall are not compared with the baseline: they measure grounding as a detector of the model's
@@ -25,11 +29,13 @@ from typing import Any
 from ..errors import DatasetError
 from .config import GROUNDING_METRICS, EvalSpec
 from .grounding_stats import OVERALL, GroundingCounts
-from .metrics import Scores, stored_metrics
+from .metrics import Counts, Scores, stored_metrics
 
-__all__ = ["Delta", "Miss", "deltas", "load_baseline", "regressions", "save_baseline", "threshold_misses"]
+__all__ = ["Baseline", "Delta", "FailedRows", "Miss", "deltas", "failed_rows", "load_baseline", "regressions", "save_baseline",
+           "threshold_misses"]
 
-BASELINE_FORMAT = 1
+BASELINE_FORMAT = 2
+READ_FORMATS = (1, 2)
 ROWS_SHOWN = 10
 SAVED_PRECISION = 1e-6  # baselines keep six decimals: a difference below this is rounding, not a regression
 Grounded = Mapping[str, GroundingCounts]  # an eval arm's grounding figures by field (and OVERALL)
@@ -86,15 +92,69 @@ def threshold_misses(spec: EvalSpec, scores: Scores, grounding: Grounded | None 
 def _measured(scores: Scores, grounding: Grounded, name: str, metric: str) -> tuple[float, tuple[str, ...], str]:
     """(figure, rows behind it, note when it could not be measured) of one field's (or OVERALL's) metric."""
     if metric in GROUNDING_METRICS:
-        counts = grounding.get(name)
-        if counts is None:
+        found = grounding.get(name)
+        if found is None:
             return 0.0, (), NOT_GROUNDED.get(name, FIELD_NOT_GROUNDED)
-        return counts.metric(metric), tuple(counts.rows_behind(metric)), ""
+        return found.metric(metric), tuple(found.rows_behind(metric)), ""
+    counts = scores.overall if name == OVERALL else scores.fields.get(name)
+    rows = tuple(scores.failing.get(name, ())) if name != OVERALL else ()
+    empty = _measured_from_nothing(metric, counts, scores)
+    if empty is not None:
+        if scores.failed:
+            empty += f": {len(scores.failed)} rows failed to run"
+        elif counts is None:
+            return 0.0, rows, NO_FIELD
+        return 0.0, rows, f" ({empty})"
     if name == OVERALL:
-        return scores.metric(metric), (), ""
-    field = scores.fields.get(name)
-    rows = tuple(scores.failing.get(name, ()))
-    return (field.metric(metric), rows, "") if field is not None else (0.0, rows, NO_FIELD)
+        return scores.metric(metric), rows, ""
+    return (counts.metric(metric) if counts is not None else 0.0), rows, ""
+
+
+def _measured_from_nothing(metric: str, counts: Counts | None, scores: Scores) -> str | None:
+    """Why the figure has nothing behind it (precision with no predicted value, recall with no gold value,
+    exact match with no row scored), or None when it was measured: a gate never passes on a vacuous 1.0."""
+    predicted = counts.predicted if counts is not None else 0
+    support = counts.support if counts is not None else 0
+    if metric == "exact_match":
+        return "no row was scored" if scores.rows == 0 else None
+    if metric == "precision" and predicted == 0:
+        return "no value was predicted"
+    if metric == "recall" and support == 0:
+        return "no gold value was scored"
+    if predicted == 0 and support == 0:
+        return "nothing was scored"
+    return None
+
+
+@dataclass(frozen=True)
+class FailedRows:
+    """Rows whose run failed (an HTTP 500, a prompt that does not render, a missing recording): not scored,
+    and failing the eval when they are more than its `max_failure_rate` allows."""
+
+    rows: tuple[str, ...]
+    total: int
+    max_rate: float
+
+    @property
+    def allowed(self) -> int:
+        return math.floor(self.max_rate * self.total + 1e-9)
+
+    @property
+    def passed(self) -> bool:
+        return len(self.rows) <= self.allowed
+
+    def message(self) -> str:
+        shown = ", ".join(self.rows[:ROWS_SHOWN])
+        more = f" and {len(self.rows) - ROWS_SHOWN} more" if len(self.rows) > ROWS_SHOWN else ""
+        return (f"{len(self.rows)} of {self.total} rows failed to run (max_failure_rate {self.max_rate:g} allows "
+                f"{self.allowed}): {shown}{more}")
+
+
+def failed_rows(spec: EvalSpec, scores: Scores) -> FailedRows | None:
+    """The rows of an arm that failed to run, None when every row ran."""
+    if not scores.failed:
+        return None
+    return FailedRows(tuple(scores.failed), scores.rows + len(scores.failed), spec.max_failure_rate)
 
 
 def save_baseline(path: Path, results: Mapping[str, Scores], grounding: Mapping[str, Grounded] | None = None) -> None:
@@ -109,20 +169,49 @@ def save_baseline(path: Path, results: Mapping[str, Scores], grounding: Mapping[
     path.write_text(json.dumps(data, indent=2, ensure_ascii=False, sort_keys=True) + "\n", encoding="utf-8")
 
 
-def load_baseline(path: Path) -> dict[str, dict[str, dict[str, float]]]:
-    """{eval name: {field: {metric: value}}} (the grounded rate as metric `grounded`, when the baseline
-    has one); a DatasetError naming the file when it is not a baseline."""
+@dataclass(frozen=True)
+class Baseline:
+    """A baseline file read: `evals` is {eval name: {field: {metric: value}}} (the grounded rate as metric
+    `grounded`, when the baseline has one)."""
+
+    path: Path
+    format: int
+    evals: Mapping[str, Mapping[str, Mapping[str, float]]]
+
+    def lookup(self, spec: EvalSpec, legacy_names: Mapping[str, int]) -> tuple[Mapping[str, Mapping[str, float]] | None, str]:
+        """(the eval's saved figures or None, a note for the report: why not compared, or how they were found).
+        `legacy_names` counts the evals of this run by their format-1 name."""
+        found = self.evals.get(spec.name)
+        if found is not None:
+            return found, ""
+        old = spec.legacy_name
+        if self.format == 1 and old in self.evals:
+            if legacy_names.get(old, 0) > 1:
+                return None, (f"not compared with a baseline: {self.path} was saved by an older version under the "
+                              f"name {old!r}, which {legacy_names[old]} evals of this run share; re-save it with "
+                              "--save-baseline")
+            return self.evals[old], (f"{self.path} was saved by an older version: its scores for {old!r} are read as "
+                                     "this eval's; re-save it with --save-baseline")
+        return None, f"not compared with a baseline: {self.path} has no scores for {spec.name!r}; save them with --save-baseline"
+
+
+def load_baseline(path: Path) -> Baseline:
+    """The baseline file at `path`; a DatasetError naming the file when it is not a baseline."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise DatasetError(f"{path}: cannot read the baseline: {exc.strerror or exc}") from None
     except (ValueError, RecursionError) as exc:
         raise DatasetError(f"{path}: the baseline is not JSON ({exc}); write one with --save-baseline") from None
-    if not isinstance(data, dict) or data.get("dotprompt_eval_baseline") != BASELINE_FORMAT \
-            or not isinstance(data.get("evals"), dict):
+    version = data.get("dotprompt_eval_baseline") if isinstance(data, dict) else None
+    if isinstance(version, int) and not isinstance(version, bool) and version > BASELINE_FORMAT:
+        raise DatasetError(f"{path}: a baseline of format {version}, written by a newer version of dotprompt; "
+                           "upgrade, or write one with --save-baseline")
+    if version not in READ_FORMATS or not isinstance(data.get("evals"), dict):
         raise DatasetError(f"{path}: not a dotprompt eval baseline (format {BASELINE_FORMAT}); "
                            "write one with --save-baseline")
-    return {str(name): _stored(scores) for name, scores in data["evals"].items() if isinstance(scores, dict)}
+    evals = {str(name): _stored(scores) for name, scores in data["evals"].items() if isinstance(scores, dict)}
+    return Baseline(path, version, evals)
 
 
 def _stored(scores: Mapping[str, Any]) -> dict[str, dict[str, float]]:

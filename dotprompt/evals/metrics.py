@@ -77,6 +77,7 @@ class Scores:
     fields: dict[str, Counts] = field(default_factory=dict)
     lists: dict[str, ItemCounts] = field(default_factory=dict)
     failing: dict[str, list[str]] = field(default_factory=dict)  # field -> ids of rows where it was not all correct
+    failed: list[str] = field(default_factory=list)  # ids of rows whose run failed: not scored (`rows` leaves them out)
 
     @property
     def overall(self) -> Counts:
@@ -96,7 +97,8 @@ class Scores:
         return self.exact_match if name == "exact_match" else self.overall.metric(name)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"rows": self.rows, "exact_match": round(self.exact_match, 6), "overall": self.overall.to_dict(),
+        return {"rows": self.rows, "failed": len(self.failed), "exact_match": round(self.exact_match, 6),
+                "overall": self.overall.to_dict(),
                 "fields": {name: counts.to_dict() for name, counts in sorted(self.fields.items())},
                 "lists": {name: counts.to_dict() for name, counts in sorted(self.lists.items())}}
 

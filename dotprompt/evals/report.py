@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -16,7 +16,7 @@ from .._util.escape import json_dumps, terminal, xml_text
 from .._util.escape import markdown as md
 from .._util.redact import redact
 from ..settings import EVAL_MAX_ALIGN_WORK
-from .gates import Delta, Miss
+from .gates import Delta, FailedRows, Miss, failed_rows
 from .grounding_stats import OVERALL, GroundingCounts
 from .run import ArmResult
 
@@ -26,22 +26,44 @@ __all__ = ["Verdict", "bounded_note", "fixture_note", "markdown", "print_report"
 
 @dataclass
 class Verdict:
-    """One arm of one eval with what gates it: thresholds missed, regressions, recordings that could not replay."""
+    """One arm of one eval with what gates it: thresholds missed, regressions, recordings that could not replay,
+    rows that failed to run; `notes` say what did not fail it but must be seen (a baseline without this eval)."""
 
     result: ArmResult
     misses: list[Miss]
     deltas: list[Delta] | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def failed_rows(self) -> FailedRows | None:
+        return failed_rows(self.result.spec, self.result.scores)
 
     @property
     def passed(self) -> bool:
-        return not self.misses and not self.result.errors
+        failed = self.failed_rows
+        return not self.misses and not self.result.errors and (failed is None or failed.passed)
 
     @property
     def title(self) -> str:
         return f"{self.result.spec.name} [{self.result.arm.label}]"
 
     def failures(self) -> list[str]:
-        return [*self.result.errors, *(m.message() for m in self.misses)]
+        failed = self.failed_rows
+        rows = self.failed_row_lines() if failed is not None and not failed.passed else []
+        return [*self.result.errors, *rows, *(m.message() for m in self.misses)]
+
+    def all_notes(self) -> list[str]:
+        failed = self.failed_rows
+        rows = self.failed_row_lines() if failed is not None and failed.passed else []
+        return [*self.notes, *rows]
+
+    def failed_row_lines(self) -> list[str]:
+        """How many rows failed to run, then each one's error (a missing recording is already among the errors)."""
+        failed = self.failed_rows
+        if failed is None:
+            return []
+        return [failed.message(), *(f"row {r.row.id}: failed to run: {r.error}" for r in self.result.failed_rows
+                                    if not r.recording_problems)]
 
 
 def _groups(verdicts: Sequence[Verdict]) -> dict[str, list[Verdict]]:
@@ -84,8 +106,8 @@ def _grounding_cell(verdict: Verdict, name: str, own_support: bool = False) -> s
 def _cell(verdict: Verdict, key: str, name: str | None) -> str:
     scores = verdict.result.scores
     counts = scores.overall if name is None else scores.fields.get(name)
-    if counts is None:
-        return "-"
+    if counts is None or not (counts.support or counts.predicted):
+        return "-"  # nothing scored: no vacuous 1.000
     text = f"{counts.f1:.3f}"
     if name is not None and (counts.wrong or counts.missing or counts.extra):
         text += f" ({counts.wrong}w {counts.missing}m {counts.extra}x)"
@@ -93,6 +115,8 @@ def _cell(verdict: Verdict, key: str, name: str | None) -> str:
 
 
 def _exact_cell(verdict: Verdict) -> str:
+    if not verdict.result.scores.rows:
+        return "-"
     return f"{verdict.result.scores.exact_match:.3f}" + _change(verdict, "(overall)", "exact_match")
 
 
@@ -114,7 +138,7 @@ def print_report(verdicts: Sequence[Verdict], out: TextIO, *, fancy: bool) -> No
     for name, group in _groups(verdicts).items():
         header, rows = table(group)
         header, rows = _one_line(header), [_one_line(row) for row in rows]
-        print(f"\n{_line(name)}: {group[0].result.scores.rows} rows (w = wrong, m = missing, x = extra)", file=out)
+        print(f"\n{_line(name)}: {_rows_line(group[0].result)} (w = wrong, m = missing, x = extra)", file=out)
         if fancy:
             _rich(header, rows, out)
         else:
@@ -126,10 +150,17 @@ def print_report(verdicts: Sequence[Verdict], out: TextIO, *, fancy: bool) -> No
             print(f"NOTE {_line(verdict.title)}: {fixture_note(verdict)}", file=out)
         if verdict.result.bounded_rows:
             print(f"NOTE {_line(verdict.title)}: {_line(bounded_note(verdict))}", file=out)
+        for note in verdict.all_notes():
+            print(f"NOTE {_line(verdict.title)}: {_line(redact(note))}", file=out)
         for failure in verdict.failures():
             print(f"FAIL {_line(verdict.title)}: {_line(redact(failure))}", file=out)
     failed = sum(not v.passed for v in verdicts)
     print(f"\n{len(verdicts) - failed} eval(s) passed, {failed} failed", file=out)
+
+
+def _rows_line(result: ArmResult) -> str:
+    failed = len(result.scores.failed)
+    return f"{result.scores.rows + failed} rows" + (f" ({failed} failed to run, not scored)" if failed else "")
 
 
 def _line(text: str) -> str:
@@ -190,6 +221,7 @@ def markdown(verdicts: Sequence[Verdict]) -> str:
                 lines.append(f"- {label}: note: {md(fixture_note(verdict))}")
             if verdict.result.bounded_rows:
                 lines.append(f"- {label}: note: {md(bounded_note(verdict))}")
+            lines += [f"- {label}: note: {md(redact(n))}" for n in verdict.all_notes()]
             lines += [f"- {label}: {md(redact(f))}" for f in verdict.failures()]
         lines.append("")
     return "\n".join(lines)
@@ -211,10 +243,12 @@ def _verdict_json(verdict: Verdict) -> dict[str, Any]:
             "prompt_identity": result.identity.to_dict() if result.identity is not None else None,
             "fixture_rows": result.fixture_rows, "scores": result.scores.to_dict(),
             "grounding": {name: counts.to_dict() for name, counts in result.grounding.items()},
-            "failures": [redact(f) for f in verdict.failures()],
+            "failures": [redact(f) for f in verdict.failures()], "notes": [redact(n) for n in verdict.all_notes()],
             "deltas": [{"field": d.field, "metric": d.metric, "baseline": d.baseline, "now": d.now}
                        for d in verdict.deltas or ()],
-            "rows": [{"id": r.row.id, "exact": r.comparison.exact, "problems": [redact(p) for p in r.problems],
+            "rows": [{"id": r.row.id, "exact": r.comparison.exact if r.error is None else None,
+                      "error": redact(r.error) if r.error is not None else None,
+                      "problems": [redact(p) for p in r.problems],
                       "bounded": r.comparison.bounded,
                       "fields": [{"field": f.field, "where": f.where, "outcome": f.outcome, "expected": f.expected,
                                   "predicted": f.predicted} for f in r.comparison.fields if f.outcome != "correct"]}
@@ -251,6 +285,7 @@ class _Case:
     name: str
     reasons: list[str]
     grounding: GroundingCounts | None = None
+    out: str | None = None  # what the case's `system-out` says
 
 
 def _junit_cases(verdict: Verdict) -> list[_Case]:
@@ -261,6 +296,10 @@ def _junit_cases(verdict: Verdict) -> list[_Case]:
     grounded = [m for m in misses if m.grounding]
     fields = sorted((set(result.scores.fields) | {m.field for m in scored}) - {OVERALL})
     cases = [_Case(OVERALL, [m.message() for m in scored if m.field == OVERALL]), _Case("(recordings)", result.errors)]
+    if verdict.failed_rows is not None:
+        failed = verdict.failed_rows
+        cases.append(_Case("(failed rows)", verdict.failed_row_lines() if not failed.passed else [],
+                           out=None if not failed.passed else "\n".join(verdict.failed_row_lines())))
     cases += [_Case(name, [m.message() for m in scored if m.field == name]) for name in fields]
     names = sorted(set(result.grounding) | {m.field for m in grounded}, key=lambda n: (n != OVERALL, n))
     cases += [_Case(f"{name} (grounding)", [m.message() for m in grounded if m.field == name],
@@ -281,6 +320,8 @@ def _junit_case(suite: ET.Element, verdict: Verdict, case: _Case) -> int:
         failure.text = xml_text(redact("\n".join(case.reasons)))
     if case.grounding is not None:
         ET.SubElement(element, "system-out").text = _grounding_summary(case.grounding)
+    elif case.out is not None:
+        ET.SubElement(element, "system-out").text = xml_text(redact(case.out))
     return 1 if case.reasons else 0
 
 

@@ -8,6 +8,7 @@ by side in one run.
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,7 +28,7 @@ from .grounding_stats import GroundingCounts, grounding_counts
 from .metrics import Scores, score_rows
 from .scorers import SCORERS
 
-__all__ = ["Arm", "ArmResult", "EvalRun", "RowResult", "arms_of", "row_case_name", "user_scorers"]
+__all__ = ["Arm", "ArmResult", "EvalRun", "RowResult", "arms_of", "record_hint", "row_case_name", "user_scorers"]
 
 
 @dataclass(frozen=True)
@@ -53,6 +54,7 @@ class RowResult:
     recording_problems: list[str] = field(default_factory=list)
     fixture: bool = False  # replayed from a hand-written reply (`"source": "fixture"`), not a model's
     grounding: Any = None  # where the output's values are in the row's input, when grounded
+    error: str | None = None  # the run failed before there was an output: the row is not scored
 
 
 @dataclass
@@ -70,6 +72,10 @@ class ArmResult:
         return [f"row {r.row.id}: {p}" for r in self.rows for p in r.recording_problems]
 
     @property
+    def failed_rows(self) -> list[RowResult]:
+        return [r for r in self.rows if r.error is not None]
+
+    @property
     def fixture_rows(self) -> int:
         return sum(r.fixture for r in self.rows)
 
@@ -81,6 +87,16 @@ class ArmResult:
 
 def row_case_name(row: GoldRow, arm: Arm) -> str:
     return f"eval:{row.id}" + (f"@{arm.model}" if arm.model else "")
+
+
+def record_hint(spec: EvalSpec, arm: Arm) -> str:
+    """The command that records an eval's missing rows (`--auto`: only those), for a row that has none."""
+    words = ["dotprompt", "eval", "--auto", spec.file]
+    if arm.variant is not None:
+        words += ["--variant", arm.variant or "-"]
+    if arm.model is not None:
+        words += ["--model", arm.model]
+    return f"record the missing rows with `{shlex.join(words)}`"
 
 
 def user_scorers(spec: EvalSpec) -> dict[str, Callable[[Any, Any], Any]]:
@@ -112,19 +128,25 @@ class EvalRun:
                 raise DatasetError(f"{spec.file}:{spec.line}: the eval names no dataset; add `dataset: FILE` "
                                    "or pass --dataset")
             rows = read_dataset(spec.dataset)
-        comparer = Comparer(spec.rules, user_scorers(spec))
+        comparer = Comparer(spec.rules, user_scorers(spec), strict=spec.strict)
         return [await self.run_arm(spec, arm, rows, comparer) for arm in arms]
 
     async def run_arm(self, spec: EvalSpec, arm: Arm, rows: Sequence[GoldRow], comparer: Comparer) -> ArmResult:
         test_run = TestRun(self.library, self.mode, arm.model, self.concurrency, self.on_row)
         self.runs.append(test_run)
+        hint = record_hint(spec, arm)
         cases = [TestCase(name=row_case_name(row, arm), prompt=spec.prompt, variant=arm.variant_for(spec),
-                          input=row.input, file=spec.file, line=row.line, model=spec.model, config=spec.config)
+                          input=row.input, file=spec.file, line=row.line, model=spec.model, config=spec.config,
+                          record_hint=hint)
                  for row in rows]
         summaries = await test_run.run(cases)
         results = [self.scored(row, summary.last, comparer) for row, summary in zip(rows, summaries, strict=True)]
-        scores = score_rows((r.row.id, r.comparison) for r in results)
-        grounding = grounding_counts((r.row.id, r.comparison, r.grounding) for r in results)
+        # A row whose run failed has no prediction to score: it is counted apart (gates.failed_rows), never as
+        # the model leaving every field out, which would hide the failure inside a recall figure.
+        ran = [r for r in results if r.error is None]
+        scores = score_rows((r.row.id, r.comparison) for r in ran)
+        scores.failed = [r.row.id for r in results if r.error is not None]
+        grounding = grounding_counts((r.row.id, r.comparison, r.grounding) for r in ran)
         return ArmResult(spec, arm, results, scores, self.identity(spec.prompt, arm.variant_for(spec)), grounding)
 
     def identity(self, name: str, variant: str | None) -> PromptIdentity | None:
@@ -142,7 +164,7 @@ class EvalRun:
         except ScorerFailedError as exc:
             raise DatasetError(f"row {row.id}: {exc}") from None
         return RowResult(row, output, comparison, problems, list(result.recording_problems), result.fixtures > 0,
-                         result.grounding)
+                         result.grounding, result.error)
 
     def save(self) -> None:
         for test_run in self.runs:

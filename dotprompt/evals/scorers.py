@@ -100,7 +100,10 @@ def _text(expected: Any, predicted: Any, options: Mapping[str, Any]) -> float:
 
 
 def to_date(value: Any, formats: tuple[str, ...] = ()) -> dt.date | None:
-    """An ISO 8601 date or date-time (or text in one of `formats`) as a date; None when it is not one."""
+    """An ISO 8601 date or date-time (or text in one of `formats`) as a date; None when it is not one.
+
+    The whole text is read: `2026-03-14 to 2026-04-30` or `2026-03-14 (unsure)` is no date, so it
+    scores as text against the gold value (wrong), never as its first ten characters."""
     if not isinstance(value, str):
         return None
     text = value.strip()
@@ -109,10 +112,13 @@ def to_date(value: Any, formats: tuple[str, ...] = ()) -> dt.date | None:
             return dt.datetime.strptime(text, fmt).date()
         except ValueError:
             continue
-    try:
-        return dt.date.fromisoformat(text[:10]) if len(text) >= 10 else None
-    except ValueError:
-        return None
+    for parse in (dt.date.fromisoformat, dt.datetime.fromisoformat):
+        try:
+            found = parse(text)
+        except ValueError:
+            continue
+        return found.date() if isinstance(found, dt.datetime) else found
+    return None
 
 
 @scorer("date", options=("formats",))

@@ -111,6 +111,7 @@ class TestCase:
     model: str | None = None
     config: Mapping[str, Any] | None = None
     expect: Expectations = field(default_factory=Expectations)
+    record_hint: str = "re-record with `dotprompt test --record`"  # how a missing or stale recording is made
 
     @property
     def id(self) -> str:

@@ -225,8 +225,10 @@ class RecordingModel:
     """Stands in for the case's model: replays recorded calls, or calls the real model and records."""
 
     def __init__(self, name: str, store: RecordingStore, mode: Mode, case: str, real: Callable[[], Model],
-                 file: str | None = None, prompt: PromptIdentity | None = None) -> None:
+                 file: str | None = None, prompt: PromptIdentity | None = None,
+                 record_hint: str = "re-record with `dotprompt test --record`") -> None:
         self.name = name
+        self.record_hint = record_hint  # the command that makes a missing recording (eval rows: `dotprompt eval`)
         self.store = store
         self.mode = mode
         self.case = case
@@ -308,7 +310,7 @@ class RecordingModel:
             what = f" ({', '.join(fields)} differ)" if fields else ""
             base = (f"the recording of case {self.case!r}, model call {call + 1}, no longer matches its request{what} "
                     f"({self.store.path})")
-        return base + ": re-record with `dotprompt test --record`"
+        return f"{base}: {self.record_hint}"
 
 
 def _differing_fields(old: dict[str, Any], new: dict[str, Any]) -> list[str]:

@@ -40,6 +40,7 @@ class CaseResult:
     cost: Cost | None = None  # what its model calls cost (replayed ones priced as if made live)
     recording_problems: list[str] = field(default_factory=list)  # missing, stale or corrupt recordings
     grounding: Any = None  # where the output's values are in the input (a Grounding), when grounded
+    error: str | None = None  # the error that ended the run before there was an output (provider, render, ...)
 
 
 @dataclass
@@ -134,17 +135,17 @@ class TestRun:
             store = self.store_for(case)
             file = self.case_file(case)
         except DotpromptError as exc:
-            return CaseResult(case, False, [str(exc)])
+            return CaseResult(case, False, [str(exc)], error=str(exc))
         if store.error is not None:
-            return CaseResult(case, False, [store.error], recording_problems=[store.error])
+            return CaseResult(case, False, [store.error], recording_problems=[store.error], error=store.error)
         corrupt = [f"{store.path}:{c.line}: {c.message}" for c in store.corrupt if c.case in (case.name, None)]
         try:
             prompt = self.library.load(case.prompt, case.variant)
             name = self.model_name(case, prompt.metadata.get("model"))
             recorder = RecordingModel(name, store, self.mode, case.name, lambda: resolve_model(name), file,
-                                      prompt=prompt.identity)
+                                      prompt=prompt.identity, record_hint=case.record_hint)
         except DotpromptError as exc:
-            return CaseResult(case, False, [*corrupt, str(exc)])
+            return CaseResult(case, False, [*corrupt, str(exc)], error=str(exc))
         started = time.perf_counter()
         try:
             with log_source("test", case=case.name, file=case.file, mode=self.mode):
@@ -156,9 +157,14 @@ class TestRun:
             return self._result(case, False, [*corrupt, *recorder.stale, *reasons], recorder, exc.text,
                                 [*corrupt, *recorder.stale])
         except RecordingMissingError as exc:
-            return self._result(case, False, [*corrupt, str(exc)], recorder, problems=[*corrupt, str(exc)])
+            result = self._result(case, False, [*corrupt, str(exc)], recorder, problems=[*corrupt, str(exc)])
+            result.error = str(exc)
+            return result
         except DotpromptError as exc:
-            return self._result(case, False, [*corrupt, *recorder.stale, f"{type(exc).__name__}: {exc}"], recorder)
+            error = f"{type(exc).__name__}: {exc}"
+            result = self._result(case, False, [*corrupt, *recorder.stale, error], recorder)
+            result.error = error
+            return result
         seen = Observed(output=response.output, text=response.text, tool_calls=_tool_calls(response.messages),
                         turns=recorder.stats.calls, repairs=[getattr(r, "detail", str(r)) for r in response.output_repairs],
                         latency_ms=recorder.stats.latency_ms or (time.perf_counter() - started) * 1000,

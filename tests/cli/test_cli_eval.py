@@ -86,7 +86,7 @@ def test_replay_without_recordings_fails_naming_rows_and_how_to_record(tmp_path,
     done = cli("eval", cwd=tmp_path, env=replay_env(cli_env))
     assert done.returncode == 1
     assert "FAIL inv on gold.jsonl [default]: row a: no recording for case 'eval:a'" in done.stdout
-    assert "re-record" in done.stdout
+    assert "record the missing rows with `dotprompt eval --auto prompts/inv.test.yaml`" in done.stdout
 
 
 def test_bad_files_exit_2_naming_file_and_line(tmp_path, cli_env):

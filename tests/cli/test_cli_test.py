@@ -106,3 +106,21 @@ def test_keyword_matching_no_case_exits_2(tmp_path, cli_env):
     done = run_with_reports(prompts, tmp_path, cli_env, "-k", "nothing like this")
     assert done.returncode == 2
     assert f"no case in {prompts / 'yesno.test.yaml'} matches -k 'nothing like this'" in done.stderr
+
+
+def test_report_paths_in_missing_folders_are_created(tmp_path, cli_env):
+    project(tmp_path)
+    env = {k: v for k, v in cli_env.items() if k != "CI"}
+    done = cli("test", "--record", "--junit", "reports/ci/junit.xml", "--json", "out/r.json", cwd=tmp_path, env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert ET.parse(tmp_path / "reports" / "ci" / "junit.xml").getroot().get("tests") == "2"
+    assert len(json.loads((tmp_path / "out" / "r.json").read_text())) == 2
+
+
+def test_a_report_path_that_cannot_be_written_is_one_line_before_the_run(tmp_path, cli_env):
+    project(tmp_path)
+    (tmp_path / "reports").write_text("a file, not a folder")
+    done = cli("test", "--record", "--junit", "reports/junit.xml", cwd=tmp_path, env=cli_env)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "--junit reports/junit.xml: cannot create the folder reports" in done.stderr, done.stderr
+    assert not (tmp_path / "prompts" / "__recordings__").exists()  # nothing ran

@@ -34,7 +34,7 @@ def test_section_is_read_with_rules_thresholds_and_defaults(tmp_path):
     spec = load_eval(path, prompts)
     assert (spec.prompt, spec.variant, spec.model) == ("extract", "fast", "echo")
     assert spec.config == {"temperature": 0, "maxOutputTokens": 100}
-    assert spec.dataset == prompts / "data" / "gold.jsonl" and spec.name == "extract on gold.jsonl"
+    assert spec.dataset == prompts / "data" / "gold.jsonl" and spec.name == "extract on data/gold.jsonl (extract.fast.test.yaml)"
     total = spec.rules["total"]
     assert (total.scorer, dict(total.options), total.threshold, total.line) == ("number", {"tolerance": 0.5}, 1.0, 10)
     assert spec.rules["line_items"].match == "ordered" and spec.rules["line_items"].min_similarity == 0.3

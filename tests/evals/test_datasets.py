@@ -64,7 +64,7 @@ def test_csv_columns_nest_and_type_expected_cells(tmp_path):
                                        'b,hello,007,"Bob, Ltd",n/a,[]\n')
     rows = read_dataset(path)
     assert rows[0].input == {"text": "42"}  # input cells stay text
-    assert rows[0].expected == {"total": 42.5, "vendor": {"name": "ACME"}, "items": [{"d": "x"}]}  # empty: left out
+    assert rows[0].expected == {"total": 42.5, "vendor": {"name": "ACME"}, "note": None, "items": [{"d": "x"}]}  # empty: null
     assert rows[1].expected == {"total": "007", "vendor": {"name": "Bob, Ltd"}, "note": "n/a", "items": []}
     assert [r.line for r in rows] == [2, 3]
 

@@ -35,7 +35,7 @@ def test_baseline_round_trip_deltas_and_tolerance(tmp_path):
                                              "date": Counts(correct=3, missing=1), "gone": Counts(correct=2)})
     path = tmp_path / "base.json"
     save_baseline(path, {"x on gold.jsonl": before})
-    baseline = load_baseline(path)["x on gold.jsonl"]
+    baseline = load_baseline(path).evals["x on gold.jsonl"]
     found = deltas(baseline, scores())
     by_field = {(d.field, d.metric): d for d in found}
     assert by_field[("total", "f1")].change == pytest.approx(0.75 - 1.0)
@@ -82,5 +82,21 @@ def test_the_same_scores_never_regress_against_their_own_rounded_baseline(tmp_pa
     same = Scores(rows=3, exact=2, fields={"x": Counts(correct=2, wrong=1)})  # F1 2/3 is saved rounded up
     path = tmp_path / "base.json"
     save_baseline(path, {"e": same})
-    assert load_baseline(path)["e"]["x"]["f1"] > same.fields["x"].f1
-    assert regressions(deltas(load_baseline(path)["e"], same), 0.0, same) == []
+    assert load_baseline(path).evals["e"]["x"]["f1"] > same.fields["x"].f1
+    assert regressions(deltas(load_baseline(path).evals["e"], same), 0.0, same) == []
+
+
+def test_a_gate_on_a_figure_computed_from_nothing_fails_saying_so():
+    spec = EvalSpec("x.test.yaml", 1, "x", overall_min={"f1": 0.5, "exact_match": 0.1},
+                    field_min={"total": {"precision": 0.9}, "notes": {"recall": 0.5}})
+    none_predicted = Scores(rows=2, fields={"total": Counts(missing=2), "notes": Counts(extra=1)},
+                            failing={"total": ["r1", "r2"], "notes": ["r2"]})
+    found = [m.message() for m in threshold_misses(spec, none_predicted)]
+    assert found == ["(overall): f1 below threshold: 0.000 < 0.500",
+                     "(overall): exact_match below threshold: 0.000 < 0.100",
+                     "total: precision below threshold: 0.000 < 0.900 (no value was predicted); rows: r1, r2",
+                     "notes: recall below threshold: 0.000 < 0.500 (no gold value was scored); rows: r2"]
+    nothing = Scores(rows=0, failed=["r1", "r2"])
+    found = [m.message() for m in threshold_misses(spec, nothing)]
+    assert found[:2] == ["(overall): f1 below threshold: 0.000 < 0.500 (nothing was scored: 2 rows failed to run)",
+                         "(overall): exact_match below threshold: 0.000 < 0.100 (no row was scored: 2 rows failed to run)"]

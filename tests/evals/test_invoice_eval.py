@@ -28,16 +28,16 @@ def test_invoice_eval_replays_the_model_and_holds_the_committed_baseline(tmp_pat
     done = cli("eval", EVAL, "--baseline", BASELINE, "--json", str(tmp_path / "r.json"),
                "--markdown", str(tmp_path / "m.md"), cwd=ROOT, env=offline(cli_env, tmp_path))
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "extract on invoices.jsonl: 20 rows" in done.stdout and "1 eval(s) passed, 0 failed" in done.stdout
+    assert "extract on examples/gold/invoices.jsonl: 20 rows" in done.stdout and "1 eval(s) passed, 0 failed" in done.stdout
     report = json.loads((tmp_path / "r.json").read_text())["evals"][0]
     assert len(report["rows"]) == 20 and report["passed"] is True and report["variant"] == "tight"
     assert all(abs(d["now"] - d["baseline"]) < 1e-6 for d in report["deltas"] if d["baseline"] is not None)
-    baseline = json.loads((ROOT / BASELINE).read_text())["evals"]["extract on invoices.jsonl"]
+    baseline = json.loads((ROOT / BASELINE).read_text())["evals"]["extract on examples/gold/invoices.jsonl"]
     # Replay is deterministic: the very scores (and grounding figures, once the baseline has them) committed.
     assert report["scores"] == {k: v for k, v in baseline.items() if k != "grounding"}
     assert report["grounding"] == baseline.get("grounding", report["grounding"])
     assert (RECORDINGS / "extract.tight.jsonl").read_bytes() == before
-    assert "### extract on invoices.jsonl: passed" in (tmp_path / "m.md").read_text()
+    assert "### extract on examples/gold/invoices.jsonl: passed" in (tmp_path / "m.md").read_text()
     # The scores name the exact prompt text they came from.
     identity = PromptLibrary(ROOT / "prompts").load("extract", "tight").identity
     assert report["prompt_identity"] == identity.to_dict() and report["prompt_identity"]["hash"] == identity.hash
@@ -65,7 +65,7 @@ def test_the_worse_variant_fails_against_the_baseline_naming_the_regressed_field
                cwd=ROOT, env=offline(cli_env, tmp_path))
     assert done.returncode == 1, done.stdout + done.stderr
     regressed = {line.split(": ")[1] for line in done.stdout.splitlines()
-                 if line.startswith("FAIL extract on invoices.jsonl [worse]") and " regressed: " in line}
+                 if line.startswith("FAIL extract on examples/gold/invoices.jsonl [worse]") and " regressed: " in line}
     # The worse variant's schema has no vendor and no issue date: every one of them is now missing.
     assert {"(overall)", "issue_date", "vendor.name", "vendor.vat_id"} <= regressed, done.stdout
     assert "vendor.name: f1 regressed: 0.000, baseline 0.600" in done.stdout
@@ -77,7 +77,8 @@ def test_the_planted_arm_says_its_replies_are_fixtures(tmp_path, cli_env):
                cwd=ROOT, env=offline(cli_env, tmp_path))
     reports = json.loads((tmp_path / "r.json").read_text())["evals"]
     assert [(r["arm"], r["fixture_rows"]) for r in reports] == [("base", 20), ("worse", 20)], done.stdout
-    assert "NOTE extract on invoices.jsonl [base]: 20 of 20 rows replayed hand-written fixture replies" in done.stdout
+    assert ("NOTE extract on examples/gold/invoices.jsonl [base]: 20 of 20 rows replayed hand-written fixture replies"
+            in done.stdout)
     assert "no recording" not in done.stdout and "no longer matches" not in done.stdout
     for path in (ROOT / "tests" / "evals" / "planted" / "__recordings__").glob("*.jsonl"):
         assert {json.loads(line)["source"] for line in path.read_text(encoding="utf-8").splitlines()} == {"fixture"}

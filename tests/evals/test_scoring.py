@@ -101,6 +101,8 @@ def test_ordered_lists_pair_by_position_and_missing_items_count_each_field():
 
 def test_null_is_absent_and_a_missing_object_counts_its_fields():
     result = Comparer({}).compare({"a": None, "b": {"c": 1, "d": 2}}, {"a": None, "e": 5})
+    assert outcomes(result) == {"b.c": ["missing"], "b.d": ["missing"]}  # `e` is not labelled: not scored
+    result = Comparer({}, strict=True).compare({"a": None, "b": {"c": 1, "d": 2}}, {"a": None, "e": 5})
     assert outcomes(result) == {"b.c": ["missing"], "b.d": ["missing"], "e": ["extra"]}
 
 
@@ -149,3 +151,16 @@ def test_deep_or_long_model_output_is_bounded():
     extra, correct, nested = outcome.json()
     assert extra == 10_000 - 300 and correct == 300
     assert nested == ["wrong"]
+
+
+@pytest.mark.parametrize("predicted", ["2026-03-14 to 2026-04-30", "2026-03-149", "2026-03-14 (unsure)",
+                                       "2026-03-14T", "2026-03-14T99:00", "2026-03-14x", "2026-03-1"])
+def test_the_date_scorer_reads_the_whole_value_not_its_first_ten_characters(predicted):
+    assert score("date", "2026-03-14", predicted) == 0
+    assert score("date", predicted, "2026-03-14") == 0  # a gold value is read the same way
+
+
+@pytest.mark.parametrize("predicted", ["2026-03-14", " 2026-03-14 ", "2026-03-14T10:30:00", "2026-03-14 10:30",
+                                       "2026-03-14T23:59:59.5+05:00", "2026-03-14T00:00:00Z", "20260314"])
+def test_the_date_scorer_still_reads_iso_dates_and_date_times(predicted):
+    assert score("date", "2026-03-14", predicted) == 1

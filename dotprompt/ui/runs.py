@@ -26,9 +26,9 @@ def runs(path: Path | None, params: dict[str, str]) -> dict[str, Any]:
     if path is None:
         return {"log": None, "runs": [], "indexed": False}
     try:
-        limit = min(int(params.get("limit") or 100), MAX_LIMIT)
+        limit = max(1, min(int(params.get("limit") or 100), MAX_LIMIT))  # -1 would be SQLite's "no limit"
     except ValueError:
-        raise UsageError("limit is a number") from None
+        raise UsageError(f"limit: not a whole number {params['limit'][:40]!r}") from None
     filters = {k: params.get(k) or None for k in FILTERS}
     query = LogQuery(prompt=filters["prompt"], model=filters["model"], status=filters["status"], source=filters["source"],
                      since=_date(params.get("since")), limit=limit)

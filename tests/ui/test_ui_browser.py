@@ -187,7 +187,7 @@ def test_a_streamed_tool_call_is_one_block_that_grows(page, workbench):
 def test_a_run_page_shows_no_stray_text(page, workbench):
     url, _ = workbench
     open_route(page, url, "#/prompt/billing/note")
-    run = start_run(page, {"name": "billing/note", "input": {"text": "hi"}})
+    run = start_run(page, {"name": "billing/note", "input": {"text": "hi"}, "model": "openai/gpt-test"})
     page.wait_for_function("async (id) => (await (await fetch(`/api/live/${id}/events`)).text()).includes('event: end')",
                            arg=run)
     open_route(page, url, "#/runs")
@@ -232,6 +232,7 @@ def test_a_key_the_model_repeats_is_masked_in_the_page(page, workbench):
     url, _ = workbench
     open_route(page, url, "#/prompt/billing/note")
     page.fill("#field-text", "LEAK")
+    page.fill("#model", "openai/gpt-test")
     page.click("#run")
     page.wait_for_selector("#final-output")
     shown = page.locator("#view").inner_text()

@@ -59,7 +59,7 @@ class Page:
         return out
 
 
-NOTE = {"name": "billing/note", "input": {"text": "hi"}}
+NOTE = {"name": "billing/note", "input": {"text": "hi"}, "model": "openai/gpt-test"}
 
 
 def test_concurrent_runs_are_bounded_and_the_rest_refused_with_a_reason(project):
@@ -170,7 +170,7 @@ def test_a_key_split_across_streamed_chunks_never_reaches_the_page(project):
     # 12 pieces of ~4 characters: the key is cut across several of them.
     with scripted_server(chunks=12, delay=0.01) as base, running_ui(project, environment(base, project)) as url:
         page = Page(url)
-        run = page.start({"name": "billing/note", "input": {"text": "LEAK"}})
+        run = page.start({"name": "billing/note", "input": {"text": "LEAK"}, "model": "openai/gpt-test"})
         raw = page.http.get(f"/api/live/{run}/events").text
     events = [json.loads(line[6:]) for line in raw.splitlines() if line.startswith("data: ")]
     streamed = "".join(e["text"] for e in events if e["type"] == "chunk")

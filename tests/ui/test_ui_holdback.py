@@ -11,8 +11,8 @@ import pytest
 
 pytest.importorskip("starlette")
 
-from dotprompt._util.redact import unsafe_tail
 from dotprompt import tool
+from dotprompt._util.redact import unsafe_tail
 from dotprompt.doubles import ScriptedModel, tool_call
 from dotprompt.prompts.library import PromptLibrary
 from dotprompt.providers import define_model

@@ -35,7 +35,9 @@ class HeldText:
             event["toolRequests"] = [_safe_request(r, secrets) for r in event["toolRequests"]]
         if cut:
             self._hold(event, text[len(text) - cut:], held)
-        if event["text"] or event.get("toolRequests") or ("output" in event and not cut):
+        elif held is not None and "output" in held and "output" not in event:
+            event["output"] = held["output"]  # the newest output there is, held with the text it came from
+        if event["text"] or event.get("toolRequests") or "output" in event:
             out.append(event)
         return out
 
@@ -48,8 +50,7 @@ class HeldText:
 
     def flush(self, keep: int | None = None) -> list[dict[str, Any]]:
         """The held ends of every message but `keep`'s, as chunk events (a message's end is its own)."""
-        out = [self._held.pop(index) for index in [i for i in self._held if i != keep]]
-        return out
+        return [self._held.pop(index) for index in [i for i in self._held if i != keep]]
 
 
 def _safe_request(request: dict[str, Any], secrets: list[str]) -> dict[str, Any]:

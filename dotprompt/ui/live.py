@@ -65,9 +65,9 @@ class LiveRun:
         """What to redact from `batch`. Reading the environment for every chunk cost more than the rest of
         the stream, so a run's chunks share the list read at its first chunk (the model, and so its key,
         exists by then); tool results, the end and errors read it afresh."""
-        if self._secrets is None or any(event["type"] != "chunk" for _, event in batch):
-            self._secrets = known_secrets()
-        return self._secrets
+        if self._secrets is not None and all(event["type"] == "chunk" for _, event in batch):
+            return self._secrets
+        return known_secrets()
 
     def add(self, event: dict[str, Any]) -> None:
         for held in self._held.flush():  # a message's held end goes out before whatever follows it
@@ -106,7 +106,10 @@ class LiveRun:
                 async for item in self.prompt.stream(self.input, context=self.context, model=self.model, **overrides):
                     if isinstance(item, Chunk):
                         event = chunk_event(item)
-                        self.add_chunk(event) if event["type"] == "chunk" else self.add(event)
+                        if event["type"] == "chunk":
+                            self.add_chunk(event)
+                        else:
+                            self.add(event)
                     else:
                         self.response = item
                         self.add(done_event(item, name, has_schema=bool(self.prompt.metadata.get("output", {}).get("schema"))))

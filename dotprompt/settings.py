@@ -109,12 +109,14 @@ __all__ = [
     "UI_DEFAULT_PORT",
     "UI_HEARTBEAT_SECONDS",
     "UI_KEEP_RUNS",
+    "UI_MAX_ACTIVE_RUNS",
     "UI_MAX_BODY",
     "UI_MAX_DEPTH",
     "UI_MAX_ITEMS",
     "UI_MAX_LIMIT",
     "UI_MAX_REPORT_BYTES",
     "UI_MAX_STRING",
+    "UI_ORPHAN_GRACE_SECONDS",
     "RenderBudget",
     "RunLogSettings",
     "check_max_tool_calls",
@@ -674,6 +676,12 @@ UI_MAX_REPORT_BYTES: Final = 50_000_000
 
 UI_KEEP_RUNS: Final = 64
 """Live runs the workbench keeps for their streams; older ones are forgotten (the run log keeps them)."""
+
+UI_MAX_ACTIVE_RUNS: Final = 8
+"""Live runs the workbench streams at once; one more is refused (429) until one ends or is cancelled."""
+
+UI_ORPHAN_GRACE_SECONDS: Final = 10.0
+"""A live run no page has followed for this long (its tab closed) is cancelled, its provider stream closed."""
 
 UI_HEARTBEAT_SECONDS: Final = 15.0
 """Seconds between keep-alive events on a quiet workbench stream."""

@@ -97,3 +97,44 @@ def url_credentials(url: str) -> list[str]:
         return []
     user, _, password = match["userinfo"].partition(":")
     return [part for part in (password, user) if part]
+
+
+_SCHEME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+.-")
+_ENDS_USERINFO = frozenset("/@?#")
+
+
+def unsafe_tail(text: str, secrets: list[str] | None = None) -> int:
+    """How many characters at the end of `text` (already redacted) could be the start of a secret that
+    the next piece of a stream completes: the longest end that begins a known secret, or a URL whose
+    credentials may follow. A stream holds them back until the next piece shows what they are."""
+    secrets = known_secrets() if secrets is None else secrets
+    held = _open_url(text)
+    for secret in secrets:
+        first = secret[0]
+        start = max(len(text) - len(secret) + 1, 0)
+        while (start := text.find(first, start)) != -1 and len(text) - start > held:
+            if secret.startswith(text[start:]):
+                held = len(text) - start
+                break
+            start += 1
+    return held
+
+
+def _open_url(text: str) -> int:
+    """The end of `text` that a URL's credentials could still complete (`redact` masks `scheme://user:pw@`
+    only when it sees it whole): an open `scheme://userinfo`, or a scheme that `://` may follow (from
+    its last letter, which is all the pattern needs to see)."""
+    window = text[-4096:]
+    at = window.rfind("://")
+    if at != -1 and not any(c in _ENDS_USERINFO or c.isspace() for c in window[at + 3:]):
+        start = at
+        while start > 0 and window[start - 1] in _SCHEME_CHARS:
+            start -= 1
+        return len(window) - start
+    end = len(text) - (2 if text.endswith(":/") else 1 if text.endswith(":") else 0)
+    for position in range(end - 1, max(end - 64, -1), -1):
+        if text[position] not in _SCHEME_CHARS:
+            return 0
+        if text[position].isalpha():
+            return len(text) - position
+    return 0

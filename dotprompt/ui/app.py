@@ -13,12 +13,14 @@ import json
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from http import HTTPStatus
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
@@ -47,7 +49,9 @@ __all__ = [
     "body",
     "create_app",
     "log",
+    "read_capped",
     "static_files",
+    "workbench_of",
 ]
 
 log = logging.getLogger("dotprompt.ui")
@@ -64,6 +68,21 @@ class Workbench:
     def __post_init__(self) -> None:
         self.folder = Folder(self.library)
         self.live = LiveRuns(self.library)
+        self.stopping = asyncio.Event()  # set when the server stops: every open stream ends
+
+    def stop(self) -> None:
+        """End every stream and cancel every run, so the server stops at once (Ctrl-C) and quietly."""
+        self.stopping.set()
+        self.live.stop()
+
+
+def workbench_of(app: ASGIApp) -> Workbench:
+    """The Workbench behind an app `create_app` made."""
+    inner = app.app if isinstance(app, Guard) else app
+    bench = getattr(getattr(inner, "state", None), "workbench", None)
+    if not isinstance(bench, Workbench):
+        raise TypeError("not an app that create_app made")
+    return bench
 
 
 def static_files() -> dict[str, tuple[bytes, str]]:
@@ -82,6 +101,9 @@ def api(handler: Handler) -> Callable[[Request], Awaitable[Response]]:
             result = await handler(request)
         except DotpromptError as exc:
             return SafeJSON({"error": {"type": type(exc).__name__, "message": str(exc)}}, status_code=400)
+        except HTTPException as exc:  # a limit of the workbench's own: too large, too many runs
+            kind = HTTPStatus(exc.status_code).phrase.replace(" ", "")
+            return SafeJSON({"error": {"type": kind, "message": exc.detail}}, status_code=exc.status_code)
         except Exception as exc:
             log.exception("workbench request failed")
             return SafeJSON({"error": {"type": type(exc).__name__, "message": "the server failed; see its log"}},
@@ -92,11 +114,8 @@ def api(handler: Handler) -> Callable[[Request], Awaitable[Response]]:
 
 
 async def body(request: Request) -> dict[str, Any]:
-    data = await request.body()
-    if len(data) > MAX_BODY:
-        raise UsageError(f"the request is over {MAX_BODY:,} bytes")
     try:
-        value = json.loads(data or b"{}")
+        value = json.loads(await read_capped(request) or b"{}")
     except ValueError as exc:
         raise UsageError(f"the request is not JSON: {exc}") from None
     except RecursionError:
@@ -104,6 +123,22 @@ async def body(request: Request) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise UsageError("the request is a JSON object")
     return value
+
+
+async def read_capped(request: Request, cap: int = MAX_BODY) -> bytes:
+    """The body, refused (413) before it is read when it says it is over `cap`, and as soon as it passes
+    `cap` when it does not say (chunked): a huge POST never sits in the server's memory."""
+    declared = request.headers.get("content-length")
+    too_large = HTTPException(413, f"the request is over {cap:,} bytes, the most the workbench reads")
+    if declared is not None and (not declared.isdigit() or int(declared) > cap):
+        raise too_large
+    pieces, size = [], 0
+    async for piece in request.stream():
+        size += len(piece)
+        if size > cap:
+            raise too_large
+        pieces.append(piece)
+    return b"".join(pieces)
 
 
 def create_app(library: PromptLibrary, *, log_path: Path | None, hosts: frozenset[str] | set[str],
@@ -152,6 +187,12 @@ def create_app(library: PromptLibrary, *, log_path: Path | None, hosts: frozense
                                 data.get("context"), str(data.get("model") or "") or None)
         return {"id": live.id}
 
+    async def cancel(request: Request) -> Any:
+        live = bench.live.get(request.path_params["id"])
+        if live is None:
+            return SafeJSON({"error": {"type": "NotFound", "message": "no such live run"}}, status_code=404)
+        return {"id": live.id, "cancelled": live.cancel("cancelled from the page")}
+
     async def resume(request: Request) -> Any:
         data = await body(request)
         respond, restart = data.get("respond") or [], data.get("restart") or []
@@ -167,8 +208,9 @@ def create_app(library: PromptLibrary, *, log_path: Path | None, hosts: frozense
         start_at = _int(request.headers.get("last-event-id"), -1) + 1
 
         async def stream():
-            async for batch in live.follow(start_at):
-                yield sse(batch, live.secrets(batch))
+            with live.followed(bench.live.grace):
+                async for batch in live.follow(start_at):
+                    yield sse(batch, live.secrets(batch))
             yield 'event: end\ndata: {"type": "end"}\n\n'
 
         return StreamingResponse(stream(), media_type="text/event-stream", headers={"x-accel-buffering": "no"})
@@ -177,8 +219,7 @@ def create_app(library: PromptLibrary, *, log_path: Path | None, hosts: frozense
         async def stream():
             before = await run_in_threadpool(bench.folder.signature)
             yield "event: ready\ndata: {}\n\n"
-            while True:
-                await asyncio.sleep(CHANGES_POLL_SECONDS)
+            while not await _stopped(bench.stopping, CHANGES_POLL_SECONDS):
                 now = await run_in_threadpool(bench.folder.signature)
                 yield "event: changed\ndata: {}\n\n" if now != before else ": keep-alive\n\n"
                 before = now
@@ -206,12 +247,22 @@ def create_app(library: PromptLibrary, *, log_path: Path | None, hosts: frozense
         Route("/api/prompt", api(prompt)), Route("/api/partial", api(partial)),
         Route("/api/render", api(render), methods=["POST"]), Route("/api/live", api(start), methods=["POST"]),
         Route("/api/live/{id}/events", events), Route("/api/live/{id}/resume", api(resume), methods=["POST"]),
+        Route("/api/live/{id}/cancel", api(cancel), methods=["POST"]),
         Route("/api/changes", changes), Route("/api/runs", api(run_list)), Route("/api/runs/{id}", api(run_one)),
         Route("/api/evals", api(evals)), Route("/api/evals/report", api(report)),
     ]
     app = Starlette(routes=routes)
     app.state.workbench = bench
     return Guard(app, hosts=hosts, token=bench.token)
+
+
+async def _stopped(stopping: asyncio.Event, seconds: float) -> bool:
+    """Wait `seconds`; True at once if the server stops meanwhile."""
+    try:
+        await asyncio.wait_for(stopping.wait(), seconds)
+    except TimeoutError:
+        return False
+    return True
 
 
 def _int(value: str | None, default: int) -> int:

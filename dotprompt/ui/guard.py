@@ -2,7 +2,9 @@
 
 A page on another site can make the browser send requests to 127.0.0.1, and DNS rebinding can give
 that site's own name a loopback address. So: the Host header must name this server exactly (a rebound
-name does not); a request carrying an Origin must come from this server's own origin; every request
+name does not); a request carrying an Origin must come from this server's own origin; a request the
+browser marks as sent by another site (`Sec-Fetch-Site`: an `<img>` or `<script>` there sends no
+Origin) is refused, a read as much as a write, except a link from elsewhere opening the page; every request
 that changes anything (POST) must carry the session's CSRF token in a header, which a cross-site form
 cannot set and a cross-site script cannot read (the token comes from a JSON answer, and no CORS header
 lets another origin read one). The Content-Security-Policy allows scripts from this server only, so
@@ -27,6 +29,7 @@ __all__ = [
     "CSRF_HEADER",
     "HEADERS",
     "LOOPBACK_NAMES",
+    "OWN_SITES",
     "SAFE_METHODS",
     "WILDCARDS",
     "Guard",
@@ -43,6 +46,8 @@ HEADERS = {"content-security-policy": CSP, "x-content-type-options": "nosniff", 
            "referrer-policy": "no-referrer", "cross-origin-opener-policy": "same-origin",
            "cross-origin-resource-policy": "same-origin", "cache-control": "no-store"}
 SAFE_METHODS = frozenset({"GET", "HEAD"})
+# Sec-Fetch-Site values of requests the page or its user made: from the page itself, or typed / bookmarked.
+OWN_SITES = frozenset({"same-origin", "none"})
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
 
 
@@ -108,6 +113,9 @@ class Guard:
         origin = request.headers.get("origin")
         if origin is not None and origin.lower() not in self.origins:
             return "cross-origin requests are refused"
+        site = request.headers.get("sec-fetch-site")
+        if site is not None and site.lower() not in OWN_SITES and not _opens_the_page(request):
+            return "cross-site requests are refused (open the workbench from its own address)"
         if request.method in SAFE_METHODS:
             return None
         if request.method != "POST":
@@ -117,6 +125,14 @@ class Guard:
         if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
             return "state-changing requests send JSON"
         return None
+
+
+def _opens_the_page(request: Request) -> bool:
+    """A link on another site (a chat, a README) opening the page itself: a top-level navigation to `/`,
+    which shows nothing but the page's own code; everything it then loads comes from the page."""
+    headers = request.headers
+    return (request.method in SAFE_METHODS and request.url.path == "/"
+            and headers.get("sec-fetch-mode") == "navigate" and headers.get("sec-fetch-dest") == "document")
 
 
 def with_headers(response: Response) -> Response:

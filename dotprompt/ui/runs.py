@@ -27,9 +27,9 @@ def runs(path: Path | None, params: dict[str, str]) -> dict[str, Any]:
     if path is None:
         return {"log": None, "runs": [], "indexed": False}
     try:
-        limit = min(int(params.get("limit") or 100), MAX_LIMIT)
+        limit = max(1, min(int(params.get("limit") or 100), MAX_LIMIT))  # -1 would be SQLite's "no limit"
     except ValueError:
-        raise UsageError("limit is a number") from None
+        raise UsageError(f"limit: not a whole number {params['limit'][:40]!r}") from None
     filters = {k: params.get(k) or None for k in FILTERS}
     # This project's runs, as `dotprompt logs` lists them; `all=1` for every project's (and the older runs without one).
     project = None if params.get("all") not in (None, "", "0", "false") else str(project_root())

@@ -3,6 +3,8 @@
 The socket is bound here, before the server starts, so `--port 0` still prints the real address
 and nothing is served on a host the user did not ask for. Loopback is the default; any other host
 exposes the prompts, the run log and the models' keys' use to the network, so it is said loudly.
+On Ctrl-C the workbench ends its open streams and cancels its runs before uvicorn waits for them, so
+a page left open does not turn the stop into a cancelled task's traceback.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from typing import TextIO
 
 from ..prompts.library import PromptLibrary
 from ..settings import UI_DEFAULT_PORT as DEFAULT_PORT
-from .app import create_app
+from .app import create_app, workbench_of
 from .guard import allowed_hosts
 
 __all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "bind", "is_loopback", "serve", "url_of"]
@@ -59,4 +61,12 @@ def serve(library: PromptLibrary, *, host: str = DEFAULT_HOST, port: int = DEFAU
     app = create_app(library, log_path=log_path, hosts=allowed_hosts(host, port))
     print(f"dotprompt ui: {url_of(host, port)}  (folder {library.directory}; Ctrl-C stops)", file=out, flush=True)
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off", timeout_graceful_shutdown=1)
-    uvicorn.Server(config).run(sockets=[sock])
+    server = uvicorn.Server(config)
+    stop_first = server.shutdown
+
+    async def shutdown(sockets: list[socket.socket] | None = None) -> None:
+        workbench_of(app).stop()  # the streams end now, so the connections close within uvicorn's grace
+        await stop_first(sockets)
+
+    server.shutdown = shutdown  # type: ignore[method-assign]  # uvicorn has no hook before its shutdown waits
+    server.run(sockets=[sock])

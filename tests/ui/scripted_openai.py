@@ -4,7 +4,12 @@ What it answers depends on the conversation it is sent, so any run (and a resume
 same script: a request without tools -> the final JSON; no tool result yet -> a call of
 `lookup_order`; one tool result -> a call of `approve_refund` (a tool that interrupts until it is
 answered or restarted); two -> the final JSON. Text is streamed in `chunks` pieces `delay` seconds
-apart. A user message holding HOSTILE gets a reply full of markup.
+apart, a call's arguments in `call_pieces`. A user message holding HOSTILE gets a reply full of markup;
+TWICE: two calls of `approve_refund` in one turn (two interrupts), then the final JSON; LEAK: a text
+reply holding the API key (`LEAKED`), split across chunks.
+
+It counts the streams it is sending (`Script.active`, the most at once in `Script.most`) and the ones
+the client dropped before their end (`Script.aborted`).
 """
 
 from __future__ import annotations
@@ -17,9 +22,12 @@ from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, ClassVar
 
+from tests.ui.workbench_project import KEY
+
 HOSTILE_REPLY = {"answer": "<script>document.title='owned'</script><img src=x onerror=alert(1)>\" onmouseover=\"alert(2)",
                  "link": "javascript:alert(3)", "amount": 5}
 FINAL = {"answer": "refund approved for order A1", "amount": 5}
+LEAKED = f"the key is {KEY} and that is all"
 
 
 def final_text(hostile: bool) -> str:
@@ -29,7 +37,12 @@ def final_text(hostile: bool) -> str:
 class Script(BaseHTTPRequestHandler):
     chunks: ClassVar[int] = 20
     delay: ClassVar[float] = 0.02
+    call_pieces: ClassVar[int] = 1
     bodies: ClassVar[list[dict[str, Any]]] = []
+    active: ClassVar[int] = 0
+    most: ClassVar[int] = 0
+    aborted: ClassVar[int] = 0
+    lock: ClassVar[threading.Lock] = threading.Lock()
     protocol_version = "HTTP/1.1"
 
     def do_POST(self) -> None:
@@ -37,9 +50,18 @@ class Script(BaseHTTPRequestHandler):
         Script.bodies.append(body)
         messages = body["messages"]
         tools_done = sum(m["role"] == "tool" for m in messages)
-        hostile = any("HOSTILE" in json.dumps(m.get("content")) for m in messages if m["role"] == "user")
-        if not body.get("tools"):
+        said = " ".join(json.dumps(m.get("content")) for m in messages if m["role"] == "user")
+        hostile = "HOSTILE" in said
+        if "LEAK" in said:
+            self.reply(body, text=LEAKED)
+        elif not body.get("tools"):
             self.reply(body, text=final_text(hostile))
+        elif "TWICE" in said:
+            if tools_done == 0:
+                self.reply(body, calls=[("c1", "approve_refund", {"order_id": "A1", "amount": 5}),
+                                        ("c2", "approve_refund", {"order_id": "A2", "amount": 7})])
+            else:
+                self.reply(body, text=final_text(hostile))
         elif tools_done == 0:
             self.reply(body, call=("call_1", "lookup_order", {"order_id": "A1"}))
         elif tools_done == 1:
@@ -47,24 +69,38 @@ class Script(BaseHTTPRequestHandler):
         else:
             self.reply(body, text=final_text(hostile))
 
-    def reply(self, body: dict[str, Any], *, text: str | None = None, call: tuple[str, str, Any] | None = None) -> None:
+    def reply(self, body: dict[str, Any], *, text: str | None = None, call: tuple[str, str, Any] | None = None,
+              calls: list[tuple[str, str, Any]] | None = None) -> None:
+        calls = calls or ([call] if call else [])
+        with Script.lock:
+            Script.active += 1
+            Script.most = max(Script.most, Script.active)
+        try:
+            self.send(body, text, calls)
+        except (BrokenPipeError, ConnectionResetError):
+            with Script.lock:
+                Script.aborted += 1
+        finally:
+            with Script.lock:
+                Script.active -= 1
+
+    def send(self, body: dict[str, Any], text: str | None, calls: list[tuple[str, str, Any]]) -> None:
         usage = {"prompt_tokens": 12, "completion_tokens": 7, "total_tokens": 19}
         if not body.get("stream"):
             message: dict[str, Any] = {"role": "assistant", "content": text}
-            if call:
-                message["tool_calls"] = [{"id": call[0], "type": "function",
-                                          "function": {"name": call[1], "arguments": json.dumps(call[2])}}]
+            if calls:
+                message["tool_calls"] = [{"id": c[0], "type": "function",
+                                          "function": {"name": c[1], "arguments": json.dumps(c[2])}} for c in calls]
             self.send_json({"id": "x", "object": "chat.completion", "model": body["model"], "usage": usage,
-                            "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if call else "stop"}]})
+                            "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if calls else "stop"}]})
             return
         self.send_response(200)
         self.send_header("content-type", "text/event-stream")
         self.send_header("connection", "close")
         self.end_headers()
-        if call:
-            function = {"name": call[1], "arguments": json.dumps(call[2])}
-            self.event({"choices": [{"index": 0, "delta": {"role": "assistant", "tool_calls": [
-                {"index": 0, "id": call[0], "type": "function", "function": function}]}}]})
+        if calls:
+            for position, (ref, name, arguments) in enumerate(calls):
+                self.stream_call(position, ref, name, json.dumps(arguments))
             self.event({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]})
         else:
             assert text is not None
@@ -77,6 +113,18 @@ class Script(BaseHTTPRequestHandler):
         self.wfile.write(b"data: [DONE]\n\n")
         self.wfile.flush()
         self.close_connection = True
+
+    def stream_call(self, position: int, ref: str, name: str, arguments: str) -> None:
+        """One call as OpenAI streams it: the id and name first, then the arguments in `call_pieces` pieces."""
+        size = max(1, -(-len(arguments) // self.call_pieces))
+        pieces = [arguments[start:start + size] for start in range(0, len(arguments), size)]
+        for number, piece in enumerate(pieces):
+            fragment: dict[str, Any] = {"index": position, "function": {"arguments": piece}}
+            if number == 0:
+                fragment.update(id=ref, type="function")
+                fragment["function"]["name"] = name
+            self.event({"choices": [{"index": 0, "delta": {"role": "assistant", "tool_calls": [fragment]}}]})
+            time.sleep(self.delay)
 
     def event(self, data: dict[str, Any]) -> None:
         self.wfile.write(f"data: {json.dumps(data)}\n\n".encode())
@@ -95,9 +143,10 @@ class Script(BaseHTTPRequestHandler):
 
 
 @contextmanager
-def scripted_server(*, chunks: int = 20, delay: float = 0.02) -> Iterator[str]:
+def scripted_server(*, chunks: int = 20, delay: float = 0.02, call_pieces: int = 1) -> Iterator[str]:
     """The server's OpenAI base URL (`http://127.0.0.1:PORT/v1`) while the block runs."""
-    Script.chunks, Script.delay = chunks, delay
+    Script.chunks, Script.delay, Script.call_pieces = chunks, delay, call_pieces
+    Script.active = Script.most = Script.aborted = 0
     Script.bodies.clear()
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), Script)
     httpd.daemon_threads = True

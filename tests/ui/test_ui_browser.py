@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from tests.ui.scripted_openai import FINAL, HOSTILE_REPLY, scripted_server
-from tests.ui.workbench_project import docs_shot, environment, make_project, running_ui
+from tests.ui.workbench_project import KEY, docs_shot, environment, make_project, running_ui
 
 pytestmark = pytest.mark.slow  # child processes, a browser or a real server: the full run, not the fast loop
 
@@ -26,7 +26,7 @@ pytestmark = pytest.mark.slow  # child processes, a browser or a real server: th
 @pytest.fixture(scope="module")
 def workbench(tmp_path_factory) -> tuple[str, Path]:
     root = make_project(tmp_path_factory.mktemp("workbench"))
-    with scripted_server(chunks=30, delay=0.04) as base, running_ui(root, environment(base, root)) as url:
+    with scripted_server(chunks=30, delay=0.04, call_pieces=5) as base, running_ui(root, environment(base, root)) as url:
         yield url, root
 
 
@@ -158,3 +158,82 @@ def test_the_page_follows_the_files(page, workbench):
     started = time.monotonic()
     page.wait_for_selector("#template:has-text('Refund, briefly, and kindly.')")
     assert time.monotonic() - started < 10 and page.errors == []
+
+
+def start_run(page, body: dict) -> str:
+    """A run started as the page starts one (its token, its fetch); its id."""
+    return page.evaluate("""async (body) => {
+        const { token } = await (await fetch('/api/session')).json();
+        const answer = await fetch('/api/live', { method: 'POST', body: JSON.stringify(body),
+            headers: { 'content-type': 'application/json', 'x-csrf-token': token } });
+        return (await answer.json()).id;
+    }""", body)
+
+
+def test_a_streamed_tool_call_is_one_block_that_grows(page, workbench):
+    # The scripted model streams each call's arguments in 5 pieces.
+    url, _ = workbench
+    open_route(page, url, "#/prompt/order")
+    page.fill("#field-order_id", "A1")
+    page.click("#run")
+    page.wait_for_selector("#interrupts .interrupt[data-name=approve_refund]")
+    calls = page.locator(".turn.model li.tool-request")
+    assert calls.count() == 2, calls.all_inner_texts()
+    texts = calls.all_inner_texts()
+    assert "lookup_order" in texts[0] and '"order_id": "A1"' in texts[0]
+    assert "approve_refund" in texts[1] and '"amount": 5' in texts[1]
+
+
+def test_a_run_page_shows_no_stray_text(page, workbench):
+    url, _ = workbench
+    open_route(page, url, "#/prompt/billing/note")
+    run = start_run(page, {"name": "billing/note", "input": {"text": "hi"}, "model": "openai/gpt-test"})
+    page.wait_for_function("async (id) => (await (await fetch(`/api/live/${id}/events`)).text()).includes('event: end')",
+                           arg=run)
+    open_route(page, url, "#/runs")
+    page.locator("table.runs tbody tr a").first.click()
+    ready(page)
+    stray = page.evaluate("() => [...document.getElementById('view').childNodes]"
+                          ".filter(n => n.nodeType === Node.TEXT_NODE && n.textContent.trim()).map(n => n.textContent)")
+    assert stray == []
+    assert "null" not in page.locator("#view").inner_text().split()
+
+
+def test_two_interrupts_in_one_turn_are_answered_together(page, workbench):
+    url, _ = workbench
+    open_route(page, url, "#/prompt/order")
+    page.fill("#field-order_id", "TWICE")
+    page.click("#run")
+    page.wait_for_selector("#interrupts .interrupt >> nth=1")
+    first, second = page.locator("#interrupts .interrupt").all()
+    first.locator(".approve").click()
+    # One answered, one still asked: both stay on the page, nothing is sent yet.
+    assert page.locator("#interrupts .interrupt").count() == 2
+    assert "1 of 2" in page.locator("#interrupts").inner_text()
+    second.locator(".restart").click()
+    page.wait_for_selector("#final-output")
+    assert json.loads(page.locator("#final-output").text_content()) == FINAL
+    assert page.locator("#view .error").count() == 0 and page.errors == []
+
+
+def test_a_running_run_can_be_cancelled_from_the_page(page, workbench):
+    url, _ = workbench
+    open_route(page, url, "#/prompt/order")
+    page.fill("#field-order_id", "A1")
+    page.click("#run")
+    page.click("#interrupts .approve")
+    page.wait_for_selector("[data-role=partial-output]:not([hidden])")
+    page.click("#cancel")
+    page.wait_for_selector("#run-status:has-text('cancelled')")
+    assert page.locator("#final-output").count() == 0 and page.locator("#cancel").count() == 0
+
+
+def test_a_key_the_model_repeats_is_masked_in_the_page(page, workbench):
+    url, _ = workbench
+    open_route(page, url, "#/prompt/billing/note")
+    page.fill("#field-text", "LEAK")
+    page.fill("#model", "openai/gpt-test")
+    page.click("#run")
+    page.wait_for_selector("#final-output")
+    shown = page.locator("#view").inner_text()
+    assert "the key is ***" in shown and KEY[:8] not in shown

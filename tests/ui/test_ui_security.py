@@ -262,4 +262,4 @@ def test_huge_and_deeply_nested_values_are_cut_with_a_note(client, project):
 def test_a_request_body_over_the_limit_is_refused(client):
     answer = client.post("/api/render", content=b" " * 10_000_001,
                          headers={"content-type": "application/json", "x-csrf-token": client.token})
-    assert answer.status_code == 400 and "bytes" in answer.json()["error"]["message"]
+    assert answer.status_code == 413 and "10,000,000 bytes" in answer.json()["error"]["message"]

@@ -1,7 +1,7 @@
 // Runs: the run log, filtered and searched; one run as its turns, with the request and the reply
 // bodies as the log keeps them (redacted), and a way back into its prompt with the same input.
 import { get } from "./api.js";
-import { clear, el, encodeRoute, errorBox, jsonBlock, section, when } from "./dom.js";
+import { append, clear, el, encodeRoute, errorBox, jsonBlock, section, when } from "./dom.js";
 
 export async function showRuns(view, params) {
   const q = el("input", { id: "search", type: "search", placeholder: "search every word", value: params.get("q") || "" });
@@ -62,7 +62,8 @@ export async function showRun(view, id) {
   sent.forEach((message) => turns.append(messageBox(message, "sent")));
   const added = ((run.response && run.response.messages) || []);
   added.forEach((message, i) => turns.append(messageBox(message, `turn ${i + 1}`)));
-  view.append(el("h1", {}, `Run #${run.id}: ${label || "(no prompt)"}`),
+  // dom.js's append skips the absent parts (null); the DOM's own would write them as the text "null".
+  append(view, [el("h1", {}, `Run #${run.id}: ${label || "(no prompt)"}`),
     run.prompt ? replay : null, facts,
     run.error ? errorBox({ type: run.error_type, message: run.error }) : null,
     section("Input", jsonBlock(run.input, { id: "run-input" })),
@@ -70,7 +71,7 @@ export async function showRun(view, id) {
     section("Output", jsonBlock(run.output, { id: "run-output" })),
     el("details", {}, el("summary", {}, "Request (as the log keeps it)"), jsonBlock(run.request, { id: "run-request" })),
     el("details", {}, el("summary", {}, "Reply (as the log keeps it)"), jsonBlock(run.response, { id: "run-response" })),
-    run.context ? el("details", {}, el("summary", {}, "Context"), jsonBlock(run.context)) : null);
+    run.context ? el("details", {}, el("summary", {}, "Context"), jsonBlock(run.context)) : null]);
   return null;
 }
 

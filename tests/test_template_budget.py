@@ -194,8 +194,7 @@ def test_jinja2_partials_fanning_out_meet_the_time_budget():
     # 2**20 includes printing nothing: no output to count, so the clock must be read at each include
     result = attempt('A\n{% include "p0" %}\n', files=fan_out_partials(20), budget={"max_seconds": 1.0})
     assert not result["ok"] and result["type"] == "RenderError", result
-    assert "render budget exceeded: the render took more than 1 seconds" in result["message"], result
-    assert result["path"] and result["line"], result
+    refused(result, 5, words="render budget exceeded: the render took more than 1 seconds")  # the include's line
 
 
 @pytest.mark.slow

@@ -286,6 +286,12 @@ class BudgetCodeGenerator(CodeGenerator):
         super().visit_Template(node, frame)
 
 
+def _tick() -> None:
+    meter = current()
+    if meter is not None:
+        meter.tick()
+
+
 class BudgetEnvironment(ImmutableSandboxedEnvironment):
     """The sandbox, with the operators and calls that can build something huge checked first."""
 
@@ -297,6 +303,17 @@ class BudgetEnvironment(ImmutableSandboxedEnvironment):
         self.filters.update(GUARDED_FILTERS)
         self.filters[LOOP_FILTER] = metered_loop
         self.globals["namespace"] = MeteredNamespace
+
+    # `{% include %}`, `{% import %}` and `{% extends %}` fetch their template here while rendering: a
+    # partial that includes the next one twice, twenty deep, prints nothing and loops over nothing,
+    # so the clock is read at each fetch.
+    def get_template(self, *args: Any, **kwargs: Any) -> Template:
+        _tick()
+        return super().get_template(*args, **kwargs)
+
+    def select_template(self, *args: Any, **kwargs: Any) -> Template:
+        _tick()
+        return super().select_template(*args, **kwargs)
 
     def wrap_str_format(self, value: Any) -> Callable[..., str] | None:
         """jinja's sandboxed `str.format` / `format_map`, with a formatter that checks each field (see

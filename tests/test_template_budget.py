@@ -294,6 +294,14 @@ def test_printed_values_are_counted_as_the_output_grows(engine, body):
     refused(result, 5, words="render budget exceeded: the output is over 20,000,000 characters")
 
 
+def test_printed_values_in_a_partial_are_counted_as_the_output_grows():
+    files = {"_show.prompt": "{{@root.big}}"}  # printed at the partial's top level: it runs as often as it is called
+    result = attempt("A\n{{#each xs}}{{#each ../xs}}{{> show}}{{/each}}{{/each}}\n", BIG, engine="handlebars",
+                     memory_mb=500, files=files)
+    assert not result["ok"] and result["type"] == "RenderError", result
+    assert "render budget exceeded: the output is over 20,000,000 characters" in result["message"], result
+
+
 def test_handlebars_json_with_a_huge_indent():
     result = attempt("A\n{{json items indent=1000000000}}\n", {"items": [1, 2]}, engine="handlebars")
     assert not result["ok"] and result["type"] == "RenderError" and "indent" in result["message"], result

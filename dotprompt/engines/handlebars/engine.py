@@ -111,7 +111,7 @@ class HandlebarsTemplate:
                                   partials=self.partials, escape_html=False, strict=False)
         if self.metered is None:
             program, lines = metered_program(self.program, self.source, self.first_line)
-            self.metered = (program, {name: metered_program(p)[0] for name, p in self.partials.items()}, lines)
+            self.metered = (program, {name: metered_program(p, partial=True)[0] for name, p in self.partials.items()}, lines)
         program, partials, lines = self.metered
         try:
             helpers = {**self._helpers_for(markers), PRINT: metered_print}

@@ -83,10 +83,15 @@ class MeteredPartial(Partial):
         return self.partial_name
 
 
-def metered_program(program: list[Node], source: str | None = None,
-                    first_line: int = 1) -> tuple[list[Node], dict[int, int]]:
+def metered_program(program: list[Node], source: str | None = None, first_line: int = 1,
+                    partial: bool = False) -> tuple[list[Node], dict[int, int]]:
     """A copy of `program` with metered text nodes, and (given its source) the line of each block and
-    partial call of the copy, by `id` (the copy keeps them alive)."""
+    partial call of the copy, by `id` (the copy keeps them alive).
+
+    Printed values are charged where they may run more than once: inside a block, and anywhere in a
+    `partial`. One at a prompt's top level prints once, its size bounded by the input's, and the
+    whole output is checked at the end: it skips the charging block, which costs a reference
+    render about a quarter of its time where it is used."""
     lines: dict[int, int] = {}
     seen: dict[str, int] = {}  # tag pattern -> how many of them the pre-order walk has met
     matches: dict[str, list[re.Match[str]]] = {}
@@ -103,21 +108,21 @@ def metered_program(program: list[Node], source: str | None = None,
             return None
         return first_line + source.count("\n", 0, found[index].start())
 
-    def copy(nodes: list[Node]) -> list[Node]:
+    def copy(nodes: list[Node], repeated: bool) -> list[Node]:
         out: list[Node] = []
         for node in nodes:
             if type(node) is Text:
                 out.append(MeteredText(node.value))
                 continue
             if type(node) is Mustache:
-                out.append(_printing(node))
+                out.append(_printing(node) if repeated else node)
                 continue
             where = None
             if isinstance(node, Block):
                 where = line(rf"{{{{~?\s*[#^]\s*{re.escape(node.call['name'])}(?=[\s}}~])")
             elif isinstance(node, (Partial, PartialBlock)):
                 where = line(rf"{{{{~?\s*#?>\s*{re.escape(node.name)}(?=[\s}}~])")
-            changes = {field.name: copy(value) for field in dataclasses.fields(node)
+            changes = {field.name: copy(value, True) for field in dataclasses.fields(node)
                        if isinstance(value := getattr(node, field.name), list) and field.name in ("body", "inverse")}
             # mypy checks replace() against every node class of the union at once; `changes` names only
             # fields of this node's own class (taken from dataclasses.fields(node) above)
@@ -129,7 +134,7 @@ def metered_program(program: list[Node], source: str | None = None,
             out.append(new)
         return out
 
-    return copy(program), lines
+    return copy(program, partial), lines
 
 
 def innermost_line(tb: TracebackType | None, lines: dict[int, int]) -> int | None:

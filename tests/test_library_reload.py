@@ -115,6 +115,25 @@ def write_versions(seconds):
 """
 
 
+IN_PLACE_HALVES = """
+def write_versions(seconds):
+    n, end = 1000, time.monotonic() + seconds
+    while time.monotonic() < end:
+        n += 1                                           # four digits: every version has the same size
+        data = version(n, ENGINE).encode()
+        fd = os.open(path, os.O_WRONLY)                  # written over in place, no truncation: size, inode and
+        try:                                             # (on a coarse clock) mtime stay as they were
+            half = len(data) // 2
+            os.pwrite(fd, data[:half], 0)
+            time.sleep(0.0005)
+            os.pwrite(fd, data[half:], half)
+        finally:
+            os.close(fd)
+        time.sleep(0.002)
+    return n
+"""
+
+
 def check(result: dict) -> None:
     assert result["errors"] == 0, result
     assert result["torn"] == 0, result
@@ -128,6 +147,12 @@ def test_in_place_rewrites_never_tear_a_render(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("engine", ["jinja2", "handlebars"])
+def test_same_size_rewrites_in_two_halves_never_tear_a_render(tmp_path, engine):
+    check(hammer(tmp_path, IN_PLACE_HALVES, engine))
+
+
+@pytest.mark.slow
 def test_unlink_then_create_saves_never_raise(tmp_path):
     check(hammer(tmp_path, UNLINK_CREATE))
 
@@ -135,6 +160,46 @@ def test_unlink_then_create_saves_never_raise(tmp_path):
 @pytest.mark.slow
 def test_in_place_rewrites_of_a_handlebars_prompt(tmp_path):
     check(hammer(tmp_path, IN_PLACE, "handlebars"))
+
+
+def test_a_save_stalled_half_way_is_not_served_once_its_timestamps_look_settled(tmp_path):
+    # An editor writes in place: truncates, writes half, stalls (a loaded machine, a slow disk), writes the
+    # rest. The reader looks only once the half-written file's timestamps are older than the settle time,
+    # so the timestamps alone call it settled; a second read a settle time later must see it move on.
+    code = PRELUDE + """
+from dotprompt import settings
+settings.RELOAD_SETTLE_SECONDS = 0.3  # wide margins: the timing below holds on a loaded machine
+path = root / "p.prompt"
+path.write_text(version(1000), encoding="utf-8")
+lib = PromptLibrary(root)
+prompt = lib.load("p")
+assert whole(prompt.render())
+time.sleep(0.4)
+signal_read, signal_write = os.pipe()
+
+def editor():
+    data = version(1001).encode()
+    fd = os.open(path, os.O_WRONLY | os.O_TRUNC)
+    os.write(fd, data[:len(data) // 2])
+    os.write(signal_write, b"h")  # half written
+    time.sleep(0.45)
+    os.write(fd, data[len(data) // 2:])
+    os.close(fd)
+
+import multiprocessing
+writer = multiprocessing.get_context("fork").Process(target=editor)
+writer.start()
+os.read(signal_read, 1)
+time.sleep(0.35)  # past the settle time: by its timestamps, the half-written file has settled
+during = prompt.render()
+writer.join()
+after = prompt.render()
+print(json.dumps({"whole": whole(during), "version": during.config.get("version"), "text": text(during)[-40:],
+                  "after_whole": whole(after), "after": after.config.get("version")}))
+"""
+    result = assert_finishes(code, timeout=60, cwd=tmp_path).json()
+    assert result["whole"] and result["version"] in (1000, 1001), result
+    assert result["after_whole"] and result["after"] == 1001, result
 
 
 def test_an_edit_keeping_size_and_mtime_is_seen(tmp_path):

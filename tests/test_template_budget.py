@@ -30,6 +30,8 @@ from dotprompt.errors import PromptFileError, RenderError
 TEXT = {text!r}
 folder = pathlib.Path(tempfile.mkdtemp())
 (folder / "hostile.prompt").write_text(TEXT, encoding="utf-8")
+for name, content in {files!r}.items():
+    (folder / name).write_text(content, encoding="utf-8")
 stage = "load"
 try:
     if {budget!r} is None:
@@ -52,9 +54,11 @@ except (RenderError, PromptFileError) as exc:
 
 
 def attempt(body: str, input: object = None, *, engine: str = "jinja2", via: str = "load",
-            budget: dict | None = None, timeout: float = TIMEOUT, memory_mb: int = 1024) -> dict:
-    # `input` is Python source evaluated in the child (large inputs would not fit on its command line)
-    code = CHILD.format(text=FRONT + body, engine=engine, budget=budget, via=via,
+            budget: dict | None = None, timeout: float = TIMEOUT, memory_mb: int = 1024,
+            files: dict[str, str] | None = None) -> dict:
+    # `input` is Python source evaluated in the child (large inputs would not fit on its command line);
+    # `files` are more files of the prompt folder (partials), by name
+    code = CHILD.format(text=FRONT + body, engine=engine, budget=budget, via=via, files=files or {},
                         input=input if isinstance(input, str) else repr(input))
     return assert_finishes(code, timeout=timeout, memory_mb=memory_mb).json()
 
@@ -100,6 +104,17 @@ def test_percent_format_with_a_huge_width():
 
 def test_str_format_with_a_huge_width():
     refused(attempt("A\n{{ '{:>1000000000}'.format(1) }}\n"), 5, words="render budget")
+
+
+@pytest.mark.parametrize("body", [
+    "A\n{{ '{:{w}}'.format('x', w=n) }}\n",             # the width a keyword argument
+    "A\n{{ '{1:{0[0]}}'.format([n], 'x') }}\n",         # the width an item of a positional argument
+    "A\n{{ '{:.{p}f}'.format(1.5, p=n) }}\n",           # a precision
+    "A\n{{ '{x:{w}}'.format_map({'x': 'y', 'w': n}) }}\n",
+])
+def test_str_format_with_a_nested_huge_width_is_refused_before_it_is_built(body):
+    # 400 MB is far below what the billion characters would need: refused before building, not after
+    refused(attempt(body, {"n": 10 ** 9}, memory_mb=400), 5, words="render budget")
 
 
 @pytest.mark.slow
@@ -167,6 +182,41 @@ def test_macro_fan_out_is_stopped_before_it_is_built():
     refused(attempt(body, budget={"max_seconds": 1.0}), 4, words="render budget exceeded: the render took more than 1 seconds")
 
 
+def fan_out_partials(count: int) -> dict[str, str]:
+    """`_p0.prompt` ... : each partial includes the next one twice; the last prints nothing."""
+    files = {f"_p{i}.prompt": f'{{% include "p{i + 1}" %}}{{% include "p{i + 1}" %}}' for i in range(count)}
+    files[f"_p{count}.prompt"] = ""
+    return files
+
+
+@pytest.mark.slow
+def test_jinja2_partials_fanning_out_meet_the_time_budget():
+    # 2**20 includes printing nothing: no output to count, so the clock must be read at each include
+    result = attempt('A\n{% include "p0" %}\n', files=fan_out_partials(20), budget={"max_seconds": 1.0})
+    assert not result["ok"] and result["type"] == "RenderError", result
+    refused(result, 5, words="render budget exceeded: the render took more than 1 seconds")  # the include's line
+
+
+@pytest.mark.slow
+def test_handlebars_inline_partials_fanning_out_meet_the_time_budget():
+    partials = "".join(f'{{{{#*inline "p{i}"}}}}{{{{> p{i + 1}}}}}{{{{> p{i + 1}}}}}{{{{/inline}}}}' for i in range(24))
+    body = partials + '{{#*inline "p24"}}{{/inline}}\nA\n{{> p0}}\n'
+    result = attempt(body, engine="handlebars", budget={"max_seconds": 1.0})
+    assert not result["ok"] and result["type"] == "RenderError", result
+    assert "render budget exceeded: the render took more than 1 seconds" in result["message"], result
+    # the innermost partial call running: one inside the inline partials, all defined on line 4
+    assert "hostile" in result["message"] and result["line"] == 4, result
+
+
+@pytest.mark.slow
+def test_handlebars_partial_files_fanning_out_meet_the_time_budget():
+    files = {f"_p{i}.prompt": f"{{{{> p{i + 1}}}}}{{{{> p{i + 1}}}}}" for i in range(22)}
+    files["_p22.prompt"] = ""
+    result = attempt("A\n{{> p0}}\n", engine="handlebars", files=files, budget={"max_seconds": 1.0})
+    assert not result["ok"] and result["type"] == "RenderError", result
+    assert "render budget exceeded: the render took more than 1 seconds" in result["message"], result
+
+
 def test_namespace_doubling():
     body = "A\n{% set ns = namespace(s='ab') %}{% for i in range(64) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}\n"
     refused(attempt(body), 5, words="render budget")
@@ -226,6 +276,30 @@ def test_handlebars_each_over_objects_reference_renderer_output_budget():
     result = attempt(body, rows, engine="handlebars", budget={"max_chars": 1_000_000})
     assert not result["ok"] and result["type"] == "RenderError", result
     assert "hostile" in result["message"] and result["line"] == 5 and "render budget" in result["message"], result
+
+
+BIG = '{"xs": list(range(1000)), "big": "y" * 100_000}'
+
+
+@pytest.mark.parametrize(("engine", "body"), [
+    ("jinja2", "A\n{% for a in xs %}{% for b in xs %}{{ big }}{% endfor %}{% endfor %}\n"),
+    ("handlebars", "A\n{{#each xs}}{{#each ../xs}}{{@root.big}}{{/each}}{{/each}}\n"),  # the fast path
+    ("handlebars", "A\n{{#each xs}}{{#each ../xs}}{{@key}}{{@root.big}}{{/each}}{{/each}}\n"),  # the reference renderer
+    ("handlebars", "A\n{{#each xs}}{{#each ../xs}}{{@key}}{{{json @root.big}}}{{/each}}{{/each}}\n"),
+])
+def test_printed_values_are_counted_as_the_output_grows(engine, body):
+    # 10 GB of output if nothing stopped it; counted as it grows, it stops at max_chars (20,000,000) in a
+    # fraction of the memory limit (the reference renderer used to reach ~1 GB before a check)
+    result = attempt(body, BIG, engine=engine, memory_mb=500)
+    refused(result, 5, words="render budget exceeded: the output is over 20,000,000 characters")
+
+
+def test_printed_values_in_a_partial_are_counted_as_the_output_grows():
+    files = {"_show.prompt": "{{@root.big}}"}  # printed at the partial's top level: it runs as often as it is called
+    result = attempt("A\n{{#each xs}}{{#each ../xs}}{{> show}}{{/each}}{{/each}}\n", BIG, engine="handlebars",
+                     memory_mb=500, files=files)
+    assert not result["ok"] and result["type"] == "RenderError", result
+    assert "render budget exceeded: the output is over 20,000,000 characters" in result["message"], result
 
 
 def test_handlebars_json_with_a_huge_indent():

@@ -8,8 +8,11 @@ checks the open file is the one it stat-ed.
 
 Hot reload reads a file once, as bytes, and hashes them: what is compiled is exactly what was
 hashed. `read_settled` also waits out a save in progress (a file changed in the last
-`RELOAD_SETTLE_SECONDS` is used only if it is still unchanged after that long) and retries a file
-that is briefly missing (unlink-then-create saves).
+`RELOAD_SETTLE_SECONDS` is used only if a second read that long after gives the same bytes and
+stamp) and retries a file that is briefly missing (unlink-then-create saves). A file's timestamps
+cannot tell a finished save from one stalled half-way (an editor writing in place, then paused by a
+loaded machine): `read_confirmed` takes a version that is new to the reader only once a second read,
+`RELOAD_SETTLE_SECONDS` after the first, gives the same bytes and stamp, whatever its timestamps say.
 """
 
 from __future__ import annotations
@@ -158,20 +161,45 @@ def read_settled(path: str, root: str | os.PathLike[str] | None = None, what: st
             failure = exc
             continue
         seen = True
-        if time.time_ns() - snapshot.stamp[0] < settle * 1e9:
-            # Written moments ago: the writer may not be done. Use it only if it still holds still.
-            time.sleep(settle)
-            try:
-                if file_stamp(path) != snapshot.stamp:
-                    failure = FileChangingError(f"{path} keeps changing")
-                    continue
-            except OSError as exc:
-                failure = exc
-                continue
+        # Written moments ago (by its mtime or its ctime, which no tool can set back): the writer may
+        # not be done. Used only if a second read gives the same bytes and stamp.
+        if time.time_ns() - max(snapshot.stamp[0], snapshot.stamp[3]) < settle * 1e9 \
+                and not _same_after(path, root, what, snapshot, settle):
+            failure = FileChangingError(f"{path} keeps changing")
+            continue
         return snapshot
     if seen and isinstance(failure, FileNotFoundError):
         raise FileChangingError(f"{path} keeps being replaced")
     raise failure
+
+
+def read_confirmed(snapshot: Snapshot, path: str, root: str | os.PathLike[str] | None = None,
+                   what: str = "prompt file") -> Snapshot:
+    """`snapshot` (a version of the file new to the reader) once a read RELOAD_SETTLE_SECONDS later gives
+    the same bytes and stamp; the later version when it moved on and then held still; FileChangingError
+    when it never holds still within RELOAD_ATTEMPTS reads."""
+    settle = settings.RELOAD_SETTLE_SECONDS
+    for _ in range(max(1, settings.RELOAD_ATTEMPTS)):
+        time.sleep(settle)
+        try:
+            again = read_snapshot(path, root, what)
+        except (FileNotFoundError, FileChangingError):
+            continue
+        if again.digest == snapshot.digest and again.stamp == snapshot.stamp:
+            return snapshot
+        snapshot = again
+    raise FileChangingError(f"{path} keeps changing")
+
+
+def _same_after(path: str, root: str | os.PathLike[str] | None, what: str, snapshot: Snapshot, settle: float) -> bool:
+    """Whether a read `settle` seconds from now gives the bytes and stamp of `snapshot`: the bytes too,
+    because a rewrite in place of the same size can keep every timestamp (a coarse file system clock)."""
+    time.sleep(settle)
+    try:
+        again = read_snapshot(path, root, what)
+    except (FileNotFoundError, FileChangingError):
+        return False
+    return again.digest == snapshot.digest and again.stamp == snapshot.stamp
 
 
 def decode(data: bytes, path: str | None) -> str:

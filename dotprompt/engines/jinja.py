@@ -19,8 +19,9 @@ from jinja2.defaults import DEFAULT_NAMESPACE
 from jinja2.exceptions import SecurityError
 from jinja2.filters import FILTERS
 from jinja2.runtime import Context
-from jinja2.sandbox import ImmutableSandboxedEnvironment
+from jinja2.sandbox import ImmutableSandboxedEnvironment, SandboxedEscapeFormatter, SandboxedFormatter
 from jinja2.utils import Namespace
+from markupsafe import Markup
 
 from ..settings import RENDER_MAX_JSON_INDENT
 from .budget import BudgetExceededError, Meter, check_int_bits, check_size, current
@@ -140,7 +141,6 @@ def _finalize(value: Any) -> Any:
 LOOP_FILTER = "_dotprompt_metered_loop"  # wraps the iterable of every {% for %} (see BudgetCodeGenerator)
 _SIZED = (str, list, tuple)
 _FORMAT_NUMBER = re.compile(r"\d+")
-_NESTED_FIELD = re.compile(r"\{[^{}]*:[^{}]*\{")
 _WIDTH_METHODS = frozenset({"center", "ljust", "rjust", "zfill"})
 _LIPSUM = DEFAULT_NAMESPACE["lipsum"]
 
@@ -150,16 +150,42 @@ def _check_sized(value: Any) -> None:
         check_size(len(value), "text" if isinstance(value, str) else "a list")
 
 
-def _check_format(fmt: str, args: Any) -> None:
-    """`fmt % args` / `fmt.format(*args)`: no width or precision, written or passed, past the budget."""
-    for number in _FORMAT_NUMBER.findall(fmt):
+def _check_format_spec(spec: str) -> None:
+    """One field's format spec as `str.format` applies it, nested fields (`{:{w}}`) already filled in:
+    no width or precision past the budget."""
+    for number in _FORMAT_NUMBER.findall(spec):
         if len(number) > 6:
             check_size(int(number) if len(number) < 30 else 10 ** 30)
-    if "*" in fmt or _NESTED_FIELD.search(fmt):
+
+
+def _check_format(fmt: str, args: Any) -> None:
+    """`fmt % args`: no width or precision, written or passed (`%*d`), past the budget. (`str.format`
+    checks each field as it fills it in: `_MeteredFormatting`.)"""
+    _check_format_spec(fmt)
+    if "*" in fmt:
         values = args.values() if isinstance(args, Mapping) else args if isinstance(args, (tuple, list)) else (args,)
         for value in values:
             if isinstance(value, int) and not isinstance(value, bool):
                 check_size(abs(value))
+
+
+class _MeteredFormatting:
+    """`str.format` in the sandbox, each field's width and precision checked before it is built.
+
+    Checking the format string alone cannot see a width that comes from an argument (`{:{w}}` with
+    w=10**9, `{1:{0[0]}}`): the spec is only known once the formatter has filled it in."""
+
+    def format_field(self, value: Any, format_spec: str) -> Any:
+        _check_format_spec(format_spec)
+        return super().format_field(value, format_spec)  # type: ignore[misc]  # the formatter class it is mixed into
+
+
+class _MeteredFormatter(_MeteredFormatting, SandboxedFormatter):
+    pass
+
+
+class _MeteredEscapeFormatter(_MeteredFormatting, SandboxedEscapeFormatter):
+    pass
 
 
 def _check_replace(s: Any, old: Any, new: Any, count: Any = None) -> None:
@@ -181,8 +207,6 @@ def _check_str_method(s: str, name: str, args: tuple[Any, ...], kwargs: dict[str
             check_size(len(s) + s.count("\t") * size)
     elif name == "replace":
         _check_replace(s, *args[:3], **{k: v for k, v in kwargs.items() if k == "count"})
-    elif name in ("format", "format_map"):
-        _check_format(s, args[0] if name == "format_map" and args else args or kwargs)
     elif name == "join" and args:
         _check_join(args[0], s)
 
@@ -296,6 +320,12 @@ class BudgetCodeGenerator(CodeGenerator):
         super().visit_Template(node, frame)
 
 
+def _tick() -> None:
+    meter = current()
+    if meter is not None:
+        meter.tick()
+
+
 class BudgetEnvironment(ImmutableSandboxedEnvironment):
     """The sandbox, with the operators and calls that can build something huge checked first."""
 
@@ -307,6 +337,36 @@ class BudgetEnvironment(ImmutableSandboxedEnvironment):
         self.filters.update(GUARDED_FILTERS)
         self.filters[LOOP_FILTER] = metered_loop
         self.globals["namespace"] = MeteredNamespace
+
+    # `{% include %}`, `{% import %}` and `{% extends %}` fetch their template here while rendering: a
+    # partial that includes the next one twice, twenty deep, prints nothing and loops over nothing,
+    # so the clock is read at each fetch.
+    def get_template(self, *args: Any, **kwargs: Any) -> Template:
+        _tick()
+        return super().get_template(*args, **kwargs)
+
+    def select_template(self, *args: Any, **kwargs: Any) -> Template:
+        _tick()
+        return super().select_template(*args, **kwargs)
+
+    def wrap_str_format(self, value: Any) -> Callable[..., str] | None:
+        """jinja's sandboxed `str.format` / `format_map`, with a formatter that checks each field (see
+        `_MeteredFormatting`). jinja 3.1's own wrapper, the formatter class aside."""
+        if super().wrap_str_format(value) is None:
+            return None
+        owner: str = value.__self__
+        formatter = (_MeteredEscapeFormatter(self, escape=owner.escape) if isinstance(owner, Markup)
+                     else _MeteredFormatter(self))
+        is_format_map = value.__name__ == "format_map"
+
+        def wrapper(*args: Any, **kwargs: Any) -> str:
+            if is_format_map:
+                if kwargs or len(args) != 1:
+                    raise TypeError(f"format_map() takes exactly one argument ({len(args) + len(kwargs)} given)")
+                return type(owner)(formatter.vformat(owner, (), args[0]))
+            return type(owner)(formatter.vformat(owner, args, kwargs))
+
+        return functools.update_wrapper(wrapper, value)
 
     def call_binop(self, context: Context, operator: str, left: Any, right: Any) -> Any:
         if operator == "**":

@@ -6,7 +6,8 @@ A truncated value is completed by partial-json-parser, allowing only partial str
 containers: a number or word cut short is dropped rather than guessed (`12` of `1234`). A string
 cut short is closed here first, because the completer trims the whitespace it ends with.
 Nesting past MAX_NESTING_DEPTH is an OutputParseError (json.loads would raise RecursionError, and
-everything downstream recurses too).
+everything downstream recurses too). NaN, the infinities and numbers past a float's range (`1e999`)
+are null, each with a `non_finite_number` repair (`finite.py`): the rule of the streaming parsers.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from partial_json_parser import loads as complete_partial_json
 
 from ..errors import OutputParseError
 from .base import ParsedOutput, Repair
+from .finite import finite_output
 from .lenient import Rewrite, rewrite_json
 from .limits import MAX_NESTING_DEPTH, TooDeepError, deeper_than_limit
 from .locate import Location, locate_json
@@ -35,6 +37,10 @@ _CUT_ESCAPE: Final = re.compile(r"(\\+)(u[0-9a-fA-F]{0,3})?\Z")
 
 def extract_json(text: str, *, format_name: str = "json") -> ParsedOutput:
     """Find, repair and parse the JSON value in `text`. OutputParseError when there is none."""
+    return finite_output(_extract(text, format_name), text)
+
+
+def _extract(text: str, format_name: str) -> ParsedOutput:
     if not text or text.isspace():  # as `not text.strip()`, without a copy of a megabyte reply
         raise OutputParseError("the reply is empty", text=text, format_name=format_name)
     try:

@@ -3,7 +3,8 @@
 Lines are judged one by one. Blank lines are ignored. A ``` fence line is skipped with one
 `extracted_from_fence` repair. A line that does not start with `{` (prose) is skipped with a
 `skipped_line` repair; so is an object line that cannot be repaired. An object line is parsed like
-`json` output, with the same repairs (a truncated last line is completed). The parse fails only
+`json` output, with the same repairs (a truncated last line is completed, a NaN or an infinity
+is null). The parse fails only
 when the text is not blank and no object at all could be read: losing good lines to one bad
 line would be worse, and every skipped line is reported.
 """
@@ -16,6 +17,7 @@ from ..errors import OutputParseError, SchemaError
 from ..schema.refs import resolve
 from .base import Format, ParsedOutput, Repair
 from .extract import parse_json_at
+from .finite import finite_output
 from .flatline import read_flat_object
 from .incremental import IncrementalJsonParser
 from .lenient import one_kind_repairs
@@ -106,6 +108,12 @@ class JsonlStream:
 
 
 def parse_jsonl(text: str) -> ParsedOutput:
+    """The objects of `text`, one per line, and every repair; a NaN or an infinity is null and reported
+    (`finite.py`), as in every other format."""
+    return finite_output(_parse_lines(text), text)
+
+
+def _parse_lines(text: str) -> ParsedOutput:
     items: list[Any] = []
     repairs: list[Repair] = []
     lines = LineCursor(text)  # one for every line: each repair's position costs its own line, not the text before

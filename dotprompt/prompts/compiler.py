@@ -345,19 +345,28 @@ def nesting(env: ImmutableSandboxedEnvironment, source: str) -> tuple[int, int |
 
 
 def check_includes(ast: nodes.Template, label: str, path: str | None, ctx: CompileContext,
-                   chain: tuple[str, ...]) -> None:
-    """Every included partial exists, compiles, and no include chain comes back on itself."""
+                   chain: tuple[str, ...], checked: set[str] | None = None) -> None:
+    """Every included partial exists, compiles, and no include chain comes back on itself.
+
+    Each partial is walked once (`checked`): partials that each include the next one twice, twenty
+    deep, are twenty walks, not a million. A partial whose walk finished without a cycle cannot lead
+    back into the current chain (that would have been a cycle of its own walk)."""
+    checked = set() if checked is None else checked
     for partial, line in included_names(ast):
         if partial in chain:
             cycle = " -> ".join((*chain[chain.index(partial):], partial))  # the loop itself, by partial name
             raise PromptFileError(f"partial cycle: {cycle}", path=path or label, line=line,
                                   hint="a partial cannot include itself, directly or through others")
+        if partial in checked:
+            continue
         found = ctx.partial_source(partial)
         if found is None:
             raise PromptFileError(f"partial {partial!r} not found", path=path or label, line=line,
                                   hint=f"create _{os.path.basename(partial)}.prompt or define_partial({partial!r}, ...)")
         source, filename, _ = found
-        check_includes(_partial_ast(ctx, source, partial, filename), filename or partial, filename, ctx, (*chain, partial))
+        check_includes(_partial_ast(ctx, source, partial, filename), filename or partial, filename, ctx,
+                       (*chain, partial), checked)
+        checked.add(partial)
 
 
 def _partial_ast(ctx: CompileContext, source: str, name: str, filename: str | None) -> nodes.Template:

@@ -26,7 +26,16 @@ from jinja2 import FunctionLoader
 
 from .. import settings
 from .._util.cache import LRU
-from .._util.files import FileChangingError, Snapshot, decode, digest_of, file_stamp, read_settled, read_snapshot
+from .._util.files import (
+    FileChangingError,
+    Snapshot,
+    decode,
+    digest_of,
+    file_stamp,
+    read_confirmed,
+    read_settled,
+    read_snapshot,
+)
 from .._util.suggest import close_matches
 from ..document.metadata import LibraryDefaults, merge, options_metadata, render_fields
 from ..document.parse import USE_HINT, PromptSource, parse_source, use_arguments
@@ -328,7 +337,9 @@ class PromptLibrary:
 
         The file is read once (waiting out a save in progress) and compiled from exactly those bytes;
         if its bytes and its partials' hash as before, `compiled` is kept (only its stamps move on).
-        A file that keeps changing keeps `compiled` (the last whole version) until it holds still; a
+        New bytes are used only once a second read RELOAD_SETTLE_SECONDS later gives them again
+        (`read_confirmed`): a save stalled half-way has old timestamps but is not done. A file that
+        keeps changing keeps `compiled` (the last whole version) until it holds still; a
         file gone for good raises PromptNotFoundError; a new version that does not compile raises its
         PromptFileError once it has stayed so for RELOAD_GRACE_SECONDS (a stalled save is not an error)."""
         if prompt.path is None:
@@ -343,6 +354,11 @@ class PromptLibrary:
                 return dataclasses.replace(compiled, stamp=snapshot.stamp, depends=depends, checked_at=time.monotonic())
             if self._env.cache is not None:  # a partial's bytes changed: jinja's loaded copy must go too
                 self._env.cache.clear()
+        elif snapshot.digest != compiled.digest:
+            try:
+                snapshot = read_confirmed(snapshot, prompt.path, self.directory)
+            except FileChangingError:  # it never held still: the last whole version until it does
+                return compiled
         while True:
             # A save that stalls half-way (an empty or cut-off file) can hold still longer than the
             # settle time: a file that fails to compile, or is newly empty (which compiles, to no
@@ -358,6 +374,7 @@ class PromptLibrary:
             time.sleep(settings.RELOAD_SETTLE_SECONDS)
             try:
                 snapshot = self._read_prompt_file(prompt)
+                snapshot = read_confirmed(snapshot, prompt.path, self.directory)
             except FileChangingError:
                 return compiled
 

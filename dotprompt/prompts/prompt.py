@@ -290,15 +290,19 @@ def _messages(history: Sequence[Message | Mapping[str, Any]] | None) -> list[Mes
 
 
 def _template_line(exc: BaseException, compiled: CompiledPrompt) -> int | None:
-    """The template line jinja reports in the traceback (the file's own numbering)."""
-    line = None
+    """The template line jinja reports in the traceback (the file's own numbering): the innermost line
+    of the prompt's own file, which the error names (for an error inside a partial, the line that
+    includes it); the innermost line of any other `.prompt` file when the prompt's own is not there."""
+    own = other = None
     tb = exc.__traceback__
     while tb is not None:
         filename = tb.tb_frame.f_code.co_filename
-        if filename == compiled.template.filename or filename.endswith(".prompt"):
-            line = tb.tb_lineno
+        if filename == compiled.template.filename:
+            own = tb.tb_lineno
+        elif filename.endswith(".prompt"):
+            other = tb.tb_lineno
         tb = tb.tb_next
-    return line
+    return own if own is not None else other
 
 
 def render_record(prompt: Prompt, rendered: RenderedPrompt) -> dict[str, Any]:

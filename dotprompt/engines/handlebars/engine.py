@@ -26,7 +26,7 @@ from ...errors import PromptFileError
 from ..budget import BudgetExceededError, current
 from ..markers import Markers
 from .helpers import KNOWN_HELPERS, HelperFn, helpers_for
-from .metered import innermost_line, metered_data, metered_program
+from .metered import PRINT, innermost_line, metered_data, metered_print, metered_program
 from .syntax import line_of, syntax_error_line, template_variables, walk
 from .upstream import (
     Block,
@@ -111,11 +111,12 @@ class HandlebarsTemplate:
                                   partials=self.partials, escape_html=False, strict=False)
         if self.metered is None:
             program, lines = metered_program(self.program, self.source, self.first_line)
-            self.metered = (program, {name: metered_program(p)[0] for name, p in self.partials.items()}, lines)
+            self.metered = (program, {name: metered_program(p, partial=True)[0] for name, p in self.partials.items()}, lines)
         program, partials, lines = self.metered
         try:
+            helpers = {**self._helpers_for(markers), PRINT: metered_print}
             text = render_program(program, metered_data(variables), data=metered_data(data),
-                                  helpers=self._helpers_for(markers), partials=partials, escape_html=False, strict=False)
+                                  helpers=helpers, partials=partials, escape_html=False, strict=False)
             meter.check_size(len(text), "output")
         except BudgetExceededError as exc:
             if exc.line is None:

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from .._util.escape import terminal
+from .._util.redact import known_secrets, redact, unsafe_tail
 
 __all__ = ["StreamView", "case_progress", "elapsed_status", "on_terminal"]
 
@@ -59,10 +60,14 @@ def case_progress(total: int, label: str) -> Iterator[Callable[[Any], None]]:
 class StreamView:
     """The reply as it streams. On a terminal: a live region on stderr (the text so far, under a line
     with the elapsed time), erased at the end so the final output is printed once. Elsewhere: the
-    raw text on stderr, beside the final output on stdout."""
+    raw text on stderr, beside the final output on stdout. Known secrets are masked as the text
+    accumulates, and an end that could begin one is held back until the next piece shows what it is:
+    a key the model repeats never shows, even split across two chunks (as in the workbench)."""
 
     def __init__(self, label: str) -> None:
         self.label = label
+        self._secrets: list[str] | None = None  # read at the first piece: the model remembers its key when built
+        self._held = ""  # redacted text that could still be the start of a secret
         self._pieces: list[str] = []  # joined only when drawn (8 times a second), not once per chunk
         self._length = 0
         self.started = time.monotonic()
@@ -87,12 +92,24 @@ class StreamView:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        if self._held:
+            self._show(self._held)
+            self._held = ""
         if self.live is not None:
             self.live.__exit__(None, None, None)
         elif self._length:
             print(file=sys.stderr)
 
     def add(self, text: str) -> None:
+        if self._secrets is None:
+            self._secrets = known_secrets()
+        text = redact(self._held + text, self._secrets)
+        cut = unsafe_tail(text, self._secrets)
+        self._held = text[len(text) - cut:]
+        if cut < len(text):
+            self._show(text[:len(text) - cut])
+
+    def _show(self, text: str) -> None:
         text = terminal(text)  # model text: an escape sequence in it must not reach the terminal
         pieces = self._pieces
         pieces.append(text)

@@ -167,10 +167,11 @@ def _fresh_process(cwd: Path, env: Mapping[str, str] | None, stdout: io.TextIOWr
 
 def _forget_imported(before: set[str]) -> None:
     """Drop the modules the command imported from a project (not the package, not installed libraries)."""
-    # Installed libraries may also come from another environment's site-packages on sys.path (a venv whose
-    # packages are shared through a .pth file): forgetting httpcore there made httpx miss its exceptions.
-    shared = [p for p in sys.path if Path(p).name in ("site-packages", "dist-packages")]
-    kept = [str(Path(p).resolve()) for p in {*sysconfig.get_paths().values(), sys.prefix, sys.base_prefix, *shared}]
+    # Installed libraries are wherever site-packages folders are on sys.path: a venv may also reach
+    # another's through a .pth file (the worktrees share one), and a library forgotten and imported
+    # again would make new exception classes that the copy others hold does not catch.
+    installed = [p for p in sys.path if Path(p).name in ("site-packages", "dist-packages")]
+    kept = [str(Path(p).resolve()) for p in {*sysconfig.get_paths().values(), sys.prefix, sys.base_prefix, *installed}]
     kept.append(str(ROOT / "dotprompt"))
     for name in set(sys.modules) - before:
         module = sys.modules[name]

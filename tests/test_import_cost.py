@@ -64,3 +64,40 @@ def test_dotprompt_check_loads_nothing_of_the_running_side(tmp_path):
 def test_building_the_command_line_loads_nothing_of_the_running_side():
     # `main` builds the parser from every command module first: their own imports must stay light.
     assert loaded_after("from dotprompt.cli import build_parser\nbuild_parser()", *RUNNING_SIDE) == []
+
+
+# What `check` of a real project may not load: the generate loop, the providers and HTTP, the eval and
+# test runners, the batch runner, the run log. (A project's tool modules do load: they are user code.)
+NOT_FOR_CHECK = ("httpx", "aiohttp", "asyncio", "sqlite3", "dotprompt.generation", "dotprompt.providers",
+                 "dotprompt._http", "dotprompt.local.model", "dotprompt.local.server", "dotprompt.evals.run",
+                 "dotprompt.evals.compare", "dotprompt.testing.runner", "dotprompt.testing.recording",
+                 "dotprompt.testing.judge", "dotprompt.batch", "dotprompt.observe", "dotprompt.ui")
+COMMAND_MODULES = tuple(f"dotprompt.cli.{name}" for name in (
+    "render", "check", "schema", "run", "test", "evaluate", "logs", "convert", "listing", "local", "ui", "progress",
+    "grounding_view", "run_batchapi", "run_ray"))
+
+
+def test_dotprompt_check_of_the_example_project_loads_no_runner():
+    # The repository's own prompts: test files with recordings, `eval:` sections, tools from pyproject.toml.
+    code = "from dotprompt.cli import main\nassert main(['check']) == 0"
+    assert loaded_after(code, *NOT_FOR_CHECK) == []
+
+
+def test_reading_a_test_file_or_an_eval_section_loads_no_runner():
+    code = "import dotprompt.testing.cases, dotprompt.evals.config"
+    assert loaded_after(code, *NOT_FOR_CHECK) == []
+
+
+def _main(*argv: str) -> str:
+    return f"from dotprompt.cli import main\ntry:\n    main({list(argv)!r})\nexcept SystemExit:\n    pass"
+
+
+def test_version_and_help_load_no_command():
+    assert loaded_after(_main("--version"), *COMMAND_MODULES, "pydantic", "jinja2", "yaml") == []
+    assert loaded_after(_main("--help"), *COMMAND_MODULES, "pydantic", "jinja2", "yaml") == []
+
+
+def test_a_command_loads_its_own_module_only():
+    assert loaded_after(_main("check", "--help"), *COMMAND_MODULES) == ["dotprompt.cli.check"]
+    assert loaded_after(_main("render", "--help"), *COMMAND_MODULES) == ["dotprompt.cli.render"]
+    assert loaded_after(_main("eval", "--help"), *COMMAND_MODULES) == ["dotprompt.cli.evaluate", "dotprompt.cli.test"]

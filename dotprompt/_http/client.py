@@ -17,7 +17,7 @@ The transport under httpx is httpx's own (httpcore) or aiohttp's (the `httpx-aio
 `dotprompt-toolkit[aiohttp]`): the same httpx API, about twice the requests per second at 32 in
 flight (bench/bench_batch.py). Batch runs use aiohttp when it is installed (`batch_transport()`, which
 also closes its sessions: aiohttp complains of a session left to the garbage collector, so single
-calls, each on a fresh event loop in the sync API, keep httpx's); $DOTPROMPT_HTTP_TRANSPORT=httpx
+calls, whose loop the sync API keeps between calls, keep httpx's); $DOTPROMPT_HTTP_TRANSPORT=httpx
 keeps httpx's for batches too. Its errors arrive as httpx's, translated as below.
 """
 
@@ -124,14 +124,18 @@ class _Pooled:
     client: httpx.AsyncClient
     headers: dict[str, str]
     direct: httpx.AsyncBaseTransport | None
+    busy: int = 0  # requests in flight on it
 
 
 class HttpClient:
-    """Pooled httpx clients per event loop (sync entry points run each call in a fresh loop).
+    """Pooled httpx clients per event loop (the sync entry points keep one loop per thread).
 
-    Requests are spread over a few clients: httpcore's pool does work proportional to its size on
-    every request and reopens connections above its keep-alive limit, so one big pool caps a
-    concurrent batch at about half its throughput; eight small ones measured 2x faster (bench_batch.py).
+    Concurrent requests are spread over up to POOLS clients: httpcore's pool does work proportional to
+    its size on every request and reopens connections above its keep-alive limit, so one big pool caps
+    a concurrent batch at about half its throughput; eight small ones measured 2x faster
+    (bench_batch.py). The clients are made as they are needed: a request goes to the least busy one,
+    and a new one is made only while every client has a request in flight, so calls one after another
+    keep reusing one client and its open connection.
     """
 
     POOLS = 8
@@ -149,7 +153,6 @@ class HttpClient:
         self._timeout_parts = self._timeout().as_dict()
         self._urls: dict[str, httpx.URL] = {}
         self._clients: dict[tuple[int, str], tuple[asyncio.AbstractEventLoop, list[_Pooled]]] = {}
-        self._turn = 0
         _remember_secrets(config)
         _all_clients.add(self)
 
@@ -162,9 +165,13 @@ class HttpClient:
         found = self._clients.get((id(loop), kind))
         if found is None or found[0] is not loop:
             self._forget_closed_loops()
-            found = self._clients[(id(loop), kind)] = (loop, [self._new_client(kind) for _ in range(self.POOLS)])
-        self._turn = (self._turn + 1) % self.POOLS
-        return found[1][self._turn]
+            found = self._clients[(id(loop), kind)] = (loop, [])
+        pools = found[1]
+        idlest = min(pools, key=_busy) if pools else None
+        if idlest is None or (idlest.busy and len(pools) < self.POOLS):
+            idlest = self._new_client(kind)
+            pools.append(idlest)
+        return idlest
 
     def _new_client(self, kind: str) -> _Pooled:
         transport = self._transport
@@ -226,16 +233,39 @@ class HttpClient:
 
     @asynccontextmanager
     async def _post(self, path: str, body: Mapping[str, Any], headers: Mapping[str, str]) -> AsyncIterator[httpx.Response]:
-        """`client.stream("POST", path, json=body, ...)`, with the request built from parts worked out
-        once: httpx's build_request (merging URL, headers, cookies and parameters anew) was a quarter of
-        httpx's time per call. The same request results; a client with query parameters (Azure's
-        api-version) or a path that is not absolute takes httpx's own way."""
+        """`client.stream("POST", path, json=body, ...)` on the least busy client (counted busy until the
+        block is left), with the request built from parts worked out once: httpx's build_request (merging
+        URL, headers, cookies and parameters anew) was a quarter of httpx's time per call. The same
+        request results; a client with query parameters (Azure's api-version) or a path that is not
+        absolute takes httpx's own way."""
         pooled = self._pooled()
-        client = pooled.client
-        if self.params or not path.startswith("/"):
-            async with client.stream("POST", path, json=body, headers=dict(headers), timeout=self._timeout()) as response:
+        pooled.busy += 1
+        try:
+            client = pooled.client
+            if self.params or not path.startswith("/"):
+                async with client.stream("POST", path, json=body, headers=dict(headers), timeout=self._timeout()) as response:
+                    yield response
+                return
+            request = self._request(pooled, path, body, headers)
+            direct = pooled.direct
+            if direct is None:
+                response = await client.send(request, stream=True)
+            else:
+                # What client.send adds around the transport is auth (none here), redirects (not followed)
+                # and the cookie jar, whose update cost a tenth of the call even with no cookie to keep.
+                response = await direct.handle_async_request(request)
+                if "set-cookie" in response.headers:
+                    client.cookies.extract_cookies(response)
+            try:
                 yield response
-            return
+            finally:
+                await response.aclose()
+        finally:
+            pooled.busy -= 1
+
+    def _request(self, pooled: _Pooled, path: str, body: Mapping[str, Any], headers: Mapping[str, str]) -> httpx.Request:
+        """The request `client.build_request` would make, from the parts kept on `pooled`."""
+        client = pooled.client
         merged = {**pooled.headers, **{name.lower(): value for name, value in headers.items()}}
         merged.setdefault("content-type", "application/json")
         # The bytes httpx's `json=` sends (allow_nan=False: a NaN is a ValueError there too).
@@ -244,19 +274,7 @@ class HttpClient:
                                 extensions={"timeout": self._timeout_parts})
         if client.cookies:  # a provider's cookies (a load balancer's) go back, as build_request sends them
             client.cookies.set_cookie_header(request)
-        direct = pooled.direct
-        if direct is None:
-            response = await client.send(request, stream=True)
-        else:
-            # What client.send adds around the transport is auth (none here), redirects (not followed)
-            # and the cookie jar, whose update cost a tenth of the call even with no cookie to keep.
-            response = await direct.handle_async_request(request)
-            if "set-cookie" in response.headers:
-                client.cookies.extract_cookies(response)
-        try:
-            yield response
-        finally:
-            await response.aclose()
+        return request
 
     def _url_of(self, client: httpx.AsyncClient, path: str) -> httpx.URL:
         found = self._urls.get(path)
@@ -316,6 +334,10 @@ class HttpClient:
                               provider=self.config.provider, retryable=True)
         return ModelError(f"connection to {url} failed: {type(exc).__name__}: {exc}", provider=self.config.provider,
                           retryable=True)
+
+
+def _busy(pooled: _Pooled) -> int:
+    return pooled.busy
 
 
 class EventStream:

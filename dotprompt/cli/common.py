@@ -6,12 +6,12 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import UsageError
-from ..prompts.library import PromptLibrary
-from ..prompts.loader import project_library, prompts_dir
-from ..settings import TEMPLATE_ENGINES
+
+if TYPE_CHECKING:
+    from ..prompts.library import PromptLibrary
 
 __all__ = ["DIR_HELP", "EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE", "CommandLineError", "json_arg", "library",
            "package_version", "prepare_outputs", "usage"]
@@ -36,6 +36,8 @@ def library(directory: str | None, *, log: bool | None = False, engine: str | No
     `log=None`: the runs go to the run log unless a setting turns it off (commands that run prompts).
     `engine`: `--engine` (None: the project's setting). `import_code=False`: the modules of
     `[tool.dotprompt] tools / schemas / helpers` are not imported (`check` on untrusted code)."""
+    from ..prompts.loader import project_library, prompts_dir  # with the command that needs a library, not `--version`
+
     path = prompts_dir(directory)
     if not path.is_dir():
         raise CommandLineError(f"prompt folder {str(path)!r} does not exist (pass --dir, or set DOTPROMPT_DIR)")
@@ -44,6 +46,8 @@ def library(directory: str | None, *, log: bool | None = False, engine: str | No
 
 def add_engine_flag(parser: argparse.ArgumentParser, *, short: bool = True) -> None:
     """`--engine` (and its long form `--template-engine`, the only one on `run`, whose `--engine` is local/ray)."""
+    from ..settings import TEMPLATE_ENGINES
+
     names = ("--engine", "--template-engine") if short else ("--template-engine",)
     parser.add_argument(*names, dest="template_engine", choices=TEMPLATE_ENGINES, help=ENGINE_HELP)
 

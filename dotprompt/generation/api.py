@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import copy
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping, Sequence
-from typing import Any, TypeVar
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from typing import Any
 
+from .._util.sync_runner import run_sync
 from ..errors import UsageError
 from ..identity import PromptIdentity
 from ..observe.spans import tracing
@@ -26,9 +26,6 @@ from .policies import BUILT_IN
 from .response import Chunk, ChunkCallback, GenerateResponse
 
 __all__ = ["GenerateStream", "generate", "generate_stream", "generate_sync", "prepare", "preview_request", "run_sync"]
-
-T = TypeVar("T")
-
 
 def prepare(options: GenerateActionOptions | GenerateOptions, *, library: ToolLookup | None = None,
             tools: Sequence[Any] = (), use: Sequence[Any] = (), output_type: Any = None, model: Any = None,
@@ -237,16 +234,7 @@ def generate_stream(options: GenerateActionOptions | GenerateOptions | None = No
     return GenerateStream(run)
 
 
-def run_sync(coro: Coroutine[Any, Any, T]) -> T:
-    """Run a coroutine to completion from sync code, even inside a running event loop (Jupyter)."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coro)
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="dotprompt-sync") as pool:
-        return pool.submit(asyncio.run, coro).result()
-
-
 def generate_sync(options: GenerateActionOptions | GenerateOptions | None = None, /, **kwargs: Any) -> GenerateResponse:
-    """`generate` for sync code; the same loop, run to completion."""
+    """`generate` for sync code; the same loop, run to completion on this thread's kept event loop
+    (its connections stay open for the next call)."""
     return run_sync(generate(options, **kwargs))

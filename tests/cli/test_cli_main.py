@@ -104,3 +104,27 @@ def test_every_command_help_runs_in_the_real_cli(cli_env):
     for command in ("render", "check", "schema", "run", "test", "convert", "list", "local", "local setup"):
         done = cli(*command.split(), "--help", env=cli_env)
         assert done.returncode == 0 and "usage: dotprompt" in done.stdout, command
+
+
+def test_the_lazy_command_list_is_the_one_the_modules_declare(cli_env):
+    # `dotprompt --help` lists the commands from the table without importing them: the same text as a
+    # parser built from every command module (their own names and help), so the two cannot drift apart.
+    done = cli("--help", env=cli_env)
+    assert done.returncode == 0
+    full = build_parser(COMMANDS).format_help()  # every module loaded
+    assert done.stdout == full
+    for command in COMMANDS:
+        sub = argparse.ArgumentParser(prog="dotprompt").add_subparsers()
+        command.load().add_parser(sub)
+        assert [(a.dest, a.help) for a in sub._choices_actions] == [(command.name, command.help)], command.name
+
+
+def _commands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    return next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
+
+
+def test_a_chosen_command_gets_its_whole_parser():
+    lazy, full = _commands(build_parser(chosen="check")), _commands(build_parser())
+    assert lazy["check"].format_help() == full["check"].format_help()
+    assert "--variant" in full["render"].format_help()
+    assert "--variant" not in lazy["render"].format_help()  # not chosen: a name and a help line only

@@ -90,17 +90,27 @@ Reply = httpx.Response | Mapping[str, Any]
 _OWN_HEADERS = {"content-length", "transfer-encoding", "connection", "content-encoding"}
 
 
+class _Server(ThreadingHTTPServer):
+    request_queue_size = 128  # the default 5 resets connections when a test opens a few dozen at once
+
+
 class Loopback:
     """A real HTTP server on 127.0.0.1 (a free port) answering every request with `reply(request)`.
 
     `reply` gets the request as an httpx.Request (method, URL, headers, body) and returns an
     httpx.Response, or a dict sent as JSON with status 200 (a `Server` fits: scripted replies in
-    order). Every request is kept in `requests`. Use it as a context manager, or `start`/`stop`."""
+    order). Every request is kept in `requests`, and `connections` counts the TCP connections
+    accepted. With `keep_alive` it speaks HTTP/1.1 and keeps each connection open for the next request,
+    as a provider does (HTTP/1.0 otherwise: one connection per request). Use it as a context manager,
+    or `start`/`stop`."""
 
-    def __init__(self, reply: Callable[[httpx.Request], Reply]) -> None:
+    def __init__(self, reply: Callable[[httpx.Request], Reply], *, keep_alive: bool = False) -> None:
         self.reply = reply
         self.requests: list[httpx.Request] = []
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self.connections = 0
+        self.keep_alive = keep_alive
+        self._counting = threading.Lock()
+        self._httpd = _Server(("127.0.0.1", 0), self._handler())
         self._httpd.daemon_threads = True
         self.port: int = self._httpd.server_address[1]
 
@@ -131,6 +141,13 @@ class Loopback:
         loopback = self
 
         class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1" if loopback.keep_alive else "HTTP/1.0"
+
+            def setup(self) -> None:
+                with loopback._counting:  # one handler per accepted connection, each in its own thread
+                    loopback.connections += 1
+                super().setup()
+
             def _serve(self) -> None:
                 body = self.rfile.read(int(self.headers.get("content-length") or 0))
                 request = httpx.Request(self.command, f"{loopback.url}{self.path}", headers=list(self.headers.items()),

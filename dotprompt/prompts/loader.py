@@ -183,9 +183,9 @@ def define_tool(tool: Any, *args: Any, directory: str | os.PathLike[str] | None 
     from ..tools.define import tool as build
 
     if isinstance(tool, str):
-        warnings.warn("define_tool(name, description, input_schema, fn) is deprecated: build the tool, then register "
-                      "it: define_tool(tool(fn, name=..., description=..., input_schema=...))", DeprecationWarning,
-                      stacklevel=2)
+        warnings.warn("define_tool(name, description, input_schema, fn) is deprecated and goes in the next release; "
+                      "build the tool, then register it: define_tool(tool(fn, name=..., description=..., "
+                      "input_schema=...))", DeprecationWarning, stacklevel=2)
         built = make_tool(tool, *args, **kwargs)
     elif args or kwargs:
         raise UsageError(f"define_tool takes one tool (and directory=), got more: {', '.join([*map(repr, args), *kwargs])}"

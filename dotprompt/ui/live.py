@@ -73,7 +73,7 @@ class LiveRun:
                   "resumed": "resume" in overrides})
         try:
             with log_source("ui"):
-                async for item in self.prompt.stream(self.input, context=self.context, model=self.model, **overrides):
+                async for item in self.prompt.generate_stream(self.input, context=self.context, model=self.model, **overrides):
                     if isinstance(item, Chunk):
                         self.add_chunk(chunk_event(item))
                     else:

@@ -51,7 +51,7 @@ def test_the_limit_comes_from_the_caller_and_from_the_frontmatter(folder):
     prompt = lib.load("p")
     assert prompt.render({}).max_tool_calls == 2
     with pytest.raises(GenerationResponseError, match="the limit is 2"):
-        prompt({}, model=ScriptedModel([three, "done"]))
+        prompt.generate_sync({}, model=ScriptedModel([three, "done"]))
 
 
 def test_a_bad_limit_is_refused_at_load(folder):

@@ -162,7 +162,10 @@ async def generate(options: GenerateActionOptions | GenerateOptions | None = Non
                    tools: Sequence[Any] = (), use: Sequence[Any] = (), output_type: Any = None,
                    on_chunk: ChunkCallback | None = None, context: Mapping[str, Any] | None = None,
                    **kwargs: Any) -> GenerateResponse:
-    """Run the model <-> tool loop to a validated result. Pass options, or GenerateOptions fields as keywords.
+    """Run the model <-> tool loop to a validated result. Pass one `GenerateActionOptions` (what
+    `Prompt.to_options` returns), or keywords: `model=`, `system=`, `prompt=`, `messages=`, `tools=`,
+    `output_schema=`, `output_format=`, `config=`, `max_turns=`, ... (the fields of
+    `dotprompt.generation.options.GenerateOptions`).
 
     With an options object, `model=` may still name or give the model to use instead of the options' one.
     `context` (auth and the like) reaches every tool through its ToolContext; it is never sent to the model.

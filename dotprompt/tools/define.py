@@ -4,7 +4,7 @@
 that always interrupts); `make_tool` and `make_interrupt` are the explicit builders it uses (their
 `dotprompt.` names are deprecated). `dotprompt.define_tool` (prompts/loader.py) registers a Tool in
 the default library.
-A tool function may take a `ToolContext` (a parameter annotated with it; for `make_tool`, a second
+A tool function may take a `ToolContext` (a parameter annotated with it; in the explicit form, a second
 positional parameter): the three things Genkit hands its tools, the caller's `context`, a way to
 `interrupt` with metadata, and the `resumed` data of a restart. A tool without a function (a
 definition only) interrupts, as in Genkit. A multipart tool returns `{"output", "content", "metadata"}`.

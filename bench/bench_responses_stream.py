@@ -1,6 +1,6 @@
 """Responses API streaming: µs per event of our stream state at growing stream sizes (linear or not).
 
-Feeds `openai_responses.StreamState` the parsed events of a stream of N text deltas and, separately,
+Feeds `openai_responses.ResponsesStreamState` the parsed events of a stream of N text deltas and, separately,
 of N one-character function-argument deltas (no HTTP: the SSE framing is timed in bench_provider.py),
 best of 5 runs per size, and prints µs per event and the ratio of the largest size's cost per event
 to the smallest's (near 1 when linear; the string-in-a-dict version this replaced grew with N).
@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from dotprompt.providers.openai_responses import StreamState
+from dotprompt.providers.openai_responses import ResponsesStreamState
 
 TEXT = {"type": "response.output_text.delta", "output_index": 0, "delta": "x" * 64}
 ARGS = {"type": "response.function_call_arguments.delta", "output_index": 0, "delta": "x"}
@@ -24,7 +24,7 @@ CALL = {"type": "response.output_item.added", "output_index": 0,
 def run(events: list[dict]) -> float:
     best = float("inf")
     for _ in range(5):
-        state = StreamState("bench")
+        state = ResponsesStreamState("bench")
         started = time.perf_counter()
         for event in events:
             state.add(event, lambda chunk: None)

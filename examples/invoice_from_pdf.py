@@ -1,7 +1,7 @@
 """The invoice extraction from a PDF: the request each provider would get, built without any model call.
 
 Run `python examples/invoice_from_pdf.py` to print them; drop the `wire=True` previews and call
-`extract(...)` with a real model (`openai/...`, `anthropic/...`, `googleai/...`) to run it.
+`extract.generate_sync(...)` with a real model (`openai/...`, `anthropic/...`, `googleai/...`) to run it.
 """
 
 import base64

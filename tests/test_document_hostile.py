@@ -112,7 +112,7 @@ from dotprompt import PromptLibrary
 from dotprompt.doubles import ScriptedModel
 lib = PromptLibrary({str(tmp_path)!r})
 try:
-    lib.load("p")({{}}, model=ScriptedModel(["ok"]))
+    lib.load("p").generate_sync({{}}, model=ScriptedModel(["ok"]))
 except Exception as exc:
     print(json.dumps({{"error": type(exc).__name__, "message": str(exc)}}))
 else:

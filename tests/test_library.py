@@ -15,9 +15,9 @@ from dotprompt import (
     PromptLibrary,
     PromptNotFoundError,
     RenderError,
-    ToolDefinition,
     load_prompt,
 )
+from dotprompt.types import ToolDefinition
 
 
 def text_of(rendered, index: int = 0) -> str:
@@ -277,14 +277,16 @@ def test_top_level_define_tool_registers_for_prompt_files_loaded_by_load_prompt(
     calls = []
     model = ScriptedModel([[tool_call("shout", {"q": "hi"})], "done"])
     with pytest.raises(dotprompt.UsageError, match="unknown tool 'shout'"):
-        load_prompt("ask")({"q": "hi"}, model=ScriptedModel([[tool_call("shout", {"q": "hi"})], "done"]))
-    made = dotprompt.define_tool("shout", "upper-cases", {"type": "object"}, lambda x: calls.append(x) or x["q"].upper())
+        load_prompt("ask").generate_sync({"q": "hi"}, model=ScriptedModel([[tool_call("shout", {"q": "hi"})], "done"]))
+    made = dotprompt.define_tool(dotprompt.tool(lambda x: calls.append(x) or x["q"].upper(), name="shout",
+                                                description="upper-cases", input_schema={"type": "object"}))
     assert isinstance(made, dotprompt.Tool) and dotprompt.default_library().tool("shout") is made
-    response = load_prompt("ask")({"q": "hi"}, model=model)
+    response = load_prompt("ask").generate_sync({"q": "hi"}, model=model)
     assert response.text == "done" and calls == [{"q": "hi"}]
     assert model.requests[0].tools[0].name == "shout"
     assert model.requests[1].messages[-1].content[0].tool_response.output == "HI"
-    asked = dotprompt.define_interrupt("confirm", "asks a human", directory=tmp_path / "other")
+    asked = dotprompt.define_tool(dotprompt.tool(name="confirm", description="asks a human", interrupt=True),
+                                  directory=tmp_path / "other")
     assert dotprompt.default_library(tmp_path / "other").tool("confirm") is asked
     assert dotprompt.default_library().tool("confirm") is None
 
@@ -310,7 +312,7 @@ def test_project_settings_register_tools_and_default_model(tmp_path, monkeypatch
     lib = project_library(tmp_path / "prompts")
     rendered = lib.load("p").render()
     assert rendered.model == "echo" and rendered.tool_defs[0].description == "Upper-case text."
-    assert lib.load("p")().text == "user: hi"
+    assert lib.load("p").generate_sync().text == "user: hi"
 
 
 def test_project_settings_naming_a_missing_tools_file(tmp_path, monkeypatch):

@@ -8,7 +8,7 @@ from dotprompt.errors import UsageError
 from dotprompt.lint.declared import read_declared
 
 MODULE = '''import dotprompt
-from dotprompt import make_interrupt, tool
+from dotprompt import define_tool, tool
 from helpers_elsewhere import imported_helper  # not defined here: not one of its helpers
 
 raise SystemExit("reading must never run this")
@@ -25,7 +25,7 @@ def send(to: str) -> str:
 
 
 try:
-    ask = make_interrupt(name="ask_user", description="Ask.")
+    ask = tool(name="ask_user", description="Ask.", interrupt=True)
 except ImportError:
     pass
 
@@ -74,3 +74,32 @@ def test_a_link_out_of_the_project_is_refused(tmp_path):
     (project / "inside.py").symlink_to(tmp_path / "outside.py")
     with pytest.raises(UsageError, match=r"'inside\.py' is outside the project folder"):
         read_declared({"schemas": ["inside.py"]}, project)
+
+
+TOOL_FORMS = '''from dotprompt import define_tool, tool
+
+
+def refund(input):
+    return "ok"
+
+
+def lookup(input):
+    return "found"
+
+
+@define_tool
+def cancel(order_id: str) -> str:
+    return "cancelled"
+
+
+explicit = tool(refund, name="issue_refund", input_schema={"type": "object"})
+by_function = tool(lookup, input_schema={"type": "object"})
+asked = define_tool(tool(name="approve", description="Ask a human.", interrupt=True))
+old = define_tool("old_style", "Old.", {"type": "object"}, refund)
+'''
+
+
+def test_every_form_of_tool_and_define_tool_is_read(tmp_path):
+    (tmp_path / "tools.py").write_text(TOOL_FORMS, encoding="utf-8")
+    found = read_declared({"tools": ["tools.py"]}, tmp_path)
+    assert found.of("tool") == {"cancel", "issue_refund", "lookup", "approve", "old_style"}

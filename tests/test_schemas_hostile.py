@@ -48,7 +48,7 @@ lib = PromptLibrary({str(tmp_path)!r})
 def go():
     prompt = lib.load("p")
     prompt.render({{"a": "x"}})
-    response = prompt({{"a": "x"}})
+    response = prompt.generate_sync({{"a": "x"}})
     return str(response.output)
 report(go)
 """

@@ -161,7 +161,7 @@ def test_streamed_replies_are_recorded_chunk_by_chunk_and_replayed_as_streams(pr
 
     async def stream(rec):
         chunks = []
-        async for item in lib.load("invoices").stream({"text": "x"}, model=rec):
+        async for item in lib.load("invoices").generate_stream({"text": "x"}, model=rec):
             chunks.append(item)
         return chunks
 

@@ -4,7 +4,7 @@ every run with "unknown tool"."""
 
 from __future__ import annotations
 
-from dotprompt import make_tool
+from dotprompt import tool
 from dotprompt.doubles import ScriptedModel, tool_call
 from dotprompt.lint.check import check_library
 
@@ -23,7 +23,7 @@ def test_a_tool_def_only_tool_interrupts(folder):
     lib = folder.library()
     assert [d for d in check_library(lib) if "approve" in d.message] == []
     model = ScriptedModel([[tool_call("approve", {"amount": 10}, ref="1")], "done"])
-    response = lib.load("p")({}, model=model)
+    response = lib.load("p").generate_sync({}, model=model)
     assert response.finish_reason == "interrupted"
     assert [p.tool_request.name for p in response.interrupts] == ["approve"]
     assert model.requests[0].tools[0].description == "A human approves the refund."
@@ -32,7 +32,7 @@ def test_a_tool_def_only_tool_interrupts(folder):
 def test_a_defined_tool_of_the_same_name_wins(folder):
     folder.write("p.prompt", PROMPT)
     lib = folder.library()
-    lib.define_tool(make_tool("approve", "approves", {"type": "object"}, lambda x: "approved"))
+    lib.define_tool(tool(lambda x: "approved", name="approve", description="approves", input_schema={"type": "object"}))
     model = ScriptedModel([[tool_call("approve", {"amount": 10}, ref="1")], "done"])
-    response = lib.load("p")({}, model=model)
+    response = lib.load("p").generate_sync({}, model=model)
     assert response.text == "done" and model.requests[1].messages[-1].content[0].tool_response.output == "approved"

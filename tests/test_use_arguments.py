@@ -22,7 +22,7 @@ def test_bad_retry_values_fail_at_load_and_in_check(folder, arguments):
 
 def test_good_values_still_load_and_run(folder):
     folder.write("p.prompt", "---\nmodel: echo\nuse:\n  - retry: {max_retries: 0}\n---\nhi")
-    assert "hi" in folder.library().load("p")({}).text
+    assert "hi" in folder.library().load("p").generate_sync({}).text
 
 
 def test_the_classes_refuse_bad_values_too():

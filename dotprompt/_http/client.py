@@ -465,7 +465,7 @@ def _ssl_context() -> ssl.SSLContext:
     return httpx.create_ssl_context()
 
 
-class StreamState(Protocol):
+class StreamedReply(Protocol):
     """A provider's reply being built from its stream events (the hooks `HttpModel._stream` calls)."""
 
     request_id: str | None
@@ -572,7 +572,7 @@ class HttpModel(Model):
         """The provider's JSON reply as our response (`request`: the provider's request id, if it sent one)."""
         raise NotImplementedError
 
-    def stream_state(self, structured: Structured | None) -> StreamState:
+    def stream_state(self, structured: Structured | None) -> StreamedReply:
         raise NotImplementedError
 
 

@@ -9,11 +9,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .._util.lazy import lazy_names
+from ..errors import BatchInputError, BatchJobError, BatchOutputError
 
 _LAZY = {"BatchReport": ".runner", "InputFile": ".runner", "Row": ".runner", "read_rows": ".runner",
          "run_batch": ".runner"}
 
-__all__ = ["BatchReport", "InputFile", "Row", "read_rows", "run_batch"]
+__all__ = ["BatchInputError", "BatchJobError", "BatchOutputError", "BatchReport", "InputFile", "Row", "read_rows",
+           "run_batch"]
 
 if TYPE_CHECKING:
     from .runner import BatchReport, InputFile, Row, read_rows, run_batch

@@ -112,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
                 response = run_sync(_stream(prompt, inputs, context, args.model, overrides))
             else:
                 with elapsed_status(f"running {prompt.name}"):
-                    response = prompt(inputs, context=context, model=args.model, **overrides)
+                    response = prompt.generate_sync(inputs, context=context, model=args.model, **overrides)
     except GenerationError as exc:  # the run failed after tools ran: their errors may be why
         _show_tool_errors(exc.messages)
         raise
@@ -242,7 +242,7 @@ async def _stream(prompt: Any, inputs: Any, context: Any, model: str | None, ove
 
     final = None
     with StreamView(f"streaming {prompt.name}") as view:
-        async for item in prompt.stream(inputs, context=context, model=model, **overrides):
+        async for item in prompt.generate_stream(inputs, context=context, model=model, **overrides):
             if isinstance(item, Chunk):
                 if item.role == "model" and item.text:
                     view.add(item.text)

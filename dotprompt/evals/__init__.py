@@ -10,17 +10,19 @@ from typing import TYPE_CHECKING
 
 from .._util.lazy import lazy_names
 
-_LAZY = {"Comparer": ".compare", "Comparison": ".compare", "FieldResult": ".compare",
+_LAZY = {"DatasetError": "..errors",
+         "Comparer": ".compare", "Comparison": ".compare", "FieldResult": ".compare",
          "EvalSpec": ".config", "FieldRule": ".config", "load_eval": ".config",
          "GoldRow": ".datasets", "read_dataset": ".datasets",
          "Counts": ".metrics", "Scores": ".metrics", "score_rows": ".metrics",
          "Arm": ".run", "ArmResult": ".run", "EvalRun": ".run",
          "SCORERS": ".scorers", "scorer": ".scorers"}
 
-__all__ = ["SCORERS", "Arm", "ArmResult", "Comparer", "Comparison", "Counts", "EvalRun", "EvalSpec", "FieldResult",
-           "FieldRule", "GoldRow", "Scores", "load_eval", "read_dataset", "score_rows", "scorer"]
+__all__ = ["SCORERS", "Arm", "ArmResult", "Comparer", "Comparison", "Counts", "DatasetError", "EvalRun", "EvalSpec",
+           "FieldResult", "FieldRule", "GoldRow", "Scores", "load_eval", "read_dataset", "score_rows", "scorer"]
 
 if TYPE_CHECKING:
+    from ..errors import DatasetError
     from .compare import Comparer, Comparison, FieldResult
     from .config import EvalSpec, FieldRule, load_eval
     from .datasets import GoldRow, read_dataset

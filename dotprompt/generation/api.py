@@ -1,10 +1,15 @@
-"""The entry points: `generate` (async core), `generate_stream`, `generate_sync`, `preview_request`."""
+"""The entry points: `generate` (async), `generate_stream`, `generate_sync`, `preview_request`.
+
+Each runs one core (`generate_run`, `preview`), which `Prompt` calls with what a prompt adds to a run
+(a `RunSource`: its library, identity and grounding input); the public functions take no such plumbing."""
 
 from __future__ import annotations
 
 import asyncio
 import copy
+import warnings
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from .._util.sync_runner import run_sync
@@ -25,7 +30,8 @@ from .options import GenerateActionOptions, GenerateOptions, output_type_of, to_
 from .policies import BUILT_IN
 from .response import Chunk, ChunkCallback, GenerateResponse
 
-__all__ = ["GenerateStream", "generate", "generate_stream", "generate_sync", "prepare", "preview_request", "run_sync"]
+__all__ = ["GenerateStream", "RunSource", "generate", "generate_run", "generate_stream", "generate_sync", "prepare", "preview",
+           "preview_request", "run_sync"]
 
 def prepare(options: GenerateActionOptions | GenerateOptions, *, library: ToolLookup | None = None,
             tools: Sequence[Any] = (), use: Sequence[Any] = (), output_type: Any = None, model: Any = None,
@@ -117,37 +123,84 @@ def _options_and_model(options: GenerateActionOptions | GenerateOptions | None,
     return options, model
 
 
+@dataclass(frozen=True)
+class RunSource:
+    """What running a prompt adds to its options (`Prompt.generate` passes it; `generate()` has no
+    parameters for it): where the tools and middleware it names are looked up, which prompt text ran
+    (for its spans and `response.identity`), and the input its output is grounded in (see
+    dotprompt/grounding; without it nothing is grounded)."""
+
+    library: ToolLookup | None = None
+    identity: PromptIdentity | None = None
+    grounding_input: Any = None
+
+
+# generate()'s old plumbing keywords, and what to do instead: they warn for one release, then go.
+_PLUMBING = {
+    "library": "pass the Tool objects in tools=[...] (build them with dotprompt.tool), or run the prompt: "
+               "Prompt.generate looks up the tools and middleware its file names in its library",
+    "identity": "run the prompt with Prompt.generate, which sets response.identity (and names its spans)",
+    "grounding_input": "run the prompt with Prompt.generate, which grounds its output in its input, or ground "
+                       "any value with dotprompt.grounding.ground(output, sources, schema)",
+}
+
+
+def _source(kwargs: dict[str, Any], function: str) -> RunSource:
+    """The deprecated plumbing keywords taken out of `kwargs`, each with a warning pointing at the caller
+    of `function` (the public entry point two frames up)."""
+    given = {key: kwargs.pop(key) for key in _PLUMBING if key in kwargs}
+    for key in given:
+        warnings.warn(f"{function}(..., {key}=...) is deprecated and goes in the next release; {_PLUMBING[key]}",
+                      DeprecationWarning, stacklevel=3)
+    return RunSource(**given)
+
+
 async def generate(options: GenerateActionOptions | GenerateOptions | None = None, /, *,
-                   library: ToolLookup | None = None, tools: Sequence[Any] = (), use: Sequence[Any] = (),
-                   output_type: Any = None, on_chunk: ChunkCallback | None = None,
-                   context: Mapping[str, Any] | None = None, identity: PromptIdentity | None = None,
-                   grounding_input: Any = None, **kwargs: Any) -> GenerateResponse:
-    """Run the model <-> tool loop to a validated result. Pass options, or GenerateOptions fields as keywords.
+                   tools: Sequence[Any] = (), use: Sequence[Any] = (), output_type: Any = None,
+                   on_chunk: ChunkCallback | None = None, context: Mapping[str, Any] | None = None,
+                   **kwargs: Any) -> GenerateResponse:
+    """Run the model <-> tool loop to a validated result. Pass one `GenerateActionOptions` (what
+    `Prompt.to_options` returns), or keywords: `model=`, `system=`, `prompt=`, `messages=`, `tools=`,
+    `output_schema=`, `output_format=`, `config=`, `max_turns=`, ... (the fields of
+    `dotprompt.generation.options.GenerateOptions`).
 
     With an options object, `model=` may still name or give the model to use instead of the options' one.
     `context` (auth and the like) reaches every tool through its ToolContext; it is never sent to the model.
-    `identity` names the prompt being run, for its spans (`Prompt.generate` passes it). `grounding_input`
-    (the prompt's input; `Prompt.generate` passes it) is what the output is grounded in, per
-    `output.grounding` (see dotprompt/grounding); the result is on `response.grounding`."""
+    To run a prompt file, use `Prompt.generate`: it adds the prompt's identity, library and grounding."""
+    source = _source(kwargs, "generate")
+    return await generate_run(options, source, tools=tools, use=use, output_type=output_type, on_chunk=on_chunk,
+                              context=context, **kwargs)
+
+
+async def generate_run(options: GenerateActionOptions | GenerateOptions | None, source: RunSource, /, *,
+                       tools: Sequence[Any] = (), use: Sequence[Any] = (), output_type: Any = None,
+                       on_chunk: ChunkCallback | None = None, context: Mapping[str, Any] | None = None,
+                       **kwargs: Any) -> GenerateResponse:
+    """`generate` with what a prompt adds (`source`): the one core every entry point runs."""
     options, model = _options_and_model(options, kwargs)
-    action, runtime = prepare(options, library=library, tools=tools, use=use, output_type=output_type, model=model,
-                              on_chunk=on_chunk, context=context, identity=identity,
-                              grounding_input=grounding_input)
+    action, runtime = prepare(options, library=source.library, tools=tools, use=use, output_type=output_type,
+                              model=model, on_chunk=on_chunk, context=context, identity=source.identity,
+                              grounding_input=source.grounding_input)
     response = await Loop(runtime).run(action)
-    response.identity = identity
+    response.identity = source.identity
     return response
 
 
 def preview_request(options: GenerateActionOptions | GenerateOptions | None = None, /, *,
-                    library: ToolLookup | None = None, tools: Sequence[Any] = (), wire: bool = False,
-                    **kwargs: Any) -> GenerateRequest | dict[str, Any]:
+                    tools: Sequence[Any] = (), wire: bool = False, **kwargs: Any) -> GenerateRequest | dict[str, Any]:
     """The first turn's request exactly as the model would get it, without running anything.
 
     With `wire=True`, the JSON body the model's provider would POST instead (strict schema,
     media parts, cache markers and all); only HTTP provider models have one. With an options object,
     `model=` may still name or give the model, as for `generate`."""
+    return preview(options, _source(kwargs, "preview_request"), tools=tools, wire=wire, **kwargs)
+
+
+def preview(options: GenerateActionOptions | GenerateOptions | None, source: RunSource, /, *,
+            tools: Sequence[Any] = (), wire: bool = False, **kwargs: Any) -> GenerateRequest | dict[str, Any]:
+    """`preview_request` with what a prompt adds (`source`: its library, for the tools its file names)."""
     options, model = _options_and_model(options, kwargs)
-    action, runtime = prepare(options, library=library, tools=tools, model=model)
+    action, runtime = prepare(options, library=source.library, tools=tools, model=model)
     loop = Loop(runtime)
     request = loop.request(action, runtime.plan.inject(action.messages))
     if not wire:
@@ -221,6 +274,7 @@ class GenerateStream:
 
 def generate_stream(options: GenerateActionOptions | GenerateOptions | None = None, /, **kwargs: Any) -> GenerateStream:
     """The run as a stream: `.stream` (chunks) and `await .response`, or `async for` chunks then the response."""
+    source = _source(kwargs, "generate_stream")
     on_chunk = kwargs.pop("on_chunk", None)
 
     def run(push: ChunkCallback) -> Awaitable[GenerateResponse]:
@@ -229,7 +283,7 @@ def generate_stream(options: GenerateActionOptions | GenerateOptions | None = No
             if on_chunk is not None:
                 on_chunk(chunk)
 
-        return generate(options, on_chunk=both, **kwargs)
+        return generate_run(options, source, on_chunk=both, **kwargs)
 
     return GenerateStream(run)
 
@@ -237,4 +291,5 @@ def generate_stream(options: GenerateActionOptions | GenerateOptions | None = No
 def generate_sync(options: GenerateActionOptions | GenerateOptions | None = None, /, **kwargs: Any) -> GenerateResponse:
     """`generate` for sync code; the same loop, run to completion on this thread's kept event loop
     (its connections stay open for the next call)."""
-    return run_sync(generate(options, **kwargs))
+    source = _source(kwargs, "generate_sync")
+    return run_sync(generate_run(options, source, **kwargs))

@@ -48,7 +48,7 @@ from .formatting import OutputPlan
 from .grounded import GroundingCheck
 from .middleware import TurnEnvelope, chain, model_override
 from .options import GenerateActionOptions
-from .response import Chunk, ChunkCallback, GenerateResponse, StreamState
+from .response import Chunk, ChunkCallback, ChunkHistory, GenerateResponse
 from .toolparts import (
     ToolOutcome,
     answer_part,
@@ -92,7 +92,7 @@ INTERRUPTED_ON_RESUME = "One or more tools triggered interrupts while resuming g
 class Loop:
     def __init__(self, runtime: Runtime) -> None:
         self.rt = runtime
-        self.stream = StreamState()
+        self.stream = ChunkHistory()
         self.usages: list[Usage | None] = []  # every model call of the run, in order
         self._index = 0
         self._role: str | None = None

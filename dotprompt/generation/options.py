@@ -79,7 +79,7 @@ class GenerateOptions:
     output_format: str | None = None
     output_constrained: bool | None = None
     output_instructions: bool | str | None = None
-    output_grounding: Literal["off", "report", "require"] | None = None  # needs grounding_input= to apply
+    output_grounding: Literal["off", "report", "require"] | None = None  # applies to a prompt's runs (grounded in its input)
     max_turns: int | None = None
     max_tool_calls: int | None = None  # tool calls one model reply may ask for
     return_tool_requests: bool = False

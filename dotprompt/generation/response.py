@@ -13,7 +13,7 @@ from ..formats.base import LazyValue
 from ..identity import PromptIdentity
 from ..types import FinishReason, GenerateRequest, Message, Part, ToolRequest, Usage, WireModel
 
-__all__ = ["Attempt", "Chunk", "ChunkCallback", "GenerateResponse", "StreamState"]
+__all__ = ["Attempt", "Chunk", "ChunkCallback", "ChunkHistory", "GenerateResponse"]
 
 
 @dataclass(frozen=True)
@@ -106,7 +106,7 @@ class _MessageText:
         return self.parts[0][:end] if self.parts else ""
 
 
-class StreamState:
+class ChunkHistory:
     """Shared across every chunk of one run: what `previous_chunks` and `accumulated_text` need,
     kept compact so that a caller who keeps no chunks does not pay for them. Per chunk it holds
     the end of its text in its message (8 bytes); role and message index once per message; the
@@ -168,7 +168,7 @@ class _Reparsed(LazyValue):
 
     __slots__ = ("_end", "_index", "_start", "_state")
 
-    def __init__(self, state: StreamState, index: int, start: int, end: int) -> None:
+    def __init__(self, state: ChunkHistory, index: int, start: int, end: int) -> None:
         self._state, self._index, self._start, self._end = state, index, start, end
 
     @property
@@ -186,7 +186,7 @@ class Chunk:
 
     __slots__ = ("_end", "_output", "_position", "_state", "content", "index", "role")
 
-    def __init__(self, index: int, role: str, content: list[Part], state: StreamState) -> None:
+    def __init__(self, index: int, role: str, content: list[Part], state: ChunkHistory) -> None:
         self.index = index
         self.role = role
         self.content = content
@@ -195,7 +195,7 @@ class Chunk:
         self._position, self._end = state.add(index, role, content, self.text)
 
     @classmethod
-    def _rebuilt(cls, index: int, role: str, content: list[Part], state: StreamState, position: int, start: int,
+    def _rebuilt(cls, index: int, role: str, content: list[Part], state: ChunkHistory, position: int, start: int,
                  end: int) -> Chunk:
         chunk = cls.__new__(cls)
         chunk.index, chunk.role, chunk.content = index, role, content

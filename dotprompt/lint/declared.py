@@ -3,8 +3,11 @@ of `[tool.dotprompt] tools / schemas / helpers` when it must not import project 
 a pull request those modules are anyone's code, with CI's tokens in reach).
 
 Each module is parsed with Python's `ast`, nothing executed. What is read, at module level:
-- tools: functions decorated with `@tool` (by `name=`, else the function's name), and the first
-  argument (or `name=`) of `make_tool`, `make_interrupt`, `define_tool` and `define_interrupt` calls;
+- tools: functions decorated with `@tool` or `@define_tool` (by `name=`, else the function's name);
+  `tool(...)` and `define_tool(...)` calls by `name=`, else by their first argument: a string (the
+  old `define_tool(name, ...)` form) or a function of the module (`tool(refund, input_schema=...)`
+  is named `refund`); and the first argument (or `name=`) of the deprecated `make_tool`,
+  `make_interrupt` and `define_interrupt`;
 - schemas: public classes, and public names assigned a dict literal holding `type`, `properties`,
   `$schema` or `$ref`;
 - helpers: public functions that are not tools;
@@ -31,7 +34,8 @@ from ..settings import project_settings
 __all__ = ["DeclaredNames", "read_declared"]
 
 _MAKERS = {"make_tool": "tool", "make_interrupt": "tool", "define_tool": "tool", "define_interrupt": "tool",
-           "Format": "format"}
+           "tool": "tool", "Format": "format"}
+_BY_FUNCTION = frozenset({"tool", "define_tool"})  # callers that may name the tool by the function they are given
 _SCHEMA_KEYS = frozenset({"type", "properties", "$schema", "$ref"})
 _KINDS = ("tool", "schema", "helper", "format")
 
@@ -95,6 +99,7 @@ def _parse(path: Path, root: Path | None, setting: str) -> ast.Module:
 
 
 def _names(module: ast.Module) -> Iterator[tuple[str, str]]:
+    functions = {node.name for node in _module_level(module.body) if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)}
     for node in _module_level(module.body):
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             tool_name = _tool_name(node)
@@ -110,7 +115,10 @@ def _names(module: ast.Module) -> Iterator[tuple[str, str]]:
     for call in ast.walk(module):
         if not isinstance(call, ast.Call):
             continue
-        kind, name = _MAKERS.get(_callee(call.func) or ""), _name_argument(call)
+        callee = _callee(call.func) or ""
+        kind, name = _MAKERS.get(callee), _name_argument(call)
+        if name is None and callee in _BY_FUNCTION and call.args and isinstance(call.args[0], ast.Name):
+            name = call.args[0].id if call.args[0].id in functions else None
         if kind is not None and name is not None:
             yield kind, name
 
@@ -129,7 +137,7 @@ def _module_level(body: list[ast.stmt]) -> Iterator[ast.stmt]:
 
 def _tool_name(function: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
     for decorator in function.decorator_list:
-        if _callee(decorator) == "tool":
+        if _callee(decorator) in _BY_FUNCTION:
             return function.name
         if isinstance(decorator, ast.Call) and _callee(decorator.func) == "tool":
             return _keyword(decorator, "name") or function.name

@@ -1,5 +1,5 @@
 """The default library (./prompts, or DOTPROMPT_DIR, or [tool.dotprompt] prompts_dir): `load_prompt` reads
-from it; `define_tool` and `define_interrupt` build a tool and register it there."""
+from it; `define_tool` registers a tool there."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import inspect
 import os
 import sys
 import threading
-from collections.abc import Awaitable, Callable
+import warnings
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
@@ -172,14 +172,31 @@ def load_prompt(name: str, variant: str | None = None, directory: str | os.PathL
     return default_library(directory).load(name, variant)
 
 
-def define_tool(name: str, description: str, input_schema: Any, fn: Callable[..., Any | Awaitable[Any]] | None,
-                *, output_schema: Any = None, multipart: bool = False,
-                directory: str | os.PathLike[str] | None = None) -> Tool:
-    """Build a tool (`make_tool`: the same arguments) and register it in `default_library(directory)`, so a
-    prompt file loaded by `load_prompt` may name it in `tools:`. Returns the Tool (usable in `tools=[...]`)."""
-    from ..tools.define import make_tool  # late: the tool machinery loads with the running side, not on import
+def define_tool(tool: Any, *args: Any, directory: str | os.PathLike[str] | None = None, **kwargs: Any) -> Tool:
+    """Register a tool in `default_library(directory)`, so a prompt file loaded by `load_prompt` may name
+    it in `tools:`; returns it (usable in `tools=[...]` too). `tool` is built with `dotprompt.tool`; a
+    plain function is built as `@tool` builds it, so `@define_tool` works as a decorator.
 
-    built = make_tool(name, description, input_schema, fn, output_schema=output_schema, multipart=multipart)
+    The old form `define_tool(name, description, input_schema, fn, ...)` still works for one release,
+    with a DeprecationWarning."""
+    from ..tools.define import Tool, make_tool  # late: the tool machinery loads with the running side
+    from ..tools.define import tool as build
+
+    if isinstance(tool, str):
+        warnings.warn("define_tool(name, description, input_schema, fn) is deprecated and goes in the next release; "
+                      "build the tool, then register it: define_tool(tool(fn, name=..., description=..., "
+                      "input_schema=...))", DeprecationWarning, stacklevel=2)
+        built = make_tool(tool, *args, **kwargs)
+    elif args or kwargs:
+        raise UsageError(f"define_tool takes one tool (and directory=), got more: {', '.join([*map(repr, args), *kwargs])}"
+                         [:300] + "; pass the options to tool(...) instead")
+    elif isinstance(tool, Tool):
+        built = tool
+    elif callable(tool):
+        built = build(tool)
+    else:
+        raise UsageError(f"define_tool takes a tool built with dotprompt.tool(...) (or a function), got "
+                         f"{type(tool).__name__}")
     default_library(directory).define_tool(built)
     return built
 
@@ -187,7 +204,8 @@ def define_tool(name: str, description: str, input_schema: Any, fn: Callable[...
 def define_interrupt(name: str, description: str, input_schema: Any = None, *, request_metadata: Any = None,
                      directory: str | os.PathLike[str] | None = None) -> Tool:
     """Build a tool that always interrupts (`make_interrupt`: the same arguments) and register it in
-    `default_library(directory)`. Returns the Tool."""
+    `default_library(directory)`. Returns the Tool. Its `dotprompt.` name is deprecated:
+    `define_tool(tool(name=..., interrupt=True))` does the same."""
     from ..tools.define import make_interrupt
 
     built = make_interrupt(name, description, input_schema, request_metadata=request_metadata)

@@ -155,17 +155,18 @@ class Prompt:
         tools = self._with_declared(compiled, tools)
         return await self._run(action, identity, input, context, model, tools, layers, output_type, on_chunk)
 
-    def __call__(self, input: Any = None, **kwargs: Any) -> GenerateResponse:
-        """Sync form of `generate` (also works inside a running event loop)."""
+    def generate_sync(self, input: Any = None, **kwargs: Any) -> GenerateResponse:
+        """`generate` for sync code (also works inside a running event loop), as `dotprompt.generate_sync`."""
         from ..generation.api import run_sync
 
         return run_sync(self.generate(input, **kwargs))
 
-    def stream(self, input: Any = None, *, context: Mapping[str, Any] | None = None,
-               history: Sequence[Message | Mapping[str, Any]] | None = None, options: Mapping[str, Any] | None = None,
-               model: Any = None, tools: Sequence[Any] = (), use: Sequence[Any] = (), output_type: Any = None,
-               **overrides: Any) -> GenerateStream:
-        """`async for chunk in prompt.stream(...)`: chunks across all turns, then the final response."""
+    def generate_stream(self, input: Any = None, *, context: Mapping[str, Any] | None = None,
+                        history: Sequence[Message | Mapping[str, Any]] | None = None,
+                        options: Mapping[str, Any] | None = None, model: Any = None, tools: Sequence[Any] = (),
+                        use: Sequence[Any] = (), output_type: Any = None, **overrides: Any) -> GenerateStream:
+        """`async for item in prompt.generate_stream(...)`: chunks across all turns, then the final response
+        (or `.stream` and `await .response`), as `dotprompt.generate_stream`."""
         from ..generation.api import GenerateStream
 
         compiled = self.compiled
@@ -173,18 +174,26 @@ class Prompt:
         layers = [*self._use_objects(compiled), *use]
         tools = self._with_declared(compiled, tools)
         return GenerateStream(lambda push: self._run(action, identity, input, context, model, tools, layers,
-                                                          output_type, push))
+                                                     output_type, push))
+
+    def __call__(self, input: Any = None, **kwargs: Any) -> GenerateResponse:
+        """`prompt(input)`: the short form of `prompt.generate_sync(input, ...)`."""
+        return self.generate_sync(input, **kwargs)
+
+    def stream(self, input: Any = None, **kwargs: Any) -> GenerateStream:
+        """`prompt.stream(input)`: the short form of `prompt.generate_stream(input, ...)`."""
+        return self.generate_stream(input, **kwargs)
 
     async def _run(self, action: GenerateActionOptions, identity: PromptIdentity | None, input: Any, context: Any,
                    model: Any, tools: Sequence[Any], use: list[Any], output_type: Any,
                    on_chunk: ChunkCallback | None) -> GenerateResponse:
-        from ..generation.api import generate
+        from ..generation.api import RunSource, generate_run
         from ..observe.runrecord import logged_run
 
+        source = RunSource(library=self.library, identity=identity, grounding_input=self._grounding_input(input))
         with logged_run(self.library.run_log, identity, input, action, model) as logged:
-            return logged.ended(await generate(action, library=self.library, model=model, tools=tools, use=use,
-                                               output_type=output_type, on_chunk=on_chunk, context=context,
-                                               identity=identity, grounding_input=self._grounding_input(input)))
+            return logged.ended(await generate_run(action, source, model=model, tools=tools, use=use,
+                                                   output_type=output_type, on_chunk=on_chunk, context=context))
 
     def _action(self, compiled: CompiledPrompt, input: Any, context: Any, history: Any, options: Any,
                 overrides: dict[str, Any]) -> tuple[GenerateActionOptions, PromptIdentity | None]:

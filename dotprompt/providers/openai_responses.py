@@ -30,8 +30,8 @@ from .dialects.shape import COUNT, STR, By, check, shape_guard
 from .dialects.strict import OWN_CONFIG_KEYS, Structured, structured_output
 from .media import parse_data_url
 
-__all__ = ["PROVIDERS", "OpenAIResponsesModel", "StreamState", "failed", "from_response", "media_part", "to_body", "to_input",
-           "usage"]
+__all__ = ["PROVIDERS", "OpenAIResponsesModel", "ResponsesStreamState", "failed", "from_response", "media_part", "to_body",
+           "to_input", "usage"]
 
 # Our config names (Genkit's spelling) -> Responses fields; anything else passes through as is.
 CONFIG_KEYS = {"maxOutputTokens": "max_output_tokens", "topP": "top_p"}
@@ -78,8 +78,8 @@ class OpenAIResponsesModel(HttpModel):
     def reply(self, data: Any, request: str | None, structured: Structured | None) -> ModelResponse:
         return from_response(data, self.config.provider, request, structured=structured)
 
-    def stream_state(self, structured: Structured | None) -> StreamState:
-        return StreamState(self.config.provider)
+    def stream_state(self, structured: Structured | None) -> ResponsesStreamState:
+        return ResponsesStreamState(self.config.provider)
 
 
 # -- request ---------------------------------------------------------------------------------------
@@ -268,7 +268,7 @@ def usage(raw: Mapping[str, Any] | None) -> Usage | None:
 # -- streaming -------------------------------------------------------------------------------------
 
 @dataclass
-class StreamState:
+class ResponsesStreamState:
     """Output items built from the events (by output index), and the final Response once it arrives.
 
     Streamed text and arguments are kept as lists of pieces, joined only for a snapshot: appending to

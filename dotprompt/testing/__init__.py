@@ -10,16 +10,16 @@ from typing import TYPE_CHECKING
 
 from .._util.lazy import lazy_names
 
-_LAZY = {"RecordingMissingError": "..errors", "TestFileError": "..errors",
+_LAZY = {"CaseFailedError": "..errors", "RecordingMissingError": "..errors", "TestFileError": "..errors",
          "Expectations": ".cases", "TestCase": ".cases", "load_test_file": ".cases",
          "RecordingModel": ".recording", "RecordingStore": ".recording", "request_key": ".recording",
          "CaseResult": ".runner", "CaseSummary": ".runner", "TestRun": ".runner"}
 
-__all__ = ["CaseResult", "CaseSummary", "Expectations", "RecordingMissingError", "RecordingModel", "RecordingStore",
-           "TestCase", "TestFileError", "TestRun", "load_test_file", "request_key"]
+__all__ = ["CaseFailedError", "CaseResult", "CaseSummary", "Expectations", "RecordingMissingError", "RecordingModel",
+           "RecordingStore", "TestCase", "TestFileError", "TestRun", "load_test_file", "request_key"]
 
 if TYPE_CHECKING:
-    from ..errors import RecordingMissingError, TestFileError
+    from ..errors import CaseFailedError, RecordingMissingError, TestFileError
     from .cases import Expectations, TestCase, load_test_file
     from .recording import RecordingModel, RecordingStore, request_key
     from .runner import CaseResult, CaseSummary, TestRun

@@ -1,8 +1,10 @@
 """Tools: definitions from type hints, execution with input validation, the tool context, interrupts.
 
-`make_tool` and `make_interrupt` build a Tool (as `@tool` does); `dotprompt.define_tool` and
-`dotprompt.define_interrupt` (prompts/loader.py) build one and register it in the default library.
-A tool function may take a `ToolContext` (a parameter annotated with it; for `make_tool`, a second
+`tool` is the public way to build a Tool (from a function's hints, explicitly from a schema, or one
+that always interrupts); `make_tool` and `make_interrupt` are the explicit builders it uses (their
+`dotprompt.` names are deprecated). `dotprompt.define_tool` (prompts/loader.py) registers a Tool in
+the default library.
+A tool function may take a `ToolContext` (a parameter annotated with it; in the explicit form, a second
 positional parameter): the three things Genkit hands its tools, the caller's `context`, a way to
 `interrupt` with metadata, and the `resumed` data of a restart. A tool without a function (a
 definition only) interrupts, as in Genkit. A multipart tool returns `{"output", "content", "metadata"}`.
@@ -151,13 +153,50 @@ def _pydantic_problems(exc: ValidationError) -> str:
 
 
 def tool(fn: Callable[..., Any] | None = None, *, name: str | None = None, description: str | None = None,
-         multipart: bool = False) -> Any:
-    """`@tool` on a sync or async function: the name, docstring and type hints make the definition."""
+         input_schema: Any = None, output_schema: Any = None, multipart: bool = False, interrupt: bool = False,
+         request_metadata: Any = None) -> Any:
+    """The one way to build a tool; `define_tool` registers one. Three forms:
+
+    - `@tool` (or `@tool(name=..., description=...)`) on a sync or async function: its name, docstring
+      and type hints make the definition; a parameter annotated `ToolContext` gets the context.
+    - `tool(fn, name=..., description=..., input_schema=...)`: the explicit form; `fn(input)` or
+      `fn(input, ctx)` gets the validated input (a dict, or the pydantic instance for a pydantic schema).
+    - `tool(name=..., description=..., input_schema=..., interrupt=True)`: no function; it always
+      interrupts for a human to answer (`Resume(respond=[...])`), recording `request_metadata` (a
+      mapping, or a function of the validated input returning one) on the request part, else `True`.
+
+    `output_schema` (a pydantic class or JSON Schema) replaces the one read from the return type."""
+    if interrupt or request_metadata is not None:
+        return _interrupt_tool(fn, name, description, input_schema, interrupt, request_metadata)
 
     def wrap(func: Callable[..., Any]) -> Tool:
-        return tool_from_function(func, name=name, description=description, multipart=multipart)
+        if input_schema is not None:
+            return make_tool(name or func.__name__, description or inspect.getdoc(func) or "", input_schema, func,
+                             output_schema=output_schema, multipart=multipart)
+        built = tool_from_function(func, name=name, description=description, multipart=multipart)
+        if output_schema is None:
+            return built
+        return Tool(built.name, built.description, built.input_schema, func, output_schema=_schema_of(output_schema),
+                    input_model=built.input_model, spread=built.spread, context_param=built.context_param,
+                    multipart=multipart)
 
     return wrap(fn) if fn is not None else wrap
+
+
+def _interrupt_tool(fn: Callable[..., Any] | None, name: str | None, description: str | None, input_schema: Any,
+                    interrupt: bool, request_metadata: Any) -> Tool:
+    if not interrupt:
+        raise UsageError("tool(request_metadata=...) is for a tool that interrupts: add interrupt=True")
+    if fn is not None:
+        raise UsageError(f"tool({getattr(fn, '__name__', 'fn')}, interrupt=True): a tool that interrupts has no "
+                         "function; drop the function, or drop interrupt=True and call ctx.interrupt() in it")
+    if not name:
+        raise UsageError("tool(interrupt=True) needs name=... (and description=...): there is no function to name it")
+    return make_interrupt(name, description or "", input_schema, request_metadata=request_metadata)
+
+
+def _schema_of(schema: Any) -> Any:
+    return schema.model_json_schema() if _is_model(schema) else schema
 
 
 def tool_from_function(func: Callable[..., Any], *, name: str | None = None, description: str | None = None,
@@ -200,7 +239,7 @@ def make_tool(name: str, description: str, input_schema: Any, fn: Callable[..., 
     """The explicit form: `fn(input)` or `fn(input, ctx)` receives the validated input (a dict, or the model
     instance for a pydantic schema) and, with a second parameter, the ToolContext. `fn=None`: a definition
     only, which interrupts when the model calls it."""
-    output = output_schema.model_json_schema() if _is_model(output_schema) else output_schema
+    output = _schema_of(output_schema) if output_schema is not None else None
     context_param = _second_parameter(fn)
     if _is_model(input_schema):
         return Tool(name, description, input_schema.model_json_schema(), fn, input_model=input_schema,

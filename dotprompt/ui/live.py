@@ -103,7 +103,7 @@ class LiveRun:
                   "resumed": "resume" in overrides})
         try:
             with log_source("ui"):
-                async for item in self.prompt.stream(self.input, context=self.context, model=self.model, **overrides):
+                async for item in self.prompt.generate_stream(self.input, context=self.context, model=self.model, **overrides):
                     if isinstance(item, Chunk):
                         event = chunk_event(item)
                         if event["type"] == "chunk":

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import DotpromptError
-from ..generation.api import preview_request
+from ..generation.api import RunSource, preview
 from ..prompts.library import PromptLibrary
 from ..prompts.prompt import render_record
 from ..providers.anthropic import AnthropicModel
@@ -45,7 +45,7 @@ def wire_bodies(library: PromptLibrary, options: Any, own: str | None) -> list[d
 
 def _wire(library: PromptLibrary, options: Any, name: str) -> dict[str, Any]:
     try:
-        body = preview_request(options, library=library, model=_preview_model(name), wire=True)
+        body = preview(options, RunSource(library=library), model=_preview_model(name), wire=True)
     except DotpromptError as exc:
         return {"model": name, "error": str(exc)}
     return {"model": name, "body": body}

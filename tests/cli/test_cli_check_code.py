@@ -13,7 +13,7 @@ from tests.cli_inprocess import cli
 
 PYPROJECT = ('[tool.dotprompt]\ntools = ["mytools.py"]\nschemas = ["myapp.schemas"]\nhelpers = ["myapp/helpers.py"]\n')
 RAN = "open(__import__('os').path.join({folder!r}, 'ran-' + __name__.rsplit('_', 1)[-1].rsplit('.', 1)[-1]), 'w').close()\n"
-TOOLS = '''from dotprompt import make_tool, tool
+TOOLS = '''from dotprompt import tool
 
 
 @tool
@@ -28,7 +28,7 @@ def refund(order_id: str) -> str:
     return "ok"
 
 
-cancel = make_tool("cancel_order", "Cancel it.", {"order_id": str}, lambda order_id: "ok")
+cancel = tool(lambda order_id: "ok", name="cancel_order", description="Cancel it.", input_schema={"order_id": str})
 '''
 SCHEMAS = '''from pydantic import BaseModel
 
@@ -99,7 +99,7 @@ def test_a_name_check_cannot_see_says_how_to_let_it_look(tmp_path, cli_env):
     """A tool built in a loop is found only by importing: the warning says so."""
     _project(tmp_path, "---\nmodel: echo\ntools: [made_in_a_loop]\n---\nhi")
     with open(tmp_path / "mytools.py", "a", encoding="utf-8") as tools:
-        tools.write("for _name in ['made_in_a_loop']:\n    globals()[_name] = make_tool(_name, 'x', None, None)\n")
+        tools.write("for _name in ['made_in_a_loop']:\n    globals()[_name] = tool(name=_name, interrupt=True)\n")
     done = cli("check", cwd=tmp_path, env=cli_env)
     assert done.returncode == 0 and "tool `made_in_a_loop`" in done.stdout
     assert "--import-code" in done.stderr

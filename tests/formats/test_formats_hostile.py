@@ -221,7 +221,7 @@ from dotprompt.formats import get_format
 reply = json.dumps({"items": [{"id": i, "name": "item %d" % i, "tags": ["a", "b"], "score": i / 7} for i in range(ITEMS)]})
 stream = get_format("json").handler(None).new_stream()
 rng = random.Random(3)
-kept = []  # what the run keeps for every chunk (its StreamState holds each chunk and its output)
+kept = []  # what the run keeps for every chunk (its ChunkHistory holds each chunk and its output)
 tracemalloc.start()
 pos = 0
 while pos < len(reply):

@@ -62,7 +62,7 @@ def test_sync_entry_point_works_inside_a_running_event_loop():
     prompt = lib.from_source("Say {{ word }}")
 
     async def inside():
-        return prompt({"word": "hi"}, model=ScriptedModel(["hi"]))
+        return prompt.generate_sync({"word": "hi"}, model=ScriptedModel(["hi"]))
 
     assert run(inside()).text == "hi"
 
@@ -91,7 +91,7 @@ output:
 
     model = define_model(ScriptedModel([[tool_call("add", {"a": 20, "b": 22})], '{"answer": "It is 42", "total": 42}'],
                                        name="scripted-support"))
-    response = lib.load("support")({"question": "20+22?"})
+    response = lib.load("support").generate_sync({"question": "20+22?"})
     assert response.output == {"answer": "It is 42", "total": 42}
     assert model.requests[0].messages[0].role == "system"
     assert model.requests[1].messages[-1].content[0].tool_response.output == 42

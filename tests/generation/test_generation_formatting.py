@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from dotprompt import (
-    ModelInfo,
     PromptLibrary,
     generate,
 )
 from dotprompt.doubles import ScriptedModel, tool_call
+from dotprompt.providers import ModelInfo
 from tests.generation.generation_support import INVOICE_SCHEMA, Invoice, add, instruction_parts, run
 
 

@@ -13,15 +13,13 @@ from dotprompt import (
     PromptLibrary,
     Resume,
     ToolContext,
-    ToolDefinition,
     Usage,
     generate,
     generate_stream,
-    make_interrupt,
-    make_tool,
     tool,
 )
 from dotprompt.doubles import ScriptedModel, tool_call
+from dotprompt.types import ToolDefinition
 from tests.generation.generation_support import run
 
 
@@ -38,8 +36,8 @@ def _interrupted_conversation():
 
 
 def _resumable_tools(seen):
-    interrupter = make_interrupt("interrupter", "always interrupts")
-    truth = make_tool("truth", "always true", None, lambda _: True)
+    interrupter = tool(name="interrupter", description="always interrupts", interrupt=True)
+    truth = tool(lambda _: True, name="truth", description="always true", input_schema={"type": "object"})
 
     @tool
     def resumable(ctx: ToolContext) -> bool:
@@ -148,7 +146,7 @@ def test_tools_get_the_callers_context_and_can_interrupt_with_metadata():
     def transfer(data, ctx):
         ctx.interrupt({"confirm": f"send {data['amount']}?"})
 
-    send = make_tool("send", "moves money", {"type": "object"}, transfer)
+    send = tool(transfer, name="send", description="moves money", input_schema={"type": "object"})
     model = ScriptedModel([[tool_call("whoami", {}, "a"), tool_call("send", {"amount": 5}, "b")]])
     response = run(generate(model=model, prompt="x", tools=[whoami, send], context={"auth": {"email": "a@b.c"}}))
     assert [p.metadata for p in response.message.content] == [{"pendingOutput": "a@b.c"}, {"interrupt": {"confirm": "send 5?"}}]
@@ -187,20 +185,21 @@ def test_a_multipart_tool_sends_output_and_content_parts():
 
 
 def test_a_multipart_tool_returning_the_wrong_shape_is_a_tool_error():
-    bad = make_tool("bad", "wrong shape", None, lambda _: {"result": 1}, multipart=True)
+    bad = tool(lambda _: {"result": 1}, name="bad", description="wrong shape", input_schema={"type": "object"},
+               multipart=True)
     model = ScriptedModel([[tool_call("bad", {})], "sorry"])
     run(generate(model=model, prompt="x", tools=[bad]))
     part = model.requests[1].messages[-1].content[0]
     assert part.metadata == {"toolError": True} and "multipart tool 'bad'" in part.tool_response.output["error"]
 
 
-# -- make_interrupt ----------------------------------------------------------------------------------
+# -- tool(interrupt=True) -------------------------------------------------------------------------------
 
-def test_make_interrupt_records_true_or_its_request_metadata():
-    plain = make_interrupt("plain", "asks")
-    fixed = make_interrupt("fixed", "asks", request_metadata={"kind": "approval"})
-    computed = make_interrupt("computed", "asks", {"type": "object", "properties": {"q": {"type": "string"}}},
-                                request_metadata=lambda data: {"question": data["q"].upper()})
+def test_an_interrupt_tool_records_true_or_its_request_metadata():
+    plain = tool(name="plain", description="asks", interrupt=True)
+    fixed = tool(name="fixed", description="asks", interrupt=True, request_metadata={"kind": "approval"})
+    computed = tool(name="computed", description="asks", input_schema={"type": "object", "properties": {"q": {"type": "string"}}},
+                    interrupt=True, request_metadata=lambda data: {"question": data["q"].upper()})
     model = ScriptedModel([[tool_call("plain", {}), tool_call("fixed", {}), tool_call("computed", {"q": "size?"})]])
     response = run(generate(model=model, prompt="x", tools=[plain, fixed, computed]))
     assert [p.metadata["interrupt"] for p in response.interrupts] == [True, {"kind": "approval"}, {"question": "SIZE?"}]
@@ -210,7 +209,7 @@ def test_make_interrupt_records_true_or_its_request_metadata():
 
 def test_tool_middleware_wraps_each_tool_execution_inside_the_turn():
     events = []
-    counted = make_tool("counted", "runs", None, lambda _: events.append("tool") or "out")
+    counted = tool(lambda _: events.append("tool") or "out", name="counted", description="runs", input_schema={"type": "object"})
 
     class Audit:
         async def generate(self, envelope, next_):
@@ -234,7 +233,8 @@ def test_tool_middleware_wraps_each_tool_execution_inside_the_turn():
 
 def test_tool_middleware_turns_errors_into_interrupts_and_a_restart_runs_it_again():
     runs = []
-    flaky = make_tool("flaky", "needs approval", None, lambda _: runs.append(1) or "did it")
+    flaky = tool(lambda _: runs.append(1) or "did it", name="flaky", description="needs approval",
+                 input_schema={"type": "object"})
 
     class Approval:
         async def tool(self, part, next_):
@@ -253,8 +253,8 @@ def test_tool_middleware_turns_errors_into_interrupts_and_a_restart_runs_it_agai
 
 
 def test_middleware_can_add_tools():
-    added = make_tool("added", "brought by middleware", {"type": "object", "properties": {"arg": {"type": "string"}}},
-                        lambda data: f"Result: {data['arg']}")
+    added = tool(lambda data: f"Result: {data['arg']}", name="added", description="brought by middleware",
+                 input_schema={"type": "object", "properties": {"arg": {"type": "string"}}})
 
     class Brings:
         def __init__(self):
@@ -271,7 +271,7 @@ def test_middleware_can_add_tools():
 def test_usage_sums_every_model_call_and_keeps_each_call():
     per_call = Usage(input_tokens=100, output_tokens=10, total_tokens=110, cached_content_tokens=40, thoughts_tokens=3)
     model = ScriptedModel([[tool_call("c", {})], [tool_call("c", {})], "done"], usage=per_call)
-    counter = make_tool("c", "counts", None, lambda _: 1)
+    counter = tool(lambda _: 1, name="c", description="counts", input_schema={"type": "object"})
     response = run(generate(model=model, prompt="x", tools=[counter]))
     assert response.usage == Usage(input_tokens=300, output_tokens=30, total_tokens=330, cached_content_tokens=120,
                                    thoughts_tokens=9)
@@ -280,7 +280,7 @@ def test_usage_sums_every_model_call_and_keeps_each_call():
 
 
 def test_usage_of_an_aborted_run_is_summed_too():
-    counter = make_tool("c", "counts", None, lambda _: 1)
+    counter = tool(lambda _: 1, name="c", description="counts", input_schema={"type": "object"})
     model = ScriptedModel(lambda request: [tool_call("c", {})], usage=Usage(total_tokens=7))
     with pytest.raises(GenerationResponseError) as caught:
         run(generate(model=model, prompt="x", tools=[counter], max_turns=2))
@@ -342,7 +342,7 @@ class _Chunked:
     name = "chunked"
 
     def __init__(self, pieces):
-        from dotprompt import ModelInfo
+        from dotprompt.providers import ModelInfo
 
         self.pieces, self.info = pieces, ModelInfo()
 

@@ -18,8 +18,8 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from dotprompt import GenerateActionOptions, ModelInfo, PromptLibrary, generate, generate_stream, make_tool
-from dotprompt.providers import define_model
+from dotprompt import GenerateActionOptions, generate, generate_stream, tool
+from dotprompt.providers import ModelInfo, define_model
 from dotprompt.types import GenerateRequest, ModelChunk, ModelResponse
 from tests.conftest import ROOT
 from tests.generation.generation_support import run
@@ -50,11 +50,11 @@ class ProgrammableModel:
         return ModelResponse.model_validate(self.responses[call])
 
 
-def _registry() -> PromptLibrary:
-    """Where `testTool` is registered, as in Genkit's harness: a run uses it only when its input names it."""
-    lib = PromptLibrary(None)
-    lib.define_tool(make_tool("testTool", "description", DRAFT_07, lambda _: "tool called", output_schema=DRAFT_07))
-    return lib
+def _tools(options: GenerateActionOptions) -> list:
+    """`testTool`, which Genkit's harness registers: a run uses it only when its input names it."""
+    test_tool = tool(lambda _: "tool called", name="testTool", description="description", input_schema=DRAFT_07,
+                     output_schema=DRAFT_07)
+    return [test_tool] if test_tool.name in options.tools else []
 
 
 def _tool_turns_as_chunks(expected: dict) -> list[dict]:
@@ -65,7 +65,8 @@ def _tool_turns_as_chunks(expected: dict) -> list[dict]:
 @pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
 def test_generate(case):
     define_model(ProgrammableModel(case))
-    response = run(generate(GenerateActionOptions.model_validate(case["input"]), library=_registry()))
+    options = GenerateActionOptions.model_validate(case["input"])
+    response = run(generate(options, tools=_tools(options)))
     assert response.to_dict() == case["expectResponse"]
 
 
@@ -74,7 +75,8 @@ def test_generate_stream(case):
     define_model(ProgrammableModel(case))
 
     async def streamed():
-        result = generate_stream(GenerateActionOptions.model_validate(case["input"]), library=_registry())
+        options = GenerateActionOptions.model_validate(case["input"])
+        result = generate_stream(options, tools=_tools(options))
         chunks = [chunk.to_dict() async for chunk in result.stream]
         return chunks, await result.response
 

@@ -14,8 +14,6 @@ from dotprompt import (
     ToolExecutionError,
     UsageError,
     generate,
-    make_interrupt,
-    make_tool,
     tool,
 )
 from dotprompt.doubles import ScriptedModel, tool_call
@@ -43,7 +41,7 @@ def test_json_output_is_parsed_validated_and_typed():
 
 def test_return_tool_requests_hands_them_back_without_running():
     ran = []
-    spy = make_tool("spy", "records calls", {"type": "object"}, lambda x: ran.append(x))
+    spy = tool(lambda x: ran.append(x), name="spy", description="records calls", input_schema={"type": "object"})
     model = ScriptedModel([[tool_call("spy", {"q": 1}, ref="r1")]])
     response = run(generate(model=model, prompt="go", tools=[spy], return_tool_requests=True,
                             output_schema=INVOICE_SCHEMA))
@@ -65,7 +63,7 @@ def test_tool_round_then_answer():
 
 def _always_calls_tools():
     runs = []
-    counter = make_tool("count", "counts", {"type": "object"}, lambda _: runs.append(1) or len(runs))
+    counter = tool(lambda _: runs.append(1) or len(runs), name="count", description="counts", input_schema={"type": "object"})
     model = ScriptedModel(lambda request: [tool_call("count", {}, ref=str(len(runs)))])
     return model, counter, runs
 
@@ -188,7 +186,7 @@ def test_misuse_is_a_usage_error_before_the_model_is_called(kwargs, message):
 
 
 def test_two_different_tools_with_one_name():
-    other = make_tool("add", "another add", {"type": "object"}, lambda x: 0)
+    other = tool(lambda x: 0, name="add", description="another add", input_schema={"type": "object"})
     with pytest.raises(UsageError, match="two different tools"):
         run(generate(model=ScriptedModel(["x"]), prompt="x", tools=[add, other]))
 
@@ -258,8 +256,9 @@ def test_resume_by_restart_runs_the_tool_again():
     assert second.text == "40" and model.requests[1].messages[-1].content[0].tool_response.output == 40
 
 
-def test_make_interrupt_and_unresolved_or_unmatched_resume_errors():
-    ask = make_interrupt("ask_human", "Ask the user a question", {"type": "object", "properties": {"q": {"type": "string"}}})
+def test_an_interrupt_tool_and_unresolved_or_unmatched_resume_errors():
+    ask = tool(name="ask_human", description="Ask the user a question",
+               input_schema={"type": "object", "properties": {"q": {"type": "string"}}}, interrupt=True)
     model = ScriptedModel([[tool_call("ask_human", {"q": "which size?"}, "q1")]])
     first = run(generate(model=model, prompt="buy shoes", tools=[ask]))
     assert first.interrupts[0].metadata == {"interrupt": True}  # no metadata: `true`, as Genkit records it

@@ -8,7 +8,7 @@ import asyncio
 
 import pytest
 
-from dotprompt import GenerationResponseError, PromptLibrary, generate, make_tool
+from dotprompt import GenerationResponseError, PromptLibrary, generate, tool
 from dotprompt.doubles import ScriptedModel, tool_call
 from dotprompt.settings import DEFAULT_MAX_TOOL_CALLS, TOOL_CONCURRENCY
 from tests.generation.generation_support import run
@@ -19,10 +19,11 @@ from tests.isolation import assert_finishes
 def test_ten_thousand_refunds_in_one_reply_run_none():
     outcome = assert_finishes("""
         import asyncio, json
-        from dotprompt import GenerationResponseError, make_tool, generate
+        from dotprompt import GenerationResponseError, generate, tool
         from dotprompt.doubles import ScriptedModel, tool_call
         ran = []
-        refund = make_tool("issue_refund", "refunds", {"type": "object"}, lambda x: ran.append(x) or "ok")
+        refund = tool(lambda x: ran.append(x) or "ok", name="issue_refund", description="refunds",
+                      input_schema={"type": "object"})
         calls = [tool_call("issue_refund", {"order_id": "1042", "amount": 1}, ref=str(i)) for i in range(10_000)]
         try:
             asyncio.run(generate(model=ScriptedModel([calls, "done"]), prompt="refund", tools=[refund]))
@@ -37,7 +38,7 @@ def test_ten_thousand_refunds_in_one_reply_run_none():
 
 def test_the_limit_comes_from_the_caller_and_from_the_frontmatter(folder):
     ran = []
-    tick = make_tool("tick", "ticks", {"type": "object"}, lambda x: ran.append(1) or len(ran))
+    tick = tool(lambda x: ran.append(1) or len(ran), name="tick", description="ticks", input_schema={"type": "object"})
     three = [tool_call("tick", {}, ref=str(i)) for i in range(3)]
     with pytest.raises(GenerationResponseError, match="3 tool calls in one reply; the limit is 2"):
         run(generate(model=ScriptedModel([three, "done"]), prompt="go", tools=[tick], max_tool_calls=2))
@@ -50,7 +51,7 @@ def test_the_limit_comes_from_the_caller_and_from_the_frontmatter(folder):
     prompt = lib.load("p")
     assert prompt.render({}).max_tool_calls == 2
     with pytest.raises(GenerationResponseError, match="the limit is 2"):
-        prompt({}, model=ScriptedModel([three, "done"]))
+        prompt.generate_sync({}, model=ScriptedModel([three, "done"]))
 
 
 def test_a_bad_limit_is_refused_at_load(folder):
@@ -71,14 +72,14 @@ def test_tool_runs_are_bounded_in_concurrency():
         running["now"] -= 1
         return "ok"
 
-    tool = make_tool("slow", "sleeps", {"type": "object"}, slow)
+    slow_tool = tool(slow, name="slow", description="sleeps", input_schema={"type": "object"})
     calls = [tool_call("slow", {}, ref=str(i)) for i in range(DEFAULT_MAX_TOOL_CALLS)]
-    run(generate(model=ScriptedModel([calls, "done"]), prompt="go", tools=[tool]))
+    run(generate(model=ScriptedModel([calls, "done"]), prompt="go", tools=[slow_tool]))
     assert running["most"] == TOOL_CONCURRENCY
 
 
 def test_repeated_unknown_names_list_the_tools_once():
-    tick = make_tool("tick", "ticks", {"type": "object"}, lambda x: 1)
+    tick = tool(lambda x: 1, name="tick", description="ticks", input_schema={"type": "object"})
     calls = [tool_call(f"nope{i}" + "x" * 500, {}, ref=str(i)) for i in range(20)]
     model = ScriptedModel([calls, "done"])
     run(generate(model=model, prompt="go", tools=[tick]))

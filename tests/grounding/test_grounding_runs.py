@@ -27,7 +27,7 @@ def prompt_file(tmp_path, policy: str | None = None, extra: str = "", use: str =
 
 def run(prompt, *replies, input=None):
     model = ScriptedModel([json.dumps(r) if isinstance(r, dict) else r for r in replies])
-    return prompt({"text": INVOICE} if input is None else input, model=model), model
+    return prompt.generate_sync({"text": INVOICE} if input is None else input, model=model), model
 
 
 def test_report_is_the_default_for_json_with_a_schema(tmp_path):
@@ -57,7 +57,7 @@ def test_off_grounds_nothing(tmp_path):
 
 def test_text_output_is_not_grounded_by_default(tmp_path):
     (tmp_path / "say.prompt").write_text("---\nmodel: scripted\n---\nSay {{ text }}\n")
-    response = PromptLibrary(tmp_path).load("say")({"text": "hi"}, model=ScriptedModel(["hello"]))
+    response = PromptLibrary(tmp_path).load("say").generate_sync({"text": "hi"}, model=ScriptedModel(["hello"]))
     assert response.grounding is None
 
 
@@ -90,7 +90,7 @@ def test_the_nearby_text_is_where_the_field_is_named(tmp_path):
     (tmp_path / "vat.prompt").write_text("---\nmodel: scripted\noutput:\n  grounding: require\n  schema:\n"
                                          "    vat_id: string\n---\n{{ text }}\n")
     with pytest.raises(OutputValidationError) as caught:
-        PromptLibrary(tmp_path).load("vat")({"text": INVOICE}, model=ScriptedModel(['{"vat_id": "DE999"}']))
+        PromptLibrary(tmp_path).load("vat").generate_sync({"text": INVOICE}, model=ScriptedModel(['{"vat_id": "DE999"}']))
     assert "the input says near `text`: 'ACME GmbH, VAT DE123456789 Invoice" in caught.value.problems[0].message
 
 
@@ -110,7 +110,7 @@ def test_defaults_of_the_input_are_grounded_in_too(tmp_path):
     (tmp_path / "d.prompt").write_text("---\nmodel: scripted\ninput:\n  schema:\n    text: string\n    who?: string\n"
                                        "  default:\n    who: Alice Smith\noutput:\n  schema:\n    name: string\n"
                                        "---\n{{ text }}\n")
-    response = PromptLibrary(tmp_path).load("d")({"text": "x"}, model=ScriptedModel(['{"name": "alice smith"}']))
+    response = PromptLibrary(tmp_path).load("d").generate_sync({"text": "x"}, model=ScriptedModel(['{"name": "alice smith"}']))
     assert (response.grounding["$.name"].status, response.grounding["$.name"].variable) == ("normalised", "who")
 
 
@@ -119,7 +119,7 @@ def test_run_log_entry_carries_grounding(tmp_path):
     prompt_file(tmp_path / "prompts")
     log = tmp_path / "runs.sqlite"
     library = PromptLibrary(tmp_path / "prompts", log=log)
-    library.load("invoice")({"text": INVOICE}, model=ScriptedModel([json.dumps(BAD)]))
+    library.load("invoice").generate_sync({"text": INVOICE}, model=ScriptedModel([json.dumps(BAD)]))
     library.run_log.flush()
     from dotprompt.observe.runlog import list_runs
     entry, = list_runs(log)

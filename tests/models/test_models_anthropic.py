@@ -8,10 +8,11 @@ import json
 import httpx
 import pytest
 
-from dotprompt import GenerateRequest, Message, ModelError, generate, tool
+from dotprompt import Message, ModelError, generate, tool
 from dotprompt.providers import resolve_model
 from dotprompt.providers.anthropic import AnthropicModel
 from dotprompt.providers.config import ProviderConfig
+from dotprompt.types import GenerateRequest
 from tests.models.mock_server import FIXTURES, Server, add, fixture, merge_history
 
 KEY = "test-key"

@@ -14,12 +14,12 @@ import pydantic
 import pytest
 from openai.types.chat.completion_create_params import CompletionCreateParamsNonStreaming
 
-from dotprompt import GenerateRequest, Message
+from dotprompt import Message
 from dotprompt.providers.anthropic import AnthropicModel
 from dotprompt.providers.config import ProviderConfig
 from dotprompt.providers.gemini import GeminiModel
 from dotprompt.providers.openai import OpenAIModel
-from dotprompt.types import OutputConfig
+from dotprompt.types import GenerateRequest, OutputConfig
 from tests.conftest import ROOT
 from tests.models.mock_server import FIXTURES, add, merge_history
 from tests.models.vendor_types import (

@@ -6,8 +6,9 @@ import asyncio
 import os
 import time
 
-from dotprompt import PromptIdentity, PromptLibrary
+from dotprompt import PromptLibrary
 from dotprompt.doubles import ScriptedModel
+from dotprompt.identity import PromptIdentity
 
 
 def touch_later(path, text):

@@ -23,7 +23,7 @@ RUN = """
     response = asyncio.run(adder.generate({"x": 1}, model=model, tools=[add]))
 
     async def consume():
-        return [item async for item in adder.stream({"x": 1}, model=ScriptedModel(["ok"]))]
+        return [item async for item in adder.generate_stream({"x": 1}, model=ScriptedModel(["ok"]))]
 
     streamed = asyncio.run(consume())
     provider = sys.modules.get("opentelemetry.trace")

@@ -90,7 +90,7 @@ def test_a_stream_is_logged_once_when_it_ends(logged):
     lib, path = logged
 
     async def consume():
-        return [item async for item in lib.load("invoice").stream({"text": "x"},
+        return [item async for item in lib.load("invoice").generate_stream({"text": "x"},
                                                                   model=ScriptedModel(['{"total": 1}'], chunk_size=2))]
 
     asyncio.run(consume())

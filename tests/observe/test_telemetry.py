@@ -122,7 +122,7 @@ def test_a_stream_has_the_same_tree_and_says_it_streamed(folder):
     model = ScriptedModel(['```json\n{"total": 7,}\n```'], name="googleai/gemini-2.0-flash", chunk_size=3)
 
     async def consume():
-        return [item async for item in adder.stream({"x": 1}, model=model)]
+        return [item async for item in adder.generate_stream({"x": 1}, model=model)]
 
     items = asyncio.run(consume())
     assert items[-1].output == {"total": 7}

@@ -327,7 +327,8 @@ class HttpClient:
         if kind == "timeout":
             return ModelError(f"timed out after {self.config.timeout:g} s calling {url}: nothing arrived for that long "
                               f"(raise `timeout` in [tool.dotprompt.providers.{self.config.provider}] of pyproject.toml, "
-                              "or pass timeout=... where the model is made)", provider=self.config.provider,
+                              f"or pass timeout=... where the model is made){self.config.timeout_hint}",
+                              provider=self.config.provider,
                               retryable=True)
         if kind == "connect":
             return ModelError(f"cannot connect to {url}: {exc} (is the base URL right and the server running?)",

@@ -122,7 +122,9 @@ class LocalModel:
         with self._lock:
             if self._client is None or self._client[0] is not server:
                 config = ProviderConfig("local", server.base_url, server.api_key, self.timeout,
-                                        deadline=self._deadline, max_response_bytes=self._max_response_bytes)
+                                        deadline=self._deadline, max_response_bytes=self._max_response_bytes,
+                                        timeout_hint=f"; llama-server runs {server.threads} thread(s): on a busy machine "
+                                                     "DOTPROMPT_LOCAL_THREADS=1 is often much faster")
                 client = LlamaServerClient(self.name, model_id=self.paths.spec.name, config=config, info=self.info)
                 self._client = (server, client)
             return self._client

@@ -48,7 +48,7 @@ T = TypeVar("T")
 
 
 def default_threads() -> int:
-    """$DOTPROMPT_LOCAL_THREADS, else every core this process may use."""
+    """$DOTPROMPT_LOCAL_THREADS, else every core this process may use but one (at least one)."""
     return settings.local_threads(cpu_count())
 
 

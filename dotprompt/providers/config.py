@@ -49,6 +49,7 @@ class ProviderConfig:
     headers: Mapping[str, str] = field(default_factory=dict)
     deadline: float | None = None  # seconds for a whole call, stream included (None: models/http.py's default)
     max_response_bytes: int | None = None  # the most a reply may send (None: models/http.py's default)
+    timeout_hint: str = ""  # said after a timeout's fix, where the provider knows a better one
 
 
 def provider_config(spec: ProviderSpec, *, base_url: str | None = None, api_key: str | None = None,

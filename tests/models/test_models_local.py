@@ -312,6 +312,13 @@ def test_threads_come_from_the_environment(fake_setup: Path, monkeypatch: pytest
         LlamaServer(local_paths())
 
 
+@pytest.mark.parametrize(("cores", "threads"), [(1, 1), (2, 1), (8, 7)])
+def test_by_default_the_server_leaves_a_core_to_the_rest_of_the_machine(cores, threads, monkeypatch):
+    # llama.cpp's threads run in lockstep: on a busy 2-core runner, two of them stalled past the timeout.
+    monkeypatch.delenv("DOTPROMPT_LOCAL_THREADS", raising=False)
+    assert settings.local_threads(cores) == threads
+
+
 def test_server_that_exits_at_once_is_a_model_error_naming_the_log(fake_setup: Path, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("FAKE_LLAMA", "exit")
     with pytest.raises(ModelError) as caught:
@@ -383,6 +390,7 @@ def test_local_timeout_from_the_project_table_is_used_and_named_by_the_command(f
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert "timed out after 0.5 s" in done.stderr  # the table's timeout, not the default 120 s
     assert "raise `timeout` in [tool.dotprompt.providers.local] of pyproject.toml, or pass timeout=..." in done.stderr
+    assert "DOTPROMPT_LOCAL_THREADS=1 is often much faster" in done.stderr  # the local model's own likelier fix
 
 
 CUT = """---

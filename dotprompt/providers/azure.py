@@ -1,7 +1,7 @@
 """Azure OpenAI: Chat Completions on a deployment, `azure/<deployment>`.
 
 Calls go to `{endpoint}/openai/deployments/{deployment}/chat/completions?api-version=...` with the
-body and reply mapping of models/openai.py (the wire is the same). Authentication is an `api-key`
+body and reply mapping of providers/openai.py (the wire is the same). Authentication is an `api-key`
 header (`AZURE_OPENAI_API_KEY`) or an Entra ID bearer token: from `token_provider=` (a callable,
 e.g. azure-identity's `get_bearer_token_provider(credential, "https://cognitiveservices.azure.com/.default")`)
 or from `$AZURE_OPENAI_AD_TOKEN`, read per request. The endpoint is `$AZURE_OPENAI_ENDPOINT` or

@@ -46,8 +46,8 @@ class ProviderConfig:
     api_key: str | None = field(default=None, repr=False)  # never printed
     timeout: float = project.DEFAULT_TIMEOUT
     headers: Mapping[str, str] = field(default_factory=dict)
-    deadline: float | None = None  # seconds for a whole call, stream included (None: models/http.py's default)
-    max_response_bytes: int | None = None  # the most a reply may send (None: models/http.py's default)
+    deadline: float | None = None  # seconds for a whole call, stream included (None: settings.DEFAULT_DEADLINE)
+    max_response_bytes: int | None = None  # the most a reply may send (None: settings.DEFAULT_MAX_RESPONSE_BYTES)
 
 
 def provider_config(spec: ProviderSpec, *, base_url: str | None = None, api_key: str | None = None,

@@ -1,6 +1,6 @@
 """Gemini on Vertex AI: `vertexai/gemini-2.5-flash`, the names Genkit `.prompt` files use.
 
-The wire is the Gemini API's (models/gemini.py builds the body and reads the reply); only the
+The wire is the Gemini API's (providers/gemini.py builds the body and reads the reply); only the
 place and the credentials differ: `{root}/projects/{project}/locations/{location}/publishers/google/
 models/{model}:generateContent` with `Authorization: Bearer <token>`. No Google SDK: the token comes
 from `token_provider=` (a callable, e.g. google-auth's `credentials.refresh(...)` then `.token`) or

@@ -12,7 +12,7 @@ from dotprompt import GenerateRequest, Message, ModelError, generate, tool
 from dotprompt.providers import resolve_model
 from dotprompt.providers.config import ProviderConfig
 from dotprompt.providers.gemini import GeminiModel, gemini_schema
-from tests.models.mock_server import FIXTURES, Server, add, fixture, merge_history
+from tests.providers.mock_server import FIXTURES, Server, add, fixture, merge_history
 
 KEY = "test-key"
 BASE = "https://generativelanguage.test/v1beta"

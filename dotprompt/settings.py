@@ -25,6 +25,14 @@ and every other module reads a default, an environment variable or the project's
                                 httpx-aiohttp is installed)
     DOTPROMPT_SAFE_DIRECTORIES  folders (separated by os.pathsep; `*`: all) whose pyproject.toml is obeyed though
                                 another user owns it (as git's safe.directory)
+    CI                          set (to anything): `dotprompt test` replays, progress and reports stay plain
+    NO_COLOR                    set (to anything): no colours on a terminal (https://no-color.org)
+    GITHUB_STEP_SUMMARY         the file `dotprompt eval` appends its Markdown summary to
+    HTTP_PROXY, HTTPS_PROXY, ALL_PROXY, NO_PROXY   the proxy of a provider's base URL (`proxy_environment`)
+
+Variables whose names are given elsewhere (a provider's key and URL variables, a token source's variable) and a
+child process's environment are read through `environment()`. No other module touches `os.environ` but
+_util/redact.py, below this one, which masks the values of key-like variables (tests/test_environment_reads.py).
 """
 
 from __future__ import annotations
@@ -125,13 +133,18 @@ __all__ = [
     "env_model",
     "env_prompts_dir",
     "env_test_mode",
+    "environment",
+    "github_step_summary",
+    "in_ci",
     "local_dir",
     "local_threads",
+    "no_color",
     "opted_into_pytest",
     "project_root",
     "project_settings",
     "provider_section",
     "provider_sections",
+    "proxy_environment",
     "render_budget",
     "run_log_settings",
     "template_engine",
@@ -520,6 +533,39 @@ def env_model() -> str | None:
 
 def env_test_mode() -> str | None:
     return os.environ.get("DOTPROMPT_TEST_MODE") or None
+
+
+# -- the environment beyond DOTPROMPT_* -----------------------------------------------------------------
+
+
+def environment() -> Mapping[str, str]:
+    """The process environment, for variables whose names are given elsewhere: a provider's key and URL
+    variables (its ProviderSpec, `api_key_env`), a token source's variable, the environment a child process
+    starts from. The live mapping: a change is seen at once."""
+    return os.environ
+
+
+def in_ci() -> bool:
+    """`CI` is set to anything (GitHub Actions, GitLab, ... set it): replay, no progress bars."""
+    return bool(os.environ.get("CI"))
+
+
+def no_color() -> bool:
+    """`NO_COLOR` is set to anything (https://no-color.org): plain text even on a terminal."""
+    return bool(os.environ.get("NO_COLOR"))
+
+
+def github_step_summary() -> Path | None:
+    """`$GITHUB_STEP_SUMMARY`: the file a GitHub Actions step appends its Markdown summary to."""
+    value = os.environ.get("GITHUB_STEP_SUMMARY")
+    return Path(value) if value else None
+
+
+def proxy_environment() -> dict[str, str]:
+    """The proxies HTTP_PROXY / HTTPS_PROXY / ALL_PROXY / NO_PROXY name, by scheme (`no`: the exempt hosts)."""
+    import urllib.request  # here, not at the top: most commands never build an HTTP client
+
+    return urllib.request.getproxies_environment()
 
 
 def local_dir() -> Path:

@@ -11,6 +11,7 @@ from dotprompt.doubles import ScriptedModel
 from dotprompt.formats import get_format, list_formats
 from dotprompt.generation.api import generate_sync
 from dotprompt.generation.policies import retry
+from dotprompt.generation.use import resolve_use
 from dotprompt.lint.check import check_library
 from dotprompt.types import Part
 
@@ -26,7 +27,8 @@ def test_use_entries_in_genkits_name_config_shape_load_and_configure_the_middlew
                              "  - name: audit\n---\nhi")
     prompt = folder.library().load("p")
     assert prompt.compiled.fields["use"] == [{"retry": {"max_retries": 1}}, "audit"]
-    (layer,) = prompt._use_objects(prompt.compiled)
+    assert prompt.to_options().use == [{"retry": {"max_retries": 1}}, "audit"]  # plain, in order, to the run
+    (layer,) = resolve_use(prompt.to_options().use[:1], prompt.library)  # `audit` is registered by no one here
     assert isinstance(layer, retry) and layer.max_retries == 1
     assert [d for d in _check(folder) if d.level == "error"] == []
 

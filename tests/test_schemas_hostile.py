@@ -11,7 +11,7 @@ import json
 import pytest
 
 from tests.isolation import assert_finishes
-from tests.models.mock_server import Loopback
+from tests.providers.mock_server import Loopback
 
 # The child loads/validates and prints {"error": type, "message": ...} or {"ok": ...} as its last line.
 CHILD = """

@@ -16,7 +16,7 @@ import pytest
 from dotprompt.settings import project_settings, provider_sections
 from tests.cli_inprocess import cli
 from tests.cli_process import dotprompt
-from tests.models.mock_server import Loopback
+from tests.providers.mock_server import Loopback
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0,
                                 reason="giving a file to another user (os.chown) needs root")

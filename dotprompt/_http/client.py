@@ -56,6 +56,7 @@ from ..settings import (
     RETRYABLE_STATUSES,
     RETRYABLE_STREAM_ERRORS,
     env_http_transport,
+    proxy_environment,
 )
 from ..types import GenerateRequest, ModelResponse
 
@@ -391,7 +392,7 @@ def env_proxy(url: str) -> httpx.Proxy | None:
     httpx applies these itself only to its own transport; given another one (aiohttp's) it ignores
     them, so the aiohttp transport is handed the proxy of the provider's base URL, chosen once."""
     parts = urllib.parse.urlsplit(url)
-    proxies = urllib.request.getproxies_environment()
+    proxies = proxy_environment()
     # proxy_bypass_environment is undocumented (typeshed leaves it out) but in urllib.request on every supported Python
     if not parts.hostname or urllib.request.proxy_bypass_environment(parts.hostname, proxies):  # type: ignore[attr-defined]
         return None

@@ -10,13 +10,13 @@ refreshed value is picked up. Every token is remembered as a secret, so an echo 
 from __future__ import annotations
 
 import inspect
-import os
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
 
 import httpx
 
 from .._util.redact import remember_secret
 from ..errors import ModelError, UsageError
+from ..settings import environment
 
 __all__ = ["TokenAuth", "TokenSource"]
 
@@ -33,7 +33,7 @@ class TokenAuth(httpx.Auth):
         self.provider = provider
         self.source = source
         self.env_var = env_var
-        self.env = os.environ if env is None else env
+        self.env = environment() if env is None else env
 
     async def async_auth_flow(self, request: httpx.Request) -> AsyncGenerator[httpx.Request, httpx.Response]:
         request.headers["Authorization"] = f"Bearer {await self.token()}"

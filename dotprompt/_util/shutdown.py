@@ -1,7 +1,7 @@
 """How a dotprompt process ends on SIGTERM: like `sys.exit`, so cleanup runs.
 
 Python's default on SIGTERM (what `timeout`, `kill`, systemd and CI runners send) is to die at once,
-skipping atexit handlers and `finally` blocks; the local llama-server's clean stop (models/local_server.py)
+skipping atexit handlers and `finally` blocks; the local llama-server's clean stop (local/server.py)
 is such a handler. The kernel still kills that server on Linux, but its log then stays behind.
 """
 

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import DatasetError, PromptFileError
+from ..settings import github_step_summary, in_ci
 from .common import DIR_HELP, EXIT_FAILED, EXIT_OK, EXIT_USAGE, CommandLineError, add_engine_flag, prepare_outputs
 from .test import find_test_files
 
@@ -120,7 +120,7 @@ def evaluate(library: PromptLibrary, specs: Sequence[EvalSpec], arms: Sequence[A
 
     runner = EvalRun(library, args.mode or "replay", max(1, args.concurrency))
     datasets = [(spec, rows_of(spec)) for spec in specs]
-    fancy = sys.stderr.isatty() and not os.environ.get("CI")
+    fancy = sys.stderr.isatty() and not in_ci()
     try:
         if not fancy:
             return [r for spec, rows in datasets for r in asyncio.run(runner.run(spec, arms, rows))]
@@ -169,13 +169,13 @@ def judge(results: Sequence[ArmResult], baseline: Baseline | None, max_regressio
 def report(verdicts: Sequence[Verdict], args: argparse.Namespace) -> None:
     from ..evals.report import print_report, write_json, write_junit, write_markdown
 
-    print_report(verdicts, sys.stdout, fancy=sys.stdout.isatty() and not os.environ.get("CI"))
+    print_report(verdicts, sys.stdout, fancy=sys.stdout.isatty() and not in_ci())
     if args.junit:
         write_junit(verdicts, args.junit)
     if args.json:
         write_json(verdicts, args.json)
     if args.markdown:
         write_markdown(verdicts, args.markdown)
-    summary = os.environ.get("GITHUB_STEP_SUMMARY")
-    if summary:
-        write_markdown(verdicts, Path(summary), append=True)
+    summary = github_step_summary()
+    if summary is not None:
+        write_markdown(verdicts, summary, append=True)

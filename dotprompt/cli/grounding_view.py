@@ -4,8 +4,9 @@
 from __future__ import annotations
 
 import json
-import os
 from typing import Any, TextIO
+
+from ..settings import no_color
 
 __all__ = ["show_grounding"]
 
@@ -22,7 +23,7 @@ def show_grounding(grounding: Any, stream: TextIO, *, spans: bool) -> None:
             print("grounding: off for this run (output.grounding, or an output that is not JSON with a schema)",
                   file=stream)
         return
-    colour = stream.isatty() and not os.environ.get("NO_COLOR")
+    colour = stream.isatty() and not no_color()
     missing = grounding.ungrounded
     if missing:
         print(f"grounding: {len(missing)} of {len(grounding)} value(s) not found in the input:", file=stream)

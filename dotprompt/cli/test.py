@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -12,6 +11,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from .._util.escape import terminal
 from ..errors import PromptFileError
+from ..settings import in_ci
 from .common import DIR_HELP, EXIT_FAILED, EXIT_OK, EXIT_USAGE, CommandLineError, add_engine_flag, prepare_outputs
 
 if TYPE_CHECKING:  # the test machinery loads when a test runs, not with every command (`dotprompt check`)
@@ -41,7 +41,7 @@ class TestOptions:
 
 def default_mode() -> Mode:
     """Replay in CI (never touch the network there), else replay what exists and record what is missing."""
-    return "replay" if os.environ.get("CI") else "auto"
+    return "replay" if in_ci() else "auto"
 
 
 def find_test_files(paths: Sequence[str], prompts_dir: Path) -> list[Path]:
@@ -89,7 +89,7 @@ def run_tests(options: TestOptions, out: TextIO | None = None) -> int:
     if not cases:
         searched: Sequence[str | Path] = options.paths or [options.prompts_dir]
         print(f"dotprompt: error: {nothing_collected(searched, files, errors, options.keyword)}", file=sys.stderr)
-    fancy = sys.stdout.isatty() and not os.environ.get("CI")
+    fancy = sys.stdout.isatty() and not in_ci()
     log = None if options.log and options.mode != "replay" else False
     run = TestRun(project_library(options.prompts_dir, log=log, log_default=True, engine=options.engine),
                   options.mode, options.model, options.concurrency)

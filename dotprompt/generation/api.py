@@ -27,8 +27,8 @@ from .lookup import ToolLookup
 from .loop import Loop, Runtime
 from .middleware import added_tools, generate_hook, model_hook, tool_hook
 from .options import GenerateActionOptions, GenerateOptions, output_type_of, to_action_options
-from .policies import BUILT_IN
 from .response import Chunk, ChunkCallback, GenerateResponse
+from .use import resolve_use
 
 __all__ = ["GenerateStream", "RunSource", "generate", "generate_run", "generate_stream", "generate_sync", "prepare", "preview",
            "preview_request", "run_sync"]
@@ -45,11 +45,9 @@ def prepare(options: GenerateActionOptions | GenerateOptions, *, library: ToolLo
     nothing is grounded."""
     live_tools: list[Any] = [t for t in tools if not isinstance(t, str)]
     named_tools = [t for t in tools if isinstance(t, str)]
-    live_use: list[Any] = [u for u in use if not isinstance(u, str)]
-    named_use = [u for u in use if isinstance(u, str)]
+    entries = [*options.use, *use]  # the options' (a prompt's `use:`, as written), then the call's
     if isinstance(options, GenerateOptions):
         live_tools += [t for t in options.tools if not isinstance(t, str)]
-        live_use += [u for u in options.use if not isinstance(u, str)]
         output_type = output_type or output_type_of(options.output_schema)
         on_chunk = on_chunk or options.on_chunk
         context = context if context is not None else options.context
@@ -57,7 +55,7 @@ def prepare(options: GenerateActionOptions | GenerateOptions, *, library: ToolLo
         options = to_action_options(options)
     check_max_turns(options.max_turns)
     resolved_model = resolve_model(model if model is not None else options.model)
-    layers = [*live_use, *(_named_middleware(n, library) for n in [*options.use, *named_use])]
+    layers = resolve_use(entries, library)
     live_tools = [_as_tool(t) for t in [*live_tools, *(t for layer in layers for t in added_tools(layer))]]
     listed = [*options.tools, *named_tools]
     names = [*listed, *dict.fromkeys(t.name for t in live_tools if t.name not in listed)]
@@ -100,16 +98,6 @@ def _resolve_tools(names: list[str], live: list[Any], library: ToolLookup | None
                              f"tools` in pyproject.toml (known: {', '.join(known) or 'none'})")
         out[name] = found
     return out
-
-
-def _named_middleware(entry: str, library: ToolLookup | None) -> Any:
-    found = library.middleware(entry) if library is not None else None
-    if found is not None:
-        return found
-    if entry in BUILT_IN:
-        return BUILT_IN[entry]()
-    raise UsageError(f"unknown middleware {entry!r}; register it with lib.define_middleware or use one of "
-                     f"{', '.join(sorted(BUILT_IN))}")
 
 
 def _options_and_model(options: GenerateActionOptions | GenerateOptions | None,

@@ -80,7 +80,7 @@ class Runtime:
     tool_hooks: list[Any] = field(default_factory=list)
     on_chunk: ChunkCallback | None = None
     context: Mapping[str, Any] = field(default_factory=dict)
-    trace: Any = NO_TRACING  # spans of this run (telemetry.tracing); NO_TRACING records nothing
+    trace: Any = NO_TRACING  # spans of this run (observe/spans.py: `tracing`); NO_TRACING records nothing
     grounding: GroundingCheck | None = None  # locate the output's values in the input (output.grounding)
 
 

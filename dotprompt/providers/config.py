@@ -11,7 +11,6 @@ is a UsageError naming the table and the key (a typo in `base_url` must not send
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -47,8 +46,8 @@ class ProviderConfig:
     api_key: str | None = field(default=None, repr=False)  # never printed
     timeout: float = project.DEFAULT_TIMEOUT
     headers: Mapping[str, str] = field(default_factory=dict)
-    deadline: float | None = None  # seconds for a whole call, stream included (None: models/http.py's default)
-    max_response_bytes: int | None = None  # the most a reply may send (None: models/http.py's default)
+    deadline: float | None = None  # seconds for a whole call, stream included (None: settings.DEFAULT_DEADLINE)
+    max_response_bytes: int | None = None  # the most a reply may send (None: settings.DEFAULT_MAX_RESPONSE_BYTES)
     timeout_hint: str = ""  # said after a timeout's fix, where the provider knows a better one
 
 
@@ -56,7 +55,7 @@ def provider_config(spec: ProviderSpec, *, base_url: str | None = None, api_key:
                     timeout: float | None = None, headers: Mapping[str, str] | None = None,
                     env: Mapping[str, str] | None = None, settings: Mapping[str, Any] | None = None) -> ProviderConfig:
     """The settings for the provider `spec` declares; a missing key is a UsageError naming the variable to set."""
-    env = os.environ if env is None else env
+    env = project.environment() if env is None else env
     section = project.provider_section(spec.prefix) if settings is None else settings
     check_section(spec, section)
     key_vars = (section["api_key_env"],) if section.get("api_key_env") else spec.key_vars
@@ -76,7 +75,7 @@ def endpoint_url(spec: ProviderSpec, env: Mapping[str, str] | None = None,
                  section: Mapping[str, Any] | None = None) -> str:
     """The base URL calls go to: the table's `base_url`, else the provider's variable, else its default.
     Needs no key, so the cost of a replayed call can be looked up by endpoint on a machine without one."""
-    env = os.environ if env is None else env
+    env = project.environment() if env is None else env
     section = project.provider_section(spec.prefix) if section is None else section
     return str(section.get("base_url") or _env_base_url(spec, env) or spec.base_url)
 

@@ -8,7 +8,7 @@ that ends without one is a ModelError keeping what had arrived.
 
 Function tools are sent with `strict: false`: the API makes `strict` default to true, which refuses
 any tool schema that is not written to the strict rules (every property required, no open objects).
-An output schema is sent as `text.format` json_schema, strict when models/strict_schema.py can make
+An output schema is sent as `text.format` json_schema, strict when providers/dialects/strict.py can make
 it so (the nulls strict mode adds for optional properties are removed from the reply), else as is;
 `custom["structuredOutput"]` on the response says which.
 """

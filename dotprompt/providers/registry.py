@@ -4,7 +4,7 @@ Built-in providers are a table of prefixes and the modules that declare them (ea
 `PROVIDERS` maps its prefixes to model factories); a module loads when one of its names is first
 resolved, and registers through `define_provider`, the same call a user's provider makes.
 Any other prefix with a `[tool.dotprompt.providers.NAME]` table is an OpenAI-compatible server
-(models/compatible.py), registered the same way when one of its names is first resolved.
+(providers/compatible.py), registered the same way when one of its names is first resolved.
 """
 
 from __future__ import annotations

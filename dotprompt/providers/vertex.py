@@ -1,6 +1,6 @@
 """Gemini on Vertex AI: `vertexai/gemini-2.5-flash`, the names Genkit `.prompt` files use.
 
-The wire is the Gemini API's (models/gemini.py builds the body and reads the reply); only the
+The wire is the Gemini API's (providers/gemini.py builds the body and reads the reply); only the
 place and the credentials differ: `{root}/projects/{project}/locations/{location}/publishers/google/
 models/{model}:generateContent` with `Authorization: Bearer <token>`. No Google SDK: the token comes
 from `token_provider=` (a callable, e.g. google-auth's `credentials.refresh(...)` then `.token`) or
@@ -12,7 +12,6 @@ else `us-central1` (Genkit's default); `global` uses the global endpoint.
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Mapping
 from dataclasses import replace
@@ -53,7 +52,7 @@ class VertexGeminiModel(GeminiModel):
     def __init__(self, name: str, *, config: ProviderConfig | None = None, project: str | None = None,
                  location: str | None = None, token_provider: TokenSource | None = None,
                  env: Mapping[str, str] | None = None, **kwargs: Any) -> None:
-        env = os.environ if env is None else env
+        env = project_settings.environment() if env is None else env
         section = project_settings.provider_section(VERTEX.prefix) if config is None else {}
         config = config or provider_config(VERTEX, env=env, settings=section)
         project = project or section.get("project") or env.get("GOOGLE_CLOUD_PROJECT") or env.get("GCLOUD_PROJECT")

@@ -10,7 +10,7 @@ import pytest
 
 from tests.cli_inprocess import cli
 from tests.evals.eval_project import project
-from tests.models.mock_server import Loopback
+from tests.providers.mock_server import Loopback
 
 
 def replay_env(cli_env: dict[str, str]) -> dict[str, str]:

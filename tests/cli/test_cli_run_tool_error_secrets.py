@@ -2,7 +2,7 @@
 becomes the tool-response part sent back to the model.
 
 The provider is a real HTTP server on 127.0.0.1 speaking OpenAI's chat completions
-(tests/models/mock_server.Loopback); it asks for the tool, then captures the next request's body.
+(tests/providers/mock_server.Loopback); it asks for the tool, then captures the next request's body.
 The command runs in a child process with a time and memory limit (tests/channels/limited_cli.py)."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import json
 import pytest
 
 from tests.channels.limited_cli import cli
-from tests.models.mock_server import Loopback
+from tests.providers.mock_server import Loopback
 
 pytestmark = pytest.mark.slow  # a child process and a real server
 

@@ -12,7 +12,7 @@ import pytest
 
 from tests.cli_inprocess import cli
 from tests.echo_project import project
-from tests.models.mock_server import Loopback
+from tests.providers.mock_server import Loopback
 
 CHECKS = '''
 def says_yes(output, case_input):

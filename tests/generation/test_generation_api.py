@@ -122,9 +122,15 @@ def test_frontmatter_use_names_and_configures_middleware():
         return await next_(request)
 
     lib.define_middleware("audit", audit)
-    prompt = lib.from_source("---\nuse: [audit, {retry: {max_retries: 1, initial_delay: 0, jitter: 0}}]\n---\nhi")
+    retry = "{retry: {max_retries: 1, initial_delay: 0, jitter: 0}}"
+    prompt = lib.from_source(f"---\nuse: [{retry}, audit]\n---\nhi")  # retry outside: audit sees each attempt
     model = ScriptedModel([ModelError("busy", status=503), "ok"])
     assert run(prompt.generate(model=model)).text == "ok"
     assert calls == [1, 1] and model.calls == 2
+    calls.clear()
+    prompt = lib.from_source(f"---\nuse: [audit, {retry}]\n---\nhi")  # audit outside: one call, retried within
+    model = ScriptedModel([ModelError("busy", status=503), "ok"])
+    assert run(prompt.generate(model=model)).text == "ok"
+    assert calls == [1] and model.calls == 2
     with pytest.raises(UsageError, match="unknown middleware 'nope'"):
         run(lib.from_source("---\nuse: [nope]\n---\nhi").generate(model=ScriptedModel(["x"])))

@@ -8,7 +8,7 @@ paid for. Rows are matched to results by a custom id made from the row's key and
 a row edited after submission is not given an old answer.
 
 Results are replayed through the ordinary generate loop (capture.py) and written by the batch
-runner (batch.py): one final record per row, a row's error kept as its record, resumable. A row
+runner (batch/runner.py): one final record per row, a row's error kept as its record, resumable. A row
 whose job ended without its result (expired, cancelled, a torn or missing line) gets an error record
 saying so; submitting again (`--batch-api`) sends only rows without a successful record.
 """

@@ -1,4 +1,4 @@
-"""Rendering helpers shared by the Handlebars tests (a plain module: tests/handlebars has no package)."""
+"""Rendering helpers shared by the Handlebars tests."""
 
 from __future__ import annotations
 

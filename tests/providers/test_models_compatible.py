@@ -20,7 +20,7 @@ from dotprompt import UsageError, generate
 from dotprompt.providers.openai import OpenAIModel
 from dotprompt.providers.openai_responses import OpenAIResponsesModel
 from dotprompt.providers.registry import list_models, resolve_model
-from tests.models.mock_server import Loopback
+from tests.providers.mock_server import Loopback
 
 KEY = "sk-compatible-test-key-0000"
 

@@ -7,7 +7,7 @@ import asyncio
 import logging
 
 from dotprompt import generate
-from tests.models.test_models_openai_responses import Server, model_for, reply, text_item
+from tests.providers.test_models_openai_responses import Server, model_for, reply, text_item
 
 FREE_FORM = {"type": "object", "properties": {"extra": {"type": "object"}}}
 

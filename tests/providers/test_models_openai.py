@@ -12,8 +12,8 @@ from dotprompt import ModelError, UsageError, generate
 from dotprompt.providers.config import ProviderConfig, provider_config
 from dotprompt.providers.gemini import GOOGLEAI
 from dotprompt.providers.openai import OLLAMA, OPENAI, OpenAIModel
-from tests.models.mock_server import FIXTURES, Server, add
-from tests.models.vendor_types import check_openai_response
+from tests.providers.mock_server import FIXTURES, Server, add
+from tests.providers.vendor_types import check_openai_response
 
 KEY = "sk-test-not-a-real-key"
 

@@ -20,7 +20,7 @@ from dotprompt.providers.config import ProviderConfig
 from dotprompt.providers.gemini import GeminiModel
 from dotprompt.providers.openai import OpenAIModel
 from tests import cli_inprocess
-from tests.models.mock_server import Loopback
+from tests.providers.mock_server import Loopback
 
 KEY = "sk-proj-REDACTME-4f9a1c2e7b"
 URL_SECRET = "urlpass-REDACTME-77c1"

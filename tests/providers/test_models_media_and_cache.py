@@ -13,8 +13,8 @@ import pytest
 
 from dotprompt import UsageError, generate
 from tests.isolation import ROOT
-from tests.models.mock_server import Server, add, anthropic_model, gemini_model, openai_model
-from tests.models.vendor_types import check_anthropic_request, check_gemini_request, check_openai_request
+from tests.providers.mock_server import Server, add, anthropic_model, gemini_model, openai_model
+from tests.providers.vendor_types import check_anthropic_request, check_gemini_request, check_openai_request
 
 PDF_BYTES = (ROOT / "examples" / "inputs" / "invoice.pdf").read_bytes()
 PDF = "data:application/pdf;base64," + base64.b64encode(PDF_BYTES).decode()

@@ -16,7 +16,7 @@ from dotprompt.errors import ModelError, UsageError
 from dotprompt.providers.config import ProviderConfig
 from dotprompt.providers.openai import OpenAIModel
 from dotprompt.types import GenerateRequest, Message, Part
-from tests.scale.fake_server import FakeProviders
+from tests.batch.fake_server import FakeProviders
 
 TRANSPORTS = ["httpx", "aiohttp"]
 

@@ -40,7 +40,9 @@ class Server:
 
     def __call__(self, request: httpx.Request) -> httpx.Response:
         if self.conform:
-            from tests.models.vendor_types import check_request  # the SDKs load on first use: children that never check skip them
+            from tests.providers.vendor_types import (
+                check_request,  # the SDKs load on first use: children that never check skip them
+            )
 
             check_request(request.url.path, json.loads(request.content))
         self.requests.append(request)

@@ -14,8 +14,8 @@ from dotprompt import PromptLibrary
 from dotprompt.batch.api.jobs import job_folder, resume, state_path, submit
 from dotprompt.batch.runner import InputFile
 from dotprompt.errors import BatchJobError
+from tests.batch.fake_server import FakeProviders
 from tests.cli_inprocess import cli
-from tests.scale.fake_server import FakeProviders
 
 PROVIDERS = {"openai": ("OPENAI_BASE_URL", "OPENAI_API_KEY", "/v1"),
              "anthropic": ("ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", "/v1"),

@@ -13,10 +13,10 @@ import os
 import pytest
 
 import dotprompt.batch.ray as dray
+from tests.batch.fake_server import FakeProviders
+from tests.batch.ray_helpers import install_killer
 from tests.cli_process import dotprompt
 from tests.isolation import ROOT
-from tests.scale.fake_server import FakeProviders
-from tests.scale.ray_helpers import install_killer
 
 PROMPT = """---
 model: {model}
@@ -30,7 +30,7 @@ output:
 ---
 {{{{ note }}}} Row {{{{ id }}}}
 """
-HERE = ROOT / "tests" / "scale"
+HERE = ROOT / "tests" / "batch"
 pytestmark = pytest.mark.slow
 
 

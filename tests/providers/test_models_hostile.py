@@ -21,7 +21,7 @@ from dotprompt.providers.config import ProviderConfig
 from dotprompt.providers.gemini import GeminiModel
 from dotprompt.providers.openai import OPENAI, OpenAIModel
 from tests.isolation import assert_finishes
-from tests.models.mock_server import Server
+from tests.providers.mock_server import Server
 
 KEY = "sk-hostile-test-key-0000"
 MAX_RETRY_AFTER = 600.0  # dotprompt.errors.MAX_RETRY_AFTER (checked below; a literal so each test fails alone before the fix)

@@ -21,8 +21,8 @@ from dotprompt.providers.gemini import GeminiModel
 from dotprompt.providers.openai import OpenAIModel
 from dotprompt.types import GenerateRequest, OutputConfig
 from tests.conftest import ROOT
-from tests.models.mock_server import FIXTURES, add, merge_history
-from tests.models.vendor_types import (
+from tests.providers.mock_server import FIXTURES, add, merge_history
+from tests.providers.vendor_types import (
     VendorTypeError,
     check_anthropic_error,
     check_anthropic_event,

@@ -13,7 +13,7 @@ import pytest
 
 from dotprompt import generate, preview_request
 from dotprompt.providers.gemini import GEMINI3_INFO, GEMINI_INFO
-from tests.models.mock_server import Server, add, anthropic_model, gemini_model, openai_model
+from tests.providers.mock_server import Server, add, anthropic_model, gemini_model, openai_model
 
 SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}, "zip": {"type": "string"}}, "required": ["city"]}
 FREE_FORM = {"type": "object", "properties": {"city": {"type": "string"}, "extra": {"type": "object"}}, "required": ["city"]}
@@ -181,7 +181,7 @@ def test_deeply_nested_arguments_and_output_tool_input_end_as_clear_outcomes():
     outcome = assert_finishes('''
 import asyncio, json, sys
 import httpx
-from tests.models.mock_server import Server, add
+from tests.providers.mock_server import Server, add
 from dotprompt import DotpromptError, generate
 from dotprompt.providers.anthropic import AnthropicModel
 from dotprompt.providers.config import ProviderConfig

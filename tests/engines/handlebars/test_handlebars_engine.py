@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 from dotprompt import PromptLibrary
 from dotprompt.errors import PromptFileError
 from dotprompt.lint.check import check_prompt
-from tests.handlebars.handlebars_support import render, texts
+from tests.conftest import ROOT
+from tests.engines.handlebars.handlebars_support import render, texts
 
-SPEC_RUNNER = Path(__file__).resolve().parents[3] / "shared" / "conformance" / "run_dotprompt_spec.py"
+SPEC_RUNNER = ROOT.parent / "shared" / "conformance" / "run_dotprompt_spec.py"
 
 def test_at_state_auth_and_any_context_key():
     src = "{{@state.step}} {{@auth.uid}} {{@tenant}} [{{@missing.x}}] {{@root.name}}"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from dotprompt import PromptLibrary
-from tests.handlebars.handlebars_support import render, texts
+from tests.engines.handlebars.handlebars_support import render, texts
 
 
 def test_roles_and_no_html_escaping():

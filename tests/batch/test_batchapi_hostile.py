@@ -15,7 +15,7 @@ from tests.isolation import assert_finishes
 CHILD = '''
 import asyncio, json, os, sys, tempfile
 from pathlib import Path
-from tests.scale.fake_server import FakeProviders, anthropic_reply
+from tests.batch.fake_server import FakeProviders, anthropic_reply
 from dotprompt import PromptLibrary
 from dotprompt.batch.runner import InputFile
 from dotprompt.batch.api.jobs import custom_id, resume, submit

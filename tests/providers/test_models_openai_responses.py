@@ -18,8 +18,8 @@ from dotprompt import Message, ModelError, UsageError, generate
 from dotprompt.providers.config import ProviderConfig
 from dotprompt.providers.openai_responses import OpenAIResponsesModel, to_body
 from dotprompt.types import GenerateRequest, OutputConfig
-from tests.models.mock_server import Server, add
-from tests.models.vendor_types import check_responses_request
+from tests.providers.mock_server import Server, add
+from tests.providers.vendor_types import check_responses_request
 
 openai_types = pytest.importorskip("openai.types.responses")
 from openai.types.responses import Response, ResponseStreamEvent  # noqa: E402

@@ -16,7 +16,7 @@ from dotprompt import ModelError, generate
 from dotprompt.providers.config import ProviderConfig
 from dotprompt.providers.openai_responses import OpenAIResponsesModel
 from tests.isolation import ROOT, assert_finishes
-from tests.models.mock_server import Server, add
+from tests.providers.mock_server import Server, add
 
 PROVIDER = "openai-responses"
 

@@ -16,7 +16,7 @@ from dotprompt import ModelError, UsageError, generate
 from dotprompt._util.redact import redact
 from dotprompt.providers.azure import DEFAULT_API_VERSION, AzureOpenAIModel
 from dotprompt.providers.vertex import VertexGeminiModel
-from tests.models.mock_server import Server, add
+from tests.providers.mock_server import Server, add
 
 ENDPOINT = "https://contoso.openai.azure.com"
 KEY = "azure-key-0123456789abcdef"

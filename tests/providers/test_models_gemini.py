@@ -13,7 +13,7 @@ from dotprompt.providers import resolve_model
 from dotprompt.providers.config import ProviderConfig
 from dotprompt.providers.gemini import GeminiModel, gemini_schema
 from dotprompt.types import GenerateRequest
-from tests.models.mock_server import FIXTURES, Server, add, fixture, merge_history
+from tests.providers.mock_server import FIXTURES, Server, add, fixture, merge_history
 
 KEY = "test-key"
 BASE = "https://generativelanguage.test/v1beta"

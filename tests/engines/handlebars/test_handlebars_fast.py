@@ -6,7 +6,7 @@ import pytest
 
 from dotprompt import PromptLibrary
 from dotprompt.engines.markers import Markers
-from tests.handlebars.handlebars_support import texts
+from tests.engines.handlebars.handlebars_support import texts
 
 TYPICAL = ('{{role "system"}}\nYou help {{name}}.\n{{role "user"}}\n{{#each items}}- {{this}} ({{@index}})\n{{/each}}'
            '{{#if note}}Note: {{note}}{{else}}no note{{/if}}')

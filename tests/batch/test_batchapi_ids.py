@@ -1,7 +1,7 @@
 """Hostile ids from a provider's batch API: a job id, a file id or a batch name such as `../../x`, `a/b`,
 `%2e%2e`, `x?y` or 10,000 characters must never become a file name or a URL path.
 
-A real HTTP server on 127.0.0.1 (tests/models/mock_server.Loopback) answers as the provider would, with
+A real HTTP server on 127.0.0.1 (tests/providers/mock_server.Loopback) answers as the provider would, with
 the hostile id in one field; submit (and resume, for the ids a poll returns) run in a child process
 with a time and memory limit. Nothing may be written outside the output's folder, no request may go
 to a path other than the provider's own, and the error names the field and what to do."""
@@ -15,7 +15,7 @@ import pytest
 
 from tests.channels.limited_cli import cli
 from tests.isolation import assert_finishes
-from tests.models.mock_server import Loopback
+from tests.providers.mock_server import Loopback
 
 pytestmark = pytest.mark.slow  # child processes and a real server
 
@@ -28,8 +28,8 @@ from dotprompt import PromptLibrary
 from dotprompt.batch.api.jobs import resume, state_path, submit
 from dotprompt.batch.runner import InputFile
 from dotprompt.errors import BatchJobError
-from tests.models.mock_server import Loopback
-from tests.scale.fake_server import openai_reply
+from tests.providers.mock_server import Loopback
+from tests.batch.fake_server import openai_reply
 
 PROVIDER = {provider!r}
 BAD = json.loads({bad!r})

@@ -1,4 +1,4 @@
-"""A loopback fake of the providers for the scale tests: live chat calls with injected faults, and the
+"""A loopback fake of the providers for the batch and transport tests: live chat calls with injected faults, and the
 three batch APIs (OpenAI Batch, Anthropic Message Batches, Gemini batch mode).
 
 A real HTTP/1.1 server (threads) on 127.0.0.1; what each row's model answers is decided by the row's

@@ -18,7 +18,7 @@ from dotprompt.doubles import ScriptedModel, tool_call
 from dotprompt.generation.api import generate, run_sync
 from dotprompt.providers.config import ProviderConfig
 from dotprompt.providers.openai import OpenAIModel
-from tests.models.mock_server import Loopback
+from tests.providers.mock_server import Loopback
 
 CALLS = 20
 

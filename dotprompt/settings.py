@@ -72,6 +72,8 @@ __all__ = [
     "GROUNDING_MAX_TRIES",
     "GROUNDING_MAX_VALUES",
     "GROUNDING_MAX_VALUE_CHARS",
+    "PDF_MAX_BYTES",
+    "PDF_MAX_PAGES",
     "LOCAL_LOGS_KEPT",
     "LOCAL_MAX_CHARS",
     "LOCAL_MAX_ITEMS",
@@ -299,6 +301,14 @@ may differ ("blue widgets, large" ~ "large blue widget")."""
 
 GROUNDING_MAX_SOURCES: Final = 10_000
 """Input variables (nested values counted one by one) grounding reads from one input."""
+
+# PDF inputs (dotprompt/documents): a file larger or longer than these is refused with an error naming
+# the variable, before its text is extracted.
+PDF_MAX_BYTES: Final = 200 * 1024 * 1024
+"""The largest PDF read as a document input, in bytes."""
+
+PDF_MAX_PAGES: Final = 5_000
+"""The most pages of one PDF read as a document input."""
 
 EVAL_MAX_ALIGN_WORK: Final = 1_000_000
 """Values one gold row may visit while trying pairings of list items, over all its lists (lists inside

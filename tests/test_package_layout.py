@@ -21,7 +21,7 @@ PACKAGE = ROOT / "dotprompt"
 # the loop never needs a Prompt.) docs/architecture.md explains each folder.
 FLOORS: list[tuple[str, ...]] = [
     ("errors", "types", "settings", "identity", "_util"),  # the ground: public shapes and private helpers
-    ("document", "schema", "engines", "formats", "tools", "grounding"),  # prompt files, schemas, templates, formats, grounding
+    ("document", "schema", "engines", "formats", "tools", "documents", "grounding"),  # prompt files, schemas, templates, formats, PDF inputs, grounding
     ("_http", "providers", "local", "doubles"),  # the model seam: HTTP, providers, the local model, test doubles
     ("observe",),  # run log, spans, cost
     ("generation",),  # the model <-> tool loop

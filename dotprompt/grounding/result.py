@@ -6,6 +6,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ..documents.layout import Box
+
 __all__ = ["GROUNDED", "FieldGrounding", "Grounding", "Span", "Status"]
 
 Status = Literal["exact", "normalised", "fuzzy", "ungrounded", "not_applicable"]
@@ -14,15 +16,22 @@ GROUNDED: frozenset[str] = frozenset({"exact", "normalised", "fuzzy"})
 
 @dataclass(frozen=True)
 class Span:
-    """Where a value was found: `input[variable][start:end] == text`."""
+    """Where a value was found: `input[variable][start:end] == text`. In a PDF input, also the page
+    (1-based) and the boxes it covers there, one per line, in PDF points (dotprompt/documents)."""
 
     variable: str
     start: int
     end: int
     text: str
+    page: int | None = None
+    boxes: tuple[Box, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        return {"variable": self.variable, "start": self.start, "end": self.end, "text": self.text}
+        out: dict[str, Any] = {"variable": self.variable, "start": self.start, "end": self.end, "text": self.text}
+        if self.page is not None:
+            out["page"] = self.page
+            out["boxes"] = [box.to_dict() for box in self.boxes]
+        return out
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from jinja2.exceptions import SecurityError, TemplateError
 from pydantic import BaseModel
 
 from ..document.rendered import RenderedPrompt
+from ..documents.inputs import read_documents
 from ..engines.budget import HINT, BudgetExceededError, metering
 from ..engines.deferred import jinja_template
 from ..engines.jinja import render_metered
@@ -90,11 +91,12 @@ class Prompt:
         if compiled.unresolved:  # a schema or helper the application has not defined (yet): see `unresolved`
             raise compiled.unresolved[0].error()
         fields, validator, default = compiled.fields, compiled.validator, _default_of(compiled.meta)
+        meta = compiled.meta
         if options:
             meta, fields = self.library.with_options(compiled.meta, options)
             default = _default_of(meta)
             validator = _validator_for(meta) if "input" in options else validator
-        data = _with_default(input, default)
+        data = self._with_documents(meta, _with_default(input, default))
         if validator is not None and not _absent_scalar_input(data, validator):
             problems = validator.problems(checked_part(data, input, default, validator))
             if problems:
@@ -200,8 +202,16 @@ class Prompt:
         return rendered_options(rendered).model_copy(update=overrides), rendered.identity
 
     def _grounding_input(self, input: Any) -> Any:
-        """The input variables the output is grounded in: the input as rendered, defaults filled in."""
-        return _with_default(input, _default_of(self.compiled.meta))
+        """The input variables the output is grounded in: the input as rendered, defaults filled in,
+        PDF documents as their text (which knows each character's page and box)."""
+        meta = self.compiled.meta
+        return self._with_documents(meta, _with_default(input, _default_of(meta)))
+
+    def _with_documents(self, meta: Mapping[str, Any], data: Any) -> Any:
+        """Input variables marked `contentMediaType: application/pdf` read into their text."""
+        block = meta.get("input")
+        schema = block.get("schema") if isinstance(block, Mapping) else None
+        return read_documents(data, schema, self._label()) if schema is not None else data
 
     def _with_declared(self, compiled: CompiledPrompt, tools: Sequence[Any]) -> list[Any]:
         """`tools` plus a declared-only tool (no function: it interrupts, as Genkit's are) for each of the

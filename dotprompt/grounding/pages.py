@@ -1,7 +1,8 @@
 """Spans found in a PDF input, placed on its pages: each gets the page and the boxes it covers.
 
 Text grounding works on the text alone; this step runs after it, for the variables whose text is a
-`PdfText` (dotprompt/documents), and adds where each span is drawn: `Span.page`, `Span.boxes`.
+`PdfText` (dotprompt/documents), and adds where each span is drawn: `Span.page`, `Span.boxes`, and
+which pages hold no text layer (`Grounding.pages_without_text`: a scan, whose words cannot be found).
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ def with_pages(grounding: Grounding, documents: Mapping[str, PdfText]) -> Ground
     if not documents:
         return grounding
     fields = {path: _placed(found, documents) for path, found in grounding.fields.items()}
-    return Grounding(fields, grounding.skipped)
+    scanned = {name: text.scanned_pages for name, text in documents.items() if text.scanned_pages}
+    return Grounding(fields, grounding.skipped, scanned)
 
 
 def _placed(found: FieldGrounding, documents: Mapping[str, PdfText]) -> FieldGrounding:

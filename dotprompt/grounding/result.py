@@ -77,6 +77,8 @@ class Grounding(Mapping[str, FieldGrounding]):
 
     fields: dict[str, FieldGrounding] = field(default_factory=dict)
     skipped: str | None = None
+    # PDF inputs: the pages with no text layer (scans; no OCR is run), by variable. Nothing on them can be found.
+    pages_without_text: dict[str, list[int]] = field(default_factory=dict)
 
     def __getitem__(self, path: str) -> FieldGrounding:
         return self.fields[path]
@@ -99,4 +101,6 @@ class Grounding(Mapping[str, FieldGrounding]):
         out: dict[str, Any] = {"fields": {path: f.to_dict() for path, f in self.fields.items()}}
         if self.skipped is not None:
             out["skipped"] = self.skipped
+        if self.pages_without_text:
+            out["pages_without_text"] = self.pages_without_text
         return out

@@ -71,7 +71,7 @@ def read_pdf(data: bytes, name: str = "", max_pages: int | None = None) -> PdfTe
                 pieces.append(PAGE_BREAK)
                 boxes.extend(_NO_BOX)
                 at += 1
-            page = document[index]
+            page = _page(document, index)
             try:
                 text, page_boxes, has_images = _read_page(raw, page)
                 width, height, rotation = _geometry(page)
@@ -83,6 +83,14 @@ def read_pdf(data: bytes, name: str = "", max_pages: int | None = None) -> PdfTe
                                   has_images))
             at += len(text)
     return PdfText("".join(pieces), boxes, pages, name)
+
+
+def _page(document: Any, index: int) -> Any:
+    pdfium, _ = _pdfium()
+    try:
+        return document[index]
+    except pdfium.PdfiumError as exc:
+        raise PdfReadError(f"page {index + 1} cannot be read ({exc}); is the file damaged?") from None
 
 
 def _read_page(raw: Any, page: Any) -> tuple[str, array[float], bool]:

@@ -42,7 +42,7 @@ def test_run_grounding_prints_page_and_boxes(tmp_path, cli_env):
     assert match, number
     placed = maker.placed["INV-31"]
     got = [float(v) for v in match.groups()]
-    assert all(abs(a - b) <= TOLERANCE for a, b in zip(got, (placed.x0, placed.y0, placed.x1, placed.y1)))
+    assert all(abs(a - b) <= TOLERANCE for a, b in zip(got, (placed.x0, placed.y0, placed.x1, placed.y1), strict=True))
     assert '  $.stamp = "PAID"  ungrounded  not in the input' in lines
     assert ("grounding: report page(s) 1 have no text layer (scanned?); no OCR is run, so nothing on them is in "
             "the prompt or can be found") in lines

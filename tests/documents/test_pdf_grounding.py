@@ -21,7 +21,7 @@ def assert_placed(found, placed) -> None:
     assert len(span.boxes) == 1, span.boxes
     box = span.boxes[0]
     assert box.page == placed.page
-    for got, want in zip((box.x0, box.y0, box.x1, box.y1), (placed.x0, placed.y0, placed.x1, placed.y1)):
+    for got, want in zip((box.x0, box.y0, box.x1, box.y1), (placed.x0, placed.y0, placed.x1, placed.y1), strict=True):
         assert abs(got - want) <= TOLERANCE, (box, placed)
 
 
@@ -71,7 +71,7 @@ def test_a_table_cell_by_cell():
         maker.line(72, y - 6, 522, y - 6)
     for c in range(4):
         maker.line(72 + 150 * c, 714, 72 + 150 * c, 654)
-    text, found = grounded(maker, {"items": [{"name": "Red gadget", "qty": 3, "amount": 87.5}]})
+    _, found = grounded(maker, {"items": [{"name": "Red gadget", "qty": 3, "amount": 87.5}]})
     assert_placed(found["$.items[0].name"], maker.placed["2,0"])
     assert_placed(found["$.items[0].amount"], maker.placed["2,2"])
     assert found["$.items[0].qty"].spans[0].text == "3"
@@ -131,7 +131,7 @@ def test_a_span_over_two_lines_has_a_box_per_line():
     maker = Maker()
     maker.text(72, 700, "Ship to: Unit 4, Harbour")
     maker.text(72, 686, "Road, Leith")
-    text, found = grounded(maker, {"address": "Unit 4, Harbour Road, Leith"})
+    _, found = grounded(maker, {"address": "Unit 4, Harbour Road, Leith"})
     span = found["$.address"].spans[0]
     assert found["$.address"].status == "normalised"  # a line break where the value has a space
     assert [b.page for b in span.boxes] == [1, 1]

@@ -50,13 +50,15 @@ CASES = {
                                  lambda r: "not a PDF PDFium can read" in r["error"]),
     "a page tree that holds itself": (
         "outcome(pdf([b'<< /Type /Catalog /Pages 2 0 R >>', b'<< /Type /Pages /Kids [2 0 R 3 0 R] /Count 2 >>',"
-        " *page(b'BT /F1 12 Tf 72 700 Td (Loop) Tj ET')]))", lambda r: "page 2 cannot be read" in r.get("error", "") or r["pages"] <= 2),
+        " *page(b'BT /F1 12 Tf 72 700 Td (Loop) Tj ET')]))",
+        lambda r: "page 2 cannot be read" in r.get("error", "") or r["pages"] <= 2),
     "a truncated file": (
         "data = pdf([b'<< /Type /Catalog /Pages 2 0 R >>', b'<< /Type /Pages /Kids [3 0 R] /Count 1 >>',"
         " *page(b'BT /F1 12 Tf 72 700 Td (Half a file) Tj ET')])\noutcome(data[:len(data) * 2 // 3])",
         lambda r: "error" in r or "Half a file" in r["text"]),
     "more pages than the limit": (
-        "outcome(pdf([b'<< /Type /Catalog /Pages 2 0 R >>', b'<< /Type /Pages /Kids [3 0 R 3 0 R 3 0 R] /Count 3 >>',"
+        "outcome(pdf([b'<< /Type /Catalog /Pages 2 0 R >>',"
+        " b'<< /Type /Pages /Kids [3 0 R 3 0 R 3 0 R] /Count 3 >>',"
         " *page(b'BT /F1 12 Tf 72 700 Td (Page) Tj ET')]), max_pages=2)",
         lambda r: "at most 2 are read" in r.get("error", "") or r["pages"] <= 2),
     "a million text objects in one small stream": (

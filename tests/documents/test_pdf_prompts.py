@@ -90,7 +90,7 @@ def test_a_value_that_is_no_pdf_is_an_input_error_naming_the_variable(tmp_path, 
 def test_a_text_file_renamed_pdf_is_refused_unread(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "passwd.pdf").write_text("root:x:0:0")
-    with pytest.raises(InputValidationError, match="passwd.pdf is not a PDF") as caught:
+    with pytest.raises(InputValidationError, match=r"passwd\.pdf is not a PDF") as caught:
         library(tmp_path).load("invoice").render({"report": "passwd.pdf"})
     assert "root" not in str(caught.value)
 

@@ -22,7 +22,7 @@ from ..settings import PDF_MAX_BYTES, PDF_MAX_PAGES
 from .layout import PdfText
 from .pdf import PdfReadError, read_pdf
 
-__all__ = ["PDF_MEDIA_TYPE", "document_fields", "read_documents"]
+__all__ = ["PDF_MEDIA_TYPE", "document_fields", "media_document", "read_documents"]
 
 PDF_MEDIA_TYPE = "application/pdf"
 _DATA_URL = "data:application/pdf;base64,"
@@ -57,6 +57,22 @@ def read_documents(data: Any, schema: Any, prompt: str) -> Any:
     if problems:
         raise InputValidationError(prompt, problems)
     return out
+
+
+def media_document(url: str, content_type: str | None, name: str) -> PdfText | None:
+    """The text of a media part that is a PDF given inline (a `data:` URL), read for grounding; None
+    for any other part (an image, a PDF at an http URL, which is never fetched). A PDF that cannot be
+    read is an error naming the part: the model would be sent a broken file."""
+    if not url.startswith("data:"):
+        return None
+    header, comma, payload = url[len("data:"):].partition(",")
+    params = header.split(";")
+    if PDF_MEDIA_TYPE not in (params[0], content_type) or not comma or "base64" not in params[1:]:
+        return None
+    try:
+        return _read(_DATA_URL + payload, name)
+    except PdfReadError as exc:
+        raise PdfReadError(f"media part {name} ({PDF_MEDIA_TYPE}): {exc}") from None
 
 
 def _read(value: Any, name: str) -> PdfText:

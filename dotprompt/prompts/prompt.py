@@ -13,7 +13,8 @@ from jinja2.exceptions import SecurityError, TemplateError
 from pydantic import BaseModel
 
 from ..document.rendered import RenderedPrompt
-from ..documents.inputs import read_documents
+from ..documents.inputs import media_document, read_documents
+from ..documents.pdf import PdfReadError
 from ..engines.budget import HINT, BudgetExceededError, metering
 from ..engines.deferred import jinja_template
 from ..engines.jinja import render_metered
@@ -186,7 +187,8 @@ class Prompt:
         with logged_run(self.library.run_log, identity, input, action, model) as logged:
             return logged.ended(await generate(action, library=self.library, model=model, tools=tools, use=use,
                                                output_type=output_type, on_chunk=on_chunk, context=context,
-                                               identity=identity, grounding_input=self._grounding_input(input)))
+                                               identity=identity,
+                                               grounding_input=self._grounding_input(input, action)))
 
     def _action(self, compiled: CompiledPrompt, input: Any, context: Any, history: Any, options: Any,
                 overrides: dict[str, Any]) -> tuple[GenerateActionOptions, PromptIdentity | None]:
@@ -201,11 +203,31 @@ class Prompt:
             overrides["resume"] = Resume.model_validate(overrides["resume"])
         return rendered_options(rendered).model_copy(update=overrides), rendered.identity
 
-    def _grounding_input(self, input: Any) -> Any:
+    def _grounding_input(self, input: Any, action: GenerateActionOptions) -> Any:
         """The input variables the output is grounded in: the input as rendered, defaults filled in,
-        PDF documents as their text (which knows each character's page and box)."""
+        PDF documents as their text (which knows each character's page and box), and each PDF the
+        messages carry inline as a media part (named by the variable that holds its URL, else `mediaN`)."""
+        from ..generation.grounded import mode_of
+
         meta = self.compiled.meta
-        return self._with_documents(meta, _with_default(input, _default_of(meta)))
+        data = self._with_documents(meta, _with_default(input, _default_of(meta)))
+        if mode_of(action.output) == "off" or not isinstance(data, Mapping):
+            return data
+        return self._with_media_documents(dict(data), action.messages)
+
+    def _with_media_documents(self, data: dict[str, Any], messages: Sequence[Message]) -> dict[str, Any]:
+        media = [p.media for m in messages if m.metadata is None or m.metadata.get("purpose") != "history"
+                 for p in m.content if p.media is not None]
+        for number, part in enumerate(media, 1):
+            holder = next((k for k, v in data.items() if isinstance(v, str) and v == part.url), None)
+            name = holder or next(f"media{n}" for n in range(number, number + len(data) + 1) if f"media{n}" not in data)
+            try:
+                found = media_document(part.url, part.content_type, name)
+            except PdfReadError as exc:
+                raise UsageError(f"{exc} (prompt {self._label()})") from None
+            if found is not None:
+                data[name] = found
+        return data
 
     def _with_documents(self, meta: Mapping[str, Any], data: Any) -> Any:
         """Input variables marked `contentMediaType: application/pdf` read into their text."""

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from dotprompt import InputValidationError, PromptLibrary
+from dotprompt import InputValidationError, PromptLibrary, UsageError
 from dotprompt.doubles import ScriptedModel
 from dotprompt.errors import PromptFileError
 from tests.documents.pdfmaker import TOLERANCE, Maker
@@ -99,3 +99,30 @@ def test_picoschema_pdf_takes_a_string_only(tmp_path):
     (tmp_path / "bad.prompt").write_text("---\ninput:\n  schema:\n    report(pdf): number\n---\n{{ report }}\n")
     with pytest.raises(PromptFileError, match=r"a \(pdf\) field is a string"):
         PromptLibrary(tmp_path).load("bad")
+
+
+MEDIA_PROMPT = ("---\nmodel: scripted\ninput:\n  schema:\n    scan: string\noutput:\n  schema:\n"
+                "    number: string\n    total: string\n---\nExtract:\n{{{{ media(url={url}, content_type=\"application/pdf\") }}}}\n")
+
+
+@pytest.mark.parametrize("holder", ["variable", "literal"])
+def test_a_pdf_media_part_is_grounded_with_its_boxes(tmp_path, holder):
+    maker, pdf = invoice()
+    url = "data:application/pdf;base64," + base64.b64encode(pdf).decode()
+    template_url = "scan" if holder == "variable" else json.dumps(url)
+    (tmp_path / "media.prompt").write_text(MEDIA_PROMPT.format(url=template_url))
+    prompt = PromptLibrary(tmp_path).load("media")
+    model = reply({"number": "INV-9001", "total": "1,234.50"})
+    response = prompt({"scan": url if holder == "variable" else "unused"}, model=model)
+    sent = model.requests[0].messages[0].content
+    assert sent[1].media.content_type == "application/pdf" and sent[1].media.url == url  # the model gets the PDF itself
+    span, placed = response.grounding["$.total"].spans[0], maker.placed["total"]
+    assert span.variable == ("scan" if holder == "variable" else "media1")
+    assert span.page == 2 and abs(span.boxes[0].x0 - placed.x0) <= TOLERANCE
+
+
+def test_a_broken_pdf_media_part_is_an_error_naming_it(tmp_path):
+    url = "data:application/pdf;base64," + base64.b64encode(b"%PDF-1.7 broken").decode()
+    (tmp_path / "media.prompt").write_text(MEDIA_PROMPT.format(url="scan"))
+    with pytest.raises(UsageError, match=r"media part scan \(application/pdf\).*not a PDF PDFium can read"):
+        PromptLibrary(tmp_path).load("media")({"scan": url}, model=reply({"number": "x", "total": "y"}))

@@ -53,3 +53,28 @@ def test_a_missing_pdf_is_one_line_naming_the_variable(tmp_path, cli_env):
     done = cli("run", "invoice", "--input", '{"report": "nope.pdf"}', cwd=tmp_path, env=cli_env)
     assert done.returncode == 1
     assert "$.report: cannot read nope.pdf" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_batch_rows_carry_pages_and_boxes(tmp_path, cli_env):
+    maker = project(tmp_path, {"number": "INV-31", "stamp": "PAID"})
+    (tmp_path / "rows.jsonl").write_text(json.dumps({"report": "scan.pdf"}) + "\n")
+    done = cli("run", "invoice", "--input-file", "rows.jsonl", "--output", "out.jsonl", cwd=tmp_path, env=cli_env)
+    assert done.returncode == 0, done.stderr
+    record = json.loads((tmp_path / "out.jsonl").read_text().splitlines()[0])
+    grounding = record["grounding"]
+    span = grounding["fields"]["$.number"]["spans"][0]
+    assert span["page"] == 2 and abs(span["boxes"][0]["x0"] - maker.placed["INV-31"].x0) <= TOLERANCE
+    assert grounding["pages_without_text"] == {"report": [1]}
+
+
+def test_the_eval_report_carries_each_rows_pages_and_boxes(tmp_path, cli_env):
+    maker = project(tmp_path, {"number": "INV-31", "stamp": "PAID"})
+    (tmp_path / "gold.jsonl").write_text(json.dumps({"id": "a", "input": {"report": "scan.pdf"},
+                                                     "expected": {"number": "INV-31", "stamp": "PAID"}}) + "\n")
+    done = cli("eval", "--dataset", "gold.jsonl", "--prompt", "invoice", "--record", "--json", "eval.json",
+               cwd=tmp_path, env=cli_env)
+    report = json.loads((tmp_path / "eval.json").read_text())
+    row = report["evals"][0]["rows"][0]
+    span = row["grounding"]["fields"]["$.number"]["spans"][0]
+    assert span["page"] == 2 and abs(span["boxes"][0]["y0"] - maker.placed["INV-31"].y0) <= TOLERANCE, done.stdout
+    assert row["grounding"]["fields"]["$.stamp"]["status"] == "ungrounded"

@@ -88,6 +88,8 @@ __all__ = [
     "PARTIAL_CACHE_SIZE",
     "PDF_MAX_BYTES",
     "PDF_MAX_PAGES",
+    "PDF_RENDER_MAX_PIXELS",
+    "PDF_RENDER_SCALE",
     "RELOAD_ATTEMPTS",
     "RELOAD_GRACE_SECONDS",
     "RELOAD_REHASH_SECONDS",
@@ -309,6 +311,12 @@ PDF_MAX_BYTES: Final = 200 * 1024 * 1024
 
 PDF_MAX_PAGES: Final = 5_000
 """The most pages of one PDF read as a document input."""
+
+PDF_RENDER_SCALE: Final = 1.5
+"""Pixels per PDF point of a page the workbench shows (108 dpi): text readable, boxes sharp."""
+
+PDF_RENDER_MAX_PIXELS: Final = 6_000_000
+"""The largest page image drawn; a larger page (a poster, a map) is drawn at a smaller scale."""
 
 EVAL_MAX_ALIGN_WORK: Final = 1_000_000
 """Values one gold row may visit while trying pairings of list items, over all its lists (lists inside

@@ -176,5 +176,8 @@ def _has_images(raw: Any, page: Any) -> bool:
 
 def _geometry(page: Any) -> tuple[float, float, int]:
     """Width and height of the page in its user space (before `/Rotate`, as the boxes are), and `/Rotate`."""
-    width, height = page.get_size()
-    return round(width, 2), round(height, 2), int(page.get_rotation())
+    width, height = page.get_size()  # as displayed: turned by /Rotate
+    rotation = int(page.get_rotation())
+    if rotation in (90, 270):
+        width, height = height, width
+    return round(width, 2), round(height, 2), rotation

@@ -85,7 +85,8 @@ def test_a_rotated_page_keeps_pdf_coordinates():
     maker.text(100, 500, "Contract number C-77812")
     text, found = grounded(maker, {"contract": "C-77812"}, pdf=maker.pdf(rotation=90))
     assert [p.rotation for p in text.pages] == [0, 90]
-    assert (text.pages[1].width, text.pages[1].height) == (612, 792)  # its own user space, before /Rotate
+    # reportlab writes a turned page as a landscape media box shown upright: 792 x 612 in its own user space
+    assert (text.pages[1].width, text.pages[1].height) == (792, 612)
     assert_placed(found["$.contract"], _part(maker.placed["Contract number C-77812"], "C-77812"))
 
 

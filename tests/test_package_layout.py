@@ -202,8 +202,8 @@ INTERNAL_SIGNALS = {
     "evals.compare": {"ScorerFailedError"},  # becomes a DatasetError naming the row
     "cli.common": {"CommandLineError"},  # main() prints it and exits 2
     "engines.budget": {"BudgetExceededError"},  # Prompt.render turns it into a RenderError naming the line
-    "_util.finite": {"NonFiniteNumberError"},
-    "documents.pdf": {"PdfReadError"},  # Prompt.render turns it into an InputValidationError naming the variable  # a ValueError: becomes a corrupt recording line or a DatasetError naming the row
+    "_util.finite": {"NonFiniteNumberError"},  # a ValueError: becomes a corrupt recording line or a DatasetError naming the row
+    "documents.pdf": {"PdfReadError"},  # becomes an InputValidationError naming the variable (or a UsageError)
 }
 
 

@@ -22,7 +22,7 @@ from ..settings import PDF_MAX_BYTES, PDF_MAX_PAGES
 from .layout import PdfText
 from .pdf import PdfReadError, read_pdf
 
-__all__ = ["PDF_MEDIA_TYPE", "document_fields", "media_document", "read_documents"]
+__all__ = ["PDF_MEDIA_TYPE", "document_fields", "media_document", "pdf_bytes", "read_documents"]
 
 PDF_MEDIA_TYPE = "application/pdf"
 _DATA_URL = "data:application/pdf;base64,"
@@ -75,12 +75,22 @@ def media_document(url: str, content_type: str | None, name: str) -> PdfText | N
         raise PdfReadError(f"media part {name} ({PDF_MEDIA_TYPE}): {exc}") from None
 
 
-def _read(value: Any, name: str) -> PdfText:
+def pdf_bytes(value: Any) -> bytes:
+    """The PDF a document value names (bytes, a .pdf path, a data: URL), checked as `read_documents` checks it."""
+    return _checked(value)[0]
+
+
+def _checked(value: Any) -> tuple[bytes, str]:
     data, where = _bytes_of(value)
     if len(data) > PDF_MAX_BYTES:
         raise PdfReadError(f"{where} is {len(data):,} bytes; at most {PDF_MAX_BYTES:,} are read (settings.PDF_MAX_BYTES)")
     if not data.startswith(_MAGIC):
         raise PdfReadError(f"{where} is not a PDF (it does not start with %PDF-); pass a .pdf file's path or bytes")
+    return data, where
+
+
+def _read(value: Any, name: str) -> PdfText:
+    data, where = _checked(value)
     digest = hashlib.sha256(data).hexdigest()
     found = _READ.get((name, digest), digest)
     if found is None:

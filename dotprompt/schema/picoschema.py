@@ -149,10 +149,11 @@ class _Converter:
         return {**self.value(value, path), DERIVED: True}
 
     def pdf(self, value: Any, path: tuple[str, ...]) -> dict[str, Any]:
-        if value != "string":
+        prop = self.value(value, path) if isinstance(value, str) else {}
+        if prop.get("type") != "string":
             raise PicoschemaError(f"a (pdf) field is a string (a path, bytes or data: URL read into text), "
-                                  f"got {_describe(value)}", path, "write `name(pdf): string`")
-        return {"type": "string", **PDF}
+                                  f"got {_describe(value)}", path, "write `name(pdf): string, its description`")
+        return {**prop, **PDF}
 
     def object_(self, value: Any, path: tuple[str, ...]) -> dict[str, Any]:
         if not isinstance(value, Mapping):

@@ -102,7 +102,8 @@ def test_picoschema_pdf_takes_a_string_only(tmp_path):
 
 
 MEDIA_PROMPT = ("---\nmodel: scripted\ninput:\n  schema:\n    scan: string\noutput:\n  schema:\n"
-                "    number: string\n    total: string\n---\nExtract:\n{{{{ media(url={url}, content_type=\"application/pdf\") }}}}\n")
+                "    number: string\n    total: string\n---\n"
+                "Extract:\n{{{{ media(url={url}, content_type=\"application/pdf\") }}}}\n")
 
 
 @pytest.mark.parametrize("holder", ["variable", "literal"])
@@ -126,3 +127,12 @@ def test_a_broken_pdf_media_part_is_an_error_naming_it(tmp_path):
     (tmp_path / "media.prompt").write_text(MEDIA_PROMPT.format(url="scan"))
     with pytest.raises(UsageError, match=r"media part scan \(application/pdf\).*not a PDF PDFium can read"):
         PromptLibrary(tmp_path).load("media")({"scan": url}, model=reply({"number": "x", "total": "y"}))
+
+
+def test_picoschema_pdf_keeps_its_description():
+    from dotprompt.schema.picoschema import to_json_schema
+
+    schema = to_json_schema({"report(pdf)": "string, the signed contract", "pages?(pdf)": "string"}, {}.get)
+    assert schema["properties"]["report"] == {"type": "string", "description": "the signed contract",
+                                              "contentMediaType": "application/pdf"}
+    assert schema["properties"]["pages"]["contentMediaType"] == "application/pdf"

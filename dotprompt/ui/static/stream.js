@@ -3,6 +3,7 @@
 // most once a frame; an interrupt offers its answer and resumes in the same view.
 import { post } from "./api.js";
 import { el, errorBox, jsonBlock } from "./dom.js";
+import { groundingPanel } from "./grounding.js";
 
 export function followRun(area, id) {
   const turns = new Map(); // message index -> { text node, output pre, tools list }
@@ -91,6 +92,7 @@ function drawDone(area, status, data, id) {
     el("h3", {}, "Output ", data.validated ? el("span", { class: "ok", id: "validated" }, "✓ validated against the output schema") : null),
     jsonBlock(data.output, { id: "final-output" })));
   for (const repair of data.repairs || []) area.append(el("p", { class: "muted" }, `repaired: ${repair}`));
+  if (data.grounding) area.append(groundingPanel(data.grounding, id));
 }
 
 function interruptPanel(area, interrupts, id) {

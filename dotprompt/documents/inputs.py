@@ -22,7 +22,7 @@ from ..settings import PDF_MAX_BYTES, PDF_MAX_PAGES
 from .layout import PdfText
 from .pdf import PdfReadError, read_pdf
 
-__all__ = ["PDF_MEDIA_TYPE", "document_fields", "media_document", "pdf_bytes", "read_documents"]
+__all__ = ["PDF_MEDIA_TYPE", "document_fields", "loggable", "media_document", "pdf_bytes", "read_documents"]
 
 PDF_MEDIA_TYPE = "application/pdf"
 _DATA_URL = "data:application/pdf;base64,"
@@ -56,6 +56,21 @@ def read_documents(data: Any, schema: Any, prompt: str) -> Any:
                                                           f"contentMediaType: {PDF_MEDIA_TYPE})"))
     if problems:
         raise InputValidationError(prompt, problems)
+    return out
+
+
+def loggable(data: Any, schema: Any) -> Any:
+    """`data` as the run log keeps it: a document given inline (bytes, a data: URL) as its size and hash,
+    not megabytes of repr; a path stays a path (the run can be replayed from it)."""
+    fields = document_fields(schema)
+    if not fields or not isinstance(data, Mapping):
+        return data
+    out = dict(data)
+    for name in fields:
+        value = out.get(name)
+        if isinstance(value, (bytes, bytearray, memoryview)) or (isinstance(value, str) and value.startswith("data:")):
+            raw = bytes(value) if not isinstance(value, str) else value.encode()
+            out[name] = f"<PDF given inline: {len(raw):,} bytes, sha256 {hashlib.sha256(raw).hexdigest()[:16]}>"
     return out
 
 

@@ -13,7 +13,7 @@ from jinja2.exceptions import SecurityError, TemplateError
 from pydantic import BaseModel
 
 from ..document.rendered import RenderedPrompt
-from ..documents.inputs import media_document, read_documents
+from ..documents.inputs import loggable, media_document, read_documents
 from ..documents.pdf import PdfReadError
 from ..engines.budget import HINT, BudgetExceededError, metering
 from ..engines.deferred import jinja_template
@@ -184,7 +184,8 @@ class Prompt:
         from ..generation.api import generate
         from ..observe.runrecord import logged_run
 
-        with logged_run(self.library.run_log, identity, input, action, model) as logged:
+        logged_input = loggable(input, (self.compiled.meta.get("input") or {}).get("schema"))
+        with logged_run(self.library.run_log, identity, logged_input, action, model) as logged:
             return logged.ended(await generate(action, library=self.library, model=model, tools=tools, use=use,
                                                output_type=output_type, on_chunk=on_chunk, context=context,
                                                identity=identity,

@@ -136,3 +136,16 @@ def test_picoschema_pdf_keeps_its_description():
     assert schema["properties"]["report"] == {"type": "string", "description": "the signed contract",
                                               "contentMediaType": "application/pdf"}
     assert schema["properties"]["pages"]["contentMediaType"] == "application/pdf"
+
+
+def test_the_run_log_keeps_an_inline_pdf_as_its_size_and_hash(tmp_path):
+    import sqlite3
+
+    _, pdf = invoice()
+    (tmp_path / "invoice.prompt").write_text(PROMPT.format(kind="(pdf)"))
+    lib = PromptLibrary(tmp_path, log=str(tmp_path / "runs.db"))
+    lib.load("invoice")({"report": pdf}, model=reply({"number": "INV-9001", "total": "1,234.50"}))
+    assert lib.run_log.flush()
+    with sqlite3.connect(tmp_path / "runs.db") as db:
+        logged = json.loads(db.execute("select input from runs").fetchone()[0])
+    assert logged["report"].startswith(f"<PDF given inline: {len(pdf):,} bytes, sha256 ")

@@ -27,7 +27,7 @@ __all__ = ["PDF_MEDIA_TYPE", "document_fields", "loggable", "media_document", "p
 PDF_MEDIA_TYPE = "application/pdf"
 _DATA_URL = "data:application/pdf;base64,"
 _MAGIC = b"%PDF-"
-_READ: LRU[PdfText] = LRU(16)  # a prompt renders, then grounds, the same input: read each PDF once
+_READ: LRU[PdfText] = LRU(8)  # a prompt renders, then grounds, the same input: read each PDF once
 
 
 def document_fields(schema: Any) -> list[str]:

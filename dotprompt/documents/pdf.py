@@ -59,7 +59,7 @@ def read_pdf(data: bytes, name: str = "", max_pages: int | None = None) -> PdfTe
     """The text layer of the PDF `data`, page by page, with each character's box."""
     _, raw = _pdfium()
     pieces: list[str] = []
-    boxes: array[float] = array("d")
+    boxes: array[float] = array("f")
     pages: list[PageInfo] = []
     at = 0
     with open_pdf(data) as document:
@@ -126,16 +126,14 @@ def _text_by_char(raw: Any, handle: Any, count: int) -> str:
 
 
 def _char_boxes(raw: Any, handle: Any, count: int) -> array[float]:
-    boxes: array[float] = array("d", bytes(8 * 4 * count))
+    values: list[float] = []
+    add = values.extend
     rect = raw.FS_RECTF()
     pointer = ctypes.byref(rect)
     loose = raw.FPDFText_GetLooseCharBox
     for i in range(count):
-        if loose(handle, i, pointer):
-            boxes[4 * i:4 * i + 4] = array("d", (rect.left, rect.bottom, rect.right, rect.top))
-        else:
-            boxes[4 * i:4 * i + 4] = array("d", _NO_BOX)
-    return boxes
+        add((rect.left, rect.bottom, rect.right, rect.top) if loose(handle, i, pointer) else _NO_BOX)
+    return array("f", values)
 
 
 def _line_breaks(text: str, boxes: array[float]) -> tuple[str, array[float]]:
@@ -143,7 +141,7 @@ def _line_breaks(text: str, boxes: array[float]) -> tuple[str, array[float]]:
     if "\n" not in text and "\r" not in text:
         return text, boxes
     out_text: list[str] = []
-    out_boxes: array[float] = array("d")
+    out_boxes: array[float] = array("f")
     at = 0
     for line in text.splitlines(keepends=True):
         body = line.rstrip("\r\n")
@@ -159,7 +157,7 @@ def _line_breaks(text: str, boxes: array[float]) -> tuple[str, array[float]]:
 def _ligatures(text: str, boxes: array[float]) -> tuple[str, array[float]]:
     """A ligature character left as one (`ﬁ`) written as its letters, each with the glyph's box."""
     out_text: list[str] = []
-    out_boxes: array[float] = array("d")
+    out_boxes: array[float] = array("f")
     for i, char in enumerate(text):
         letters = unicodedata.normalize("NFKC", char) if char in _LIGATURES else char
         out_text.append(letters)

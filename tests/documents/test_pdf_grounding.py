@@ -174,3 +174,15 @@ def _part(placed, part: str):
     size = (placed.y1 - placed.y0) / sum(abs(v) for v in pdfmetrics.getAscentDescent(LATIN, 1))
     x0 = placed.x0 + pdfmetrics.stringWidth(before, LATIN, size)
     return Placed(part, placed.page, x0, placed.y0, x0 + pdfmetrics.stringWidth(part, LATIN, size), placed.y1)
+
+
+def test_a_value_across_a_page_break_has_a_box_on_each_page():
+    maker = Maker()
+    maker.text(72, 60, "Deliver to Harbour", key="first")
+    maker.next_page()
+    maker.text(72, 740, "Road 12, Leith", key="second")
+    text, found = grounded(maker, {"address": "Harbour Road 12"})
+    span = found["$.address"].spans[0]
+    assert span.page == 1 and [b.page for b in span.boxes] == [1, 2]
+    assert abs(span.boxes[1].x0 - maker.placed["second"].x0) <= TOLERANCE
+    assert PAGE_BREAK in text[span.start:span.end]

@@ -94,6 +94,10 @@ __all__ = [
     "MAX_REPORTED_REPAIRS",
     "MAX_RETRY_AFTER",
     "PARTIAL_CACHE_SIZE",
+    "PDF_MAX_BYTES",
+    "PDF_MAX_PAGES",
+    "PDF_RENDER_MAX_PIXELS",
+    "PDF_RENDER_SCALE",
     "RELOAD_ATTEMPTS",
     "RELOAD_GRACE_SECONDS",
     "RELOAD_REHASH_SECONDS",
@@ -314,6 +318,20 @@ may differ ("blue widgets, large" ~ "large blue widget")."""
 
 GROUNDING_MAX_SOURCES: Final = 10_000
 """Input variables (nested values counted one by one) grounding reads from one input."""
+
+# PDF inputs (dotprompt/documents): a file larger or longer than these is refused with an error naming
+# the variable, before its text is extracted.
+PDF_MAX_BYTES: Final = 200 * 1024 * 1024
+"""The largest PDF read as a document input, in bytes."""
+
+PDF_MAX_PAGES: Final = 5_000
+"""The most pages of one PDF read as a document input."""
+
+PDF_RENDER_SCALE: Final = 1.5
+"""Pixels per PDF point of a page the workbench shows (108 dpi): text readable, boxes sharp."""
+
+PDF_RENDER_MAX_PIXELS: Final = 6_000_000
+"""The largest page image drawn; a larger page (a poster, a map) is drawn at a smaller scale."""
 
 EVAL_MAX_ALIGN_WORK: Final = 1_000_000
 """Values one gold row may visit while trying pairings of list items, over all its lists (lists inside

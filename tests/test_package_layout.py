@@ -21,7 +21,8 @@ PACKAGE = ROOT / "dotprompt"
 # the loop never needs a Prompt.) docs/architecture.md explains each folder.
 FLOORS: list[tuple[str, ...]] = [
     ("errors", "types", "settings", "identity", "_util"),  # the ground: public shapes and private helpers
-    ("document", "schema", "engines", "formats", "tools", "grounding"),  # prompt files, schemas, templates, formats, grounding
+    # prompt files, schemas, templates, formats, tools, PDF inputs, grounding
+    ("document", "schema", "engines", "formats", "tools", "documents", "grounding"),
     ("_http", "providers", "local", "doubles"),  # the model seam: HTTP, providers, the local model, test doubles
     ("observe",),  # run log, spans, cost
     ("generation",),  # the model <-> tool loop
@@ -202,6 +203,7 @@ INTERNAL_SIGNALS = {
     "cli.common": {"CommandLineError"},  # main() prints it and exits 2
     "engines.budget": {"BudgetExceededError"},  # Prompt.render turns it into a RenderError naming the line
     "_util.finite": {"NonFiniteNumberError"},  # a ValueError: becomes a corrupt recording line or a DatasetError naming the row
+    "documents.pdf": {"PdfReadError"},  # becomes an InputValidationError naming the variable (or a UsageError)
 }
 
 

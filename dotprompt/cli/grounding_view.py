@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any, TextIO
 
+from .._util.escape import terminal
 from ..settings import no_color
 
 __all__ = ["show_grounding"]
@@ -31,16 +32,29 @@ def show_grounding(grounding: Any, stream: TextIO, *, spans: bool) -> None:
         print("  " + _line(field, colour), file=stream)
     if grounding.skipped:
         print(f"grounding: {grounding.skipped}", file=stream)
+    for name, pages in grounding.pages_without_text.items():
+        listed = ", ".join(str(p) for p in pages)
+        print(f"grounding: {terminal(name)} page(s) {listed} have no text layer (scanned?); no OCR is run, so "
+              "nothing on them is in the prompt or can be found", file=stream)
 
 
 def _line(field: Any, colour: bool) -> str:
     status = field.status.replace("_", " ")
     if colour:
         status = f"{_STYLES[field.status]}{status}{_RESET}"
-    where = ", ".join(f"{s.variable}[{s.start}:{s.end}] {_short(s.text)}" for s in field.spans)
+    where = ", ".join(f"{s.variable}[{s.start}:{s.end}] {_short(s.text)}{_placed(s)}" for s in field.spans)
     detail = where or field.reason or ("not in the input" if field.status == "ungrounded" else "")
     score = f" (score {field.score})" if field.score is not None else ""
     return f"{field.path} = {_short(field.value)}  {status}{score}" + (f"  {detail}" if detail else "")
+
+
+def _placed(span: Any) -> str:
+    """` page 2 [72.0 697.4 151.7 708.4]`: where a span of a PDF input is drawn (x0 y0 x1 y1, PDF points)."""
+    if span.page is None:
+        return ""
+    boxes = " ".join(f"[{b.x0:.1f} {b.y0:.1f} {b.x1:.1f} {b.y1:.1f}]" + (f"@{b.page}" if b.page != span.page else "")
+                     for b in span.boxes)
+    return f" page {span.page}" + (f" {boxes}" if boxes else "")
 
 
 def _short(value: Any) -> str:

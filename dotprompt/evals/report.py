@@ -251,8 +251,15 @@ def _verdict_json(verdict: Verdict) -> dict[str, Any]:
                       "problems": [redact(p) for p in r.problems],
                       "bounded": r.comparison.bounded,
                       "fields": [{"field": f.field, "where": f.where, "outcome": f.outcome, "expected": f.expected,
-                                  "predicted": f.predicted} for f in r.comparison.fields if f.outcome != "correct"]}
+                                  "predicted": f.predicted} for f in r.comparison.fields if f.outcome != "correct"],
+                      **_row_grounding(r)}
                      for r in result.rows]}
+
+
+def _row_grounding(row: Any) -> dict[str, Any]:
+    """Where the row's output values are in its input (pages and boxes in a PDF input), when grounded."""
+    grounding = getattr(row, "grounding", None)
+    return {"grounding": grounding.to_dict()} if grounding is not None and hasattr(grounding, "to_dict") else {}
 
 
 def write_json(verdicts: Sequence[Verdict], path: Path) -> None:

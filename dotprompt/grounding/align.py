@@ -30,6 +30,7 @@ from .dates import Day, index_dates, value_dates
 from .fuzzy import WordSequence, best_window, could_align
 from .leaves import Leaf, walk
 from .numbers import index_numbers, value_readings
+from .pages import documents_in, with_pages
 from .result import FieldGrounding, Grounding, Span, Status
 from .sources import Joined
 from .text import NormalisedText, normalise
@@ -57,6 +58,7 @@ class Inputs:
 
     def __init__(self, sources: Mapping[str, str]) -> None:
         self.joined = Joined(sources)
+        self.documents = documents_in(sources)  # PDF inputs: their spans get pages and boxes (pages.py)
         self.size = len(self.joined.text)
         self._text: NormalisedText | None = None
         self._numbers: dict[Decimal, list[tuple[int, int]]] | None = None
@@ -110,7 +112,7 @@ def ground(output: Any, sources: Mapping[str, str] | Inputs, schema: Any = None,
                              f"{limits.max_input_chars:,}")
     walked = walk(output, schema, max_depth=limits.max_depth, max_leaves=limits.max_values)
     run = _Run(inputs, limits)
-    return Grounding({leaf.path: run.leaf(leaf) for leaf in walked.leaves}, walked.skipped)
+    return with_pages(Grounding({leaf.path: run.leaf(leaf) for leaf in walked.leaves}, walked.skipped), inputs.documents)
 
 
 class _Run:

@@ -6,6 +6,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ..documents.layout import Box
+
 __all__ = ["GROUNDED", "FieldGrounding", "Grounding", "Span", "Status"]
 
 Status = Literal["exact", "normalised", "fuzzy", "ungrounded", "not_applicable"]
@@ -14,15 +16,22 @@ GROUNDED: frozenset[str] = frozenset({"exact", "normalised", "fuzzy"})
 
 @dataclass(frozen=True)
 class Span:
-    """Where a value was found: `input[variable][start:end] == text`."""
+    """Where a value was found: `input[variable][start:end] == text`. In a PDF input, also the page
+    (1-based) and the boxes it covers there, one per line, in PDF points (dotprompt/documents)."""
 
     variable: str
     start: int
     end: int
     text: str
+    page: int | None = None
+    boxes: tuple[Box, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        return {"variable": self.variable, "start": self.start, "end": self.end, "text": self.text}
+        out: dict[str, Any] = {"variable": self.variable, "start": self.start, "end": self.end, "text": self.text}
+        if self.page is not None:
+            out["page"] = self.page
+            out["boxes"] = [box.to_dict() for box in self.boxes]
+        return out
 
 
 @dataclass(frozen=True)
@@ -68,6 +77,8 @@ class Grounding(Mapping[str, FieldGrounding]):
 
     fields: dict[str, FieldGrounding] = field(default_factory=dict)
     skipped: str | None = None
+    # PDF inputs: the pages with no text layer (scans; no OCR is run), by variable. Nothing on them can be found.
+    pages_without_text: dict[str, list[int]] = field(default_factory=dict)
 
     def __getitem__(self, path: str) -> FieldGrounding:
         return self.fields[path]
@@ -90,4 +101,6 @@ class Grounding(Mapping[str, FieldGrounding]):
         out: dict[str, Any] = {"fields": {path: f.to_dict() for path, f in self.fields.items()}}
         if self.skipped is not None:
             out["skipped"] = self.skipped
+        if self.pages_without_text:
+            out["pages_without_text"] = self.pages_without_text
         return out

@@ -31,7 +31,7 @@ def input_sources(data: Any, *, max_sources: int = GROUNDING_MAX_SOURCES) -> dic
         elif isinstance(value, (list, tuple)):
             stack.extend(((*parts, i), v) for i, v in reversed(list(enumerate(value))))
         elif isinstance(value, str):
-            out[_name(parts)] = value.replace(SEPARATOR, " ")
+            out[_name(parts)] = value.replace(SEPARATOR, " ") if SEPARATOR in value else value  # keeps a PdfText
         elif isinstance(value, (int, float)) and not isinstance(value, bool):
             out[_name(parts)] = str(value)
     return out

@@ -14,6 +14,8 @@ from jinja2.exceptions import SecurityError, TemplateError
 from pydantic import BaseModel
 
 from ..document.rendered import RenderedPrompt
+from ..documents.inputs import loggable, media_document, read_documents
+from ..documents.pdf import PdfReadError
 from ..engines.budget import HINT, BudgetExceededError, metering
 from ..engines.deferred import jinja_template
 from ..engines.jinja import render_metered
@@ -92,11 +94,12 @@ class Prompt:
         if compiled.unresolved:  # a schema or helper the application has not defined (yet): see `unresolved`
             raise compiled.unresolved[0].error()
         fields, validator, default = compiled.fields, compiled.validator, _default_of(compiled.meta)
+        meta = compiled.meta
         if options:
             meta, fields = self.library.with_options(compiled.meta, options)
             default = _default_of(meta)
             validator = _validator_for(meta) if "input" in options else validator
-        data = _with_default(input, default)
+        data = self._with_documents(meta, _with_default(input, default))
         if validator is not None and not _absent_scalar_input(data, validator):
             problems = validator.problems(checked_part(data, input, default, validator))
             if problems:
@@ -192,7 +195,9 @@ class Prompt:
         if "resume" in overrides and isinstance(overrides["resume"], Mapping):
             overrides["resume"] = Resume.model_validate(overrides["resume"])
         action = rendered_options(rendered).model_copy(update=overrides)  # its `use:` entries, still plain
-        return _Call(action, rendered.identity, input, data, context, self._with_declared(compiled, tools), list(use))
+        logged_input = loggable(input, (compiled.meta.get("input") or {}).get("schema"))  # a PDF as its size and hash
+        return _Call(action, rendered.identity, logged_input, self._grounding_input(data, action), context,
+                     self._with_declared(compiled, tools), list(use))
 
     async def _run(self, call: _Call, model: Any, output_type: Any, on_chunk: ChunkCallback | None) -> GenerateResponse:
         from ..generation.api import RunSource, generate_run
@@ -202,6 +207,36 @@ class Prompt:
         with logged_run(self.library.run_log, call.identity, call.input, call.action, model) as logged:
             return logged.ended(await generate_run(call.action, source, model=model, tools=call.tools, use=call.use,
                                                    output_type=output_type, on_chunk=on_chunk, context=call.context))
+
+    def _grounding_input(self, data: Any, action: GenerateActionOptions) -> Any:
+        """The input variables the output is grounded in: the data as rendered (defaults filled in, PDF
+        documents as their text, which knows each character's page and box), and each PDF the messages
+        carry inline as a media part (named by the variable that holds its URL, else `mediaN`)."""
+        from ..generation.grounded import mode_of
+
+        if mode_of(action.output) == "off" or not isinstance(data, Mapping):
+            return data
+        return self._with_media_documents(dict(data), action.messages)
+
+    def _with_media_documents(self, data: dict[str, Any], messages: Sequence[Message]) -> dict[str, Any]:
+        media = [p.media for m in messages if m.metadata is None or m.metadata.get("purpose") != "history"
+                 for p in m.content if p.media is not None]
+        for number, part in enumerate(media, 1):
+            holder = next((k for k, v in data.items() if isinstance(v, str) and v == part.url), None)
+            name = holder or next(f"media{n}" for n in range(number, number + len(data) + 1) if f"media{n}" not in data)
+            try:
+                found = media_document(part.url, part.content_type, name)
+            except PdfReadError as exc:
+                raise UsageError(f"{exc} (prompt {self._label()})") from None
+            if found is not None:
+                data[name] = found
+        return data
+
+    def _with_documents(self, meta: Mapping[str, Any], data: Any) -> Any:
+        """Input variables marked `contentMediaType: application/pdf` read into their text."""
+        block = meta.get("input")
+        schema = block.get("schema") if isinstance(block, Mapping) else None
+        return read_documents(data, schema, self._label()) if schema is not None else data
 
     def _with_declared(self, compiled: CompiledPrompt, tools: Sequence[Any]) -> list[Any]:
         """`tools` plus a declared-only tool (no function: it interrupts, as Genkit's are) for each of the

@@ -19,10 +19,14 @@ __all__ = ["convert", "to_json_schema"]
 SCALARS = ("string", "number", "integer", "boolean", "null", "any")
 _JSON_SCHEMA_TYPES = (*SCALARS, "object", "array")
 _FIELD = re.compile(r"^(?P<name>[^?(]+)(?P<optional>\?)?(?:\((?P<kind>[^,)]*)(?:,\s*(?P<desc>.*))?\))?$")
-_KINDS = ("array", "object", "enum", "derived")
+_KINDS = ("array", "object", "enum", "derived", "pdf")
 # Our extension: `total(derived): number` is a field computed by the model, not read from the input
 # (grounding does not look for it); JSON Schema spells it `"x-derived": true`.
 DERIVED = "x-derived"
+# Ours too: `report(pdf): string` is an input read from a PDF (a path, bytes or data: URL) into its text,
+# whose spans grounding places on pages and boxes (dotprompt/documents); JSON Schema spells it
+# `"contentMediaType": "application/pdf"`.
+PDF = {"contentMediaType": "application/pdf"}
 
 SchemaResolver = Callable[[str], "dict[str, Any] | None"]
 Missing = list[tuple[str, tuple[str, ...]]]  # (type name, key path) of each name nothing defines (yet)
@@ -121,8 +125,9 @@ class _Converter:
             return name, optional, _nullable(prop) if optional else prop
         if kind not in _KINDS:
             raise PicoschemaError(f"unknown field kind {kind!r} in {key!r}", path,
-                                  did_you_mean(kind, _KINDS) or "use (array), (object), (enum) or (derived)")
-        build = {"array": self.array, "enum": self.enum, "object": self.object_, "derived": self.derived}[kind]
+                                  did_you_mean(kind, _KINDS) or "use (array), (object), (enum), (derived) or (pdf)")
+        build = {"array": self.array, "enum": self.enum, "object": self.object_, "derived": self.derived,
+                 "pdf": self.pdf}[kind]
         prop = build(value, path)
         if optional:
             prop = _nullable(prop)
@@ -142,6 +147,13 @@ class _Converter:
         if not isinstance(value, (str, Mapping)):
             raise PicoschemaError(f"a (derived) field takes a type name or a mapping, got {_describe(value)}", path)
         return {**self.value(value, path), DERIVED: True}
+
+    def pdf(self, value: Any, path: tuple[str, ...]) -> dict[str, Any]:
+        prop = self.value(value, path) if isinstance(value, str) else {}
+        if prop.get("type") != "string":
+            raise PicoschemaError(f"a (pdf) field is a string (a path, bytes or data: URL read into text), "
+                                  f"got {_describe(value)}", path, "write `name(pdf): string, its description`")
+        return {**prop, **PDF}
 
     def object_(self, value: Any, path: tuple[str, ...]) -> dict[str, Any]:
         if not isinstance(value, Mapping):

@@ -37,6 +37,7 @@ from . import runs as runlog
 from .folder import Folder
 from .guard import Guard, new_token
 from .live import LiveRuns, sse
+from .pdfpage import page_image
 from .safejson import SafeJSON
 
 __all__ = [
@@ -215,6 +216,14 @@ def create_app(library: PromptLibrary, *, log_path: Path | None, hosts: frozense
 
         return StreamingResponse(stream(), media_type="text/event-stream", headers={"x-accel-buffering": "no"})
 
+    async def pdf_page(request: Request) -> Response:
+        live = bench.live.get(request.path_params["id"])
+        if live is None:
+            return SafeJSON({"error": {"type": "NotFound", "message": "no such live run"}}, status_code=404)
+        png = await run_in_threadpool(page_image, live, request.query_params.get("variable", ""),
+                                      _int(request.query_params.get("page"), 1))
+        return Response(png, media_type="image/png")
+
     async def changes(request: Request) -> Response:
         async def stream():
             before = await run_in_threadpool(bench.folder.signature)
@@ -248,6 +257,7 @@ def create_app(library: PromptLibrary, *, log_path: Path | None, hosts: frozense
         Route("/api/render", api(render), methods=["POST"]), Route("/api/live", api(start), methods=["POST"]),
         Route("/api/live/{id}/events", events), Route("/api/live/{id}/resume", api(resume), methods=["POST"]),
         Route("/api/live/{id}/cancel", api(cancel), methods=["POST"]),
+        Route("/api/live/{id}/pdf", api(pdf_page)),
         Route("/api/changes", changes), Route("/api/runs", api(run_list)), Route("/api/runs/{id}", api(run_one)),
         Route("/api/evals", api(evals)), Route("/api/evals/report", api(report)),
     ]

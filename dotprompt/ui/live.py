@@ -203,6 +203,7 @@ def done_event(response: GenerateResponse, model: str | None, *, has_schema: boo
             "usage": response.usage.to_dict() if response.usage else None, "cost": cost.to_dict(),
             "repairs": [getattr(r, "detail", str(r)) for r in response.output_repairs],
             "interrupts": [p.to_dict() for p in response.interrupts],
+            "grounding": response.grounding.to_dict() if response.grounding is not None else None,
             "messages": [m.to_dict() for m in response.messages]}
 
 

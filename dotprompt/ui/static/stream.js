@@ -5,6 +5,7 @@
 // in the same view.
 import { post } from "./api.js";
 import { append, el, errorBox, jsonBlock, text } from "./dom.js";
+import { groundingPanel } from "./grounding.js";
 
 export function followRun(area, id) {
   const turns = new Map(); // message index -> { text node, output pre, tools list }
@@ -128,6 +129,7 @@ function drawDone(area, status, data, id) {
     el("h3", {}, "Output ", data.validated ? el("span", { class: "ok", id: "validated" }, "✓ validated against the output schema") : null),
     jsonBlock(data.output, { id: "final-output" })));
   for (const repair of data.repairs || []) area.append(el("p", { class: "muted" }, `repaired: ${repair}`));
+  if (data.grounding) area.append(groundingPanel(data.grounding, id));
 }
 
 // Every interrupt of the turn is answered (its JSON) or restarted before the run resumes: the loop

@@ -72,7 +72,7 @@ class Inputs:
     @property
     def numbers(self) -> dict[Decimal, list[tuple[int, int]]]:
         if self._numbers is None:
-            self._numbers = index_numbers(self.text.text)
+            self._numbers = index_numbers(self.text.text, self.text.original_at)
         return self._numbers
 
     @property

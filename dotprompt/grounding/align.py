@@ -25,16 +25,18 @@ from ..settings import (
     GROUNDING_MAX_VALUE_CHARS,
     GROUNDING_MAX_VALUES,
 )
-from .currency import glued_to_letters, signs_for
-from .dates import Day, index_dates, value_dates
+from .currency import glued_to_letters, rivals, signs_for
+from .dates import Day, Month, index_dates, index_months, value_dates, value_months
 from .fuzzy import WordSequence, best_window, could_align
 from .leaves import Leaf, walk
 from .numbers import index_numbers, value_readings
 from .result import FieldGrounding, Grounding, Span, Status
 from .sources import Joined
-from .text import NormalisedText, normalise
+from .text import WORD, NormalisedText, normalise
 
 __all__ = ["Inputs", "Limits", "ground"]
+
+_MAX_SPACED = 64  # the longest value (spaces dropped) looked for with its spaces dropped or added
 
 
 @dataclass(frozen=True)
@@ -61,6 +63,7 @@ class Inputs:
         self._text: NormalisedText | None = None
         self._numbers: dict[Decimal, list[tuple[int, int]]] | None = None
         self._dates: dict[Day, list[tuple[int, int]]] | None = None
+        self._months: dict[Month, list[tuple[int, int]]] | None = None
         self._words: WordSequence | None = None
 
     @property
@@ -80,6 +83,12 @@ class Inputs:
         if self._dates is None:
             self._dates = index_dates(self.text.text)
         return self._dates
+
+    @property
+    def months(self) -> dict[Month, list[tuple[int, int]]]:
+        if self._months is None:
+            self._months = index_months(self.text.text)
+        return self._months
 
     @property
     def words(self) -> WordSequence:
@@ -141,7 +150,7 @@ class _Run:
                                   reason=f"longer than {self.limits.max_value_chars:,} characters; not looked for")
         written = value if isinstance(value, str) else _number_text(value)
         if isinstance(value, str):
-            found = self._text(path, value)
+            found = self._text(path, value) or self._spaced(path, value)
             if found is not None:
                 return found
         amounts = value_readings(value)
@@ -149,9 +158,12 @@ class _Run:
         days = value_dates(value) if found is None and isinstance(value, str) else set()
         if days:
             found = self._indexed(path, value, written, self.inputs.dates, days)
+        months = value_months(value) if found is None and not days and isinstance(value, str) else set()
+        if months:
+            found = self._indexed(path, value, written, self.inputs.months, months)
         if found is None and isinstance(value, str):
             found = self._currency(path, value)
-        if found is None and isinstance(value, str) and not amounts and not days:
+        if found is None and isinstance(value, str) and not amounts and not days and not months:
             found = self._fuzzy(path, value)  # a description; an amount or a date means exactly what it says
         if found is not None:
             return found
@@ -177,6 +189,15 @@ class _Run:
             return FieldGrounding(path, "normalised", value, tuple(close[:limit]))
         return None
 
+    def _spaced(self, path: str, value: str) -> FieldGrounding | None:
+        """A value written with its spaces dropped or added (`GB815286599` for `GB 815 2865 99`)."""
+        compact = "".join(normalise(value).split())
+        if len(compact) > _MAX_SPACED or not WORD.fullmatch(compact):
+            return None
+        spans = [s for s in (self.inputs.span(a, b) for a, b in self.inputs.text.spaced(compact, self.limits.max_tries))
+                 if s is not None and s.text != value]
+        return FieldGrounding(path, "normalised", value, tuple(spans[:self.limits.max_spans])) if spans else None
+
     def _indexed(self, path: str, value: Any, written: str, index: Mapping[Any, list[tuple[int, int]]],
                  keys: set[Any]) -> FieldGrounding | None:
         """A number or a date, by every value it can mean; exact when the input wrote it the same way."""
@@ -196,6 +217,8 @@ class _Run:
         spans: list[Span] = []
         text = self.inputs.text
         for sign in signs_for(value):
+            if any(word in text.words for word in rivals(value, sign)):
+                continue  # another currency printing this sign is named in the input
             needle = normalise(sign)
             for start in text.occurrences(needle, self.limits.max_tries):
                 if not glued_to_letters(text.text, start):

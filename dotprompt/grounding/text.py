@@ -149,6 +149,32 @@ class NormalisedText:
             if start >= 0 and text.startswith(needle, start) and self._bounded(start, start + size):
                 yield start
 
+    def spaced(self, compact: str, limit: int) -> Iterator[tuple[int, int]]:
+        """Normalised spans of runs of whole words, one space apart, that are `compact` with its spaces
+        dropped: `gb815286599` is written `gb 815 2865 99`, `500mg` is `500 mg`. Found through the
+        word index by the run's first word (a prefix of `compact`); at most `limit` places tried."""
+        words, starts = self.word_list
+        index = self.words
+        for size in range(1, len(compact) + 1):
+            for start in index.get(compact[:size], ())[:limit]:
+                limit -= 1
+                end = self._spaced_end(words, starts, bisect_right(starts, start) - 1, compact)
+                if end is not None and self._bounded(start, end):
+                    yield start, end
+                if limit <= 0:
+                    return
+
+    def _spaced_end(self, words: list[str], starts: list[int], i: int, compact: str) -> int | None:
+        at, end = 0, starts[i]
+        while i < len(words) and compact.startswith(words[i], at):
+            if starts[i] != end and not (starts[i] == end + 1 and self.text[end] == " "):
+                return None  # the next word is not one space on
+            at, end = at + len(words[i]), starts[i] + len(words[i])
+            if at == len(compact):
+                return end
+            i += 1
+        return None
+
     def _narrowed(self, positions: list[int], offset: int, other: str, other_offset: int) -> list[int]:
         """Of the places of a needle's rarest word, those where its next rarest word is where the
         needle has it too: an intersection of two sets (in C) rather than a comparison per place. Only

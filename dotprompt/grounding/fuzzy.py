@@ -39,11 +39,11 @@ MAX_ANCHORS = 48
 COMMON = 2000  # past the rarest word, a word found more often than this proposes no windows
 # Words a paraphrase may add or leave out ("Repair of pump" for "pump repair"), in the languages the
 # dates module reads; any other word of the value must be in the input.
-FUNCTION_WORDS = frozenset("a an the of and or for with to in on at by from "
-                           "der die das den dem des und oder für mit von zu im am "
-                           "le la les l du de des et ou pour avec au aux en "
-                           "el los las y o para con del al "
-                           "il lo gli e per di da het een en van voor met".split())
+_FUNCTION_WORDS_BY_LANGUAGE = ("a an the of and or for with to in on at by from",
+                               "der die das den dem des und oder für mit von zu im am",
+                               "le la les du de des et ou pour avec au aux en",
+                               "el los las y o para con del al", "il lo gli e per di da", "het een en van voor met")
+FUNCTION_WORDS = frozenset(word for words in _FUNCTION_WORDS_BY_LANGUAGE for word in words.split())
 
 
 @dataclass(frozen=True)

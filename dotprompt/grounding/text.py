@@ -200,9 +200,9 @@ class NormalisedText:
         """Neither end of the match cuts a word or a token of the text in two: `INV-2026` is not in
         `INV-2026-060`, `567.89` not in `1'234'567.89`."""
         text = self.text
-        if start > 0 and (_wordy(text[start]) and _wordy(text[start - 1]) or _joins(text, start - 1)):
+        if start > 0 and ((_wordy(text[start]) and _wordy(text[start - 1])) or _joins(text, start - 1)):
             return False
-        return not (end < len(text) and (_wordy(text[end - 1]) and _wordy(text[end]) or _joins(text, end)))
+        return not (end < len(text) and ((_wordy(text[end - 1]) and _wordy(text[end])) or _joins(text, end)))
 
     def _cjk_bounded(self, start: int, end: int) -> bool:
         """A CJK match is bounded by a character that is no part of a word, or by an honorific or a

@@ -27,6 +27,7 @@ from ..settings import (
 )
 from .currency import glued_to_letters, rivals, signs_for
 from .dates import Day, Month, index_dates, index_months, value_dates, value_months
+from .freetext import generated_text
 from .fuzzy import WordSequence, best_window, could_align
 from .leaves import Leaf, walk
 from .numbers import index_numbers, value_readings
@@ -129,23 +130,25 @@ class _Run:
         self.fuzzy_left = limits.max_fuzzy
         # What each value was found as, by value: outputs repeat theirs (a currency on every line, a
         # date in two fields), and a repeat costs a lookup. Keyed by type too: 1 and 1.0 and True differ.
-        self.seen: dict[tuple[type, Any], FieldGrounding] = {}
+        self.seen: dict[tuple[type, Any, bool], FieldGrounding] = {}
 
     def leaf(self, leaf: Leaf) -> FieldGrounding:
         value = leaf.value
         if leaf.exempt is not None:
             return FieldGrounding(leaf.path, "not_applicable", value, reason=leaf.exempt)
-        key = (type(value), value)
+        key = (type(value), value, leaf.copied)
         try:
             found = self.seen.get(key)
         except TypeError:  # not JSON data: an unhashable value is looked for each time
-            return self.look_for(leaf.path, value)
+            return self.look_for(leaf.path, value, leaf.copied)
         if found is None:
-            found = self.seen[key] = self.look_for(leaf.path, value)
+            found = self.seen[key] = self.look_for(leaf.path, value, leaf.copied)
         return found if found.path == leaf.path else dataclasses.replace(found, path=leaf.path)
 
-    def look_for(self, path: str, value: Any) -> FieldGrounding:
+    def look_for(self, path: str, value: Any, copied: bool = False) -> FieldGrounding:
         if isinstance(value, str) and len(value) > self.limits.max_value_chars:
+            if not copied and generated_text(value):
+                return FieldGrounding(path, "not_applicable", value, reason="generated text")
             return FieldGrounding(path, "ungrounded", value,
                                   reason=f"longer than {self.limits.max_value_chars:,} characters; not looked for")
         written = value if isinstance(value, str) else _number_text(value)
@@ -167,6 +170,8 @@ class _Run:
             found = self._fuzzy(path, value)  # a description; an amount or a date means exactly what it says
         if found is not None:
             return found
+        if isinstance(value, str) and not copied and generated_text(value):
+            return FieldGrounding(path, "not_applicable", value, reason="generated text")
         return FieldGrounding(path, "ungrounded", value, reason=self._why_not(value))
 
     def _text(self, path: str, value: str) -> FieldGrounding | None:

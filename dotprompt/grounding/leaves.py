@@ -12,8 +12,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..schema.compiled import json_path
-from ..schema.picoschema import DERIVED  # the value is computed, not read (a total, an age)
-from ..schema.picoschema import GROUNDED_MARK  # true: copied from the input however long; false: written
+from ..schema.picoschema import (
+    DERIVED,  # the value is computed, not read (a total, an age)
+    GROUNDED_MARK,  # true: copied from the input however long; false: written
+)
 
 __all__ = ["Leaf", "Walk", "walk"]
 

@@ -14,6 +14,7 @@ from typing import Any
 from .._util.escape import json_dumps, terminal, view_body
 from ..settings import project_root, project_settings, run_log_settings
 from .common import EXIT_FAILED, EXIT_OK, CommandLineError
+from .grounding_view import grounding_lines
 
 __all__ = ["add_parser", "describe", "log_path", "print_table", "run", "when"]
 
@@ -205,6 +206,8 @@ def describe(found: dict[str, Any]) -> list[str]:
     lines += _section("received", _conversation(response.get("messages") or []) or response.get("text"))
     if found["status"] == "ok":
         lines += _section("output", found.get("output"))
+    if isinstance(response.get("grounding"), dict):  # where each output value is in the input
+        lines += ["--- grounding ---", *(terminal(line, lines=False) for line in grounding_lines(response["grounding"]))]
     for repair in found.get("repair_details") or []:
         lines.append(terminal(f"repair: {repair}", lines=False))
     if found.get("error"):

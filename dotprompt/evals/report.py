@@ -15,6 +15,7 @@ from typing import Any, TextIO
 from .._util.escape import json_dumps, terminal, xml_text
 from .._util.escape import markdown as md
 from .._util.redact import redact
+from ..grounding import cited_sources
 from ..settings import EVAL_MAX_ALIGN_WORK
 from .gates import Delta, FailedRows, Miss, failed_rows
 from .grounding_stats import OVERALL, GroundingCounts
@@ -251,8 +252,17 @@ def _verdict_json(verdict: Verdict) -> dict[str, Any]:
                       "problems": [redact(p) for p in r.problems],
                       "bounded": r.comparison.bounded,
                       "fields": [{"field": f.field, "where": f.where, "outcome": f.outcome, "expected": f.expected,
-                                  "predicted": f.predicted} for f in r.comparison.fields if f.outcome != "correct"]}
+                                  "predicted": f.predicted} for f in r.comparison.fields if f.outcome != "correct"],
+                      **_row_grounding(r)}
                      for r in result.rows]}
+
+
+def _row_grounding(row: Any) -> dict[str, Any]:
+    """A row's grounding (each value's status and spans) and the input texts its spans point into."""
+    if row.grounding is None or not hasattr(row.grounding, "to_dict"):
+        return {}
+    grounding = row.grounding.to_dict()
+    return {"grounding": grounding, "grounding_sources": cited_sources(grounding, row.row.input)}
 
 
 def write_json(verdicts: Sequence[Verdict], path: Path) -> None:

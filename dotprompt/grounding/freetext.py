@@ -2,8 +2,8 @@
 
 A value copied from the input is short or written like a name or an id (`Kranich Software GmbH`,
 `INV-2026-060`, `Blue widgets, large`); text the model writes runs on in lower case words. A string is
-generated text when it has `GROUNDING_FREE_TEXT_WORDS` words or more and at least half of them are in
-lower case (or has 16 words or more whatever its case); CJK text, when it is a sentence (ends with
+generated text when it has `GROUNDING_FREE_TEXT_WORDS` words or more (as spaces part them) and at
+least half of them are in lower case (or has 16 words or more whatever its case); CJK text, when it is a sentence (ends with
 `。`, `！`, `？`) of 15 characters or more. The schema decides over the text: `x-grounded: true` (Picoschema
 `(grounded)`) marks a field copied however long, `x-grounded: false` one written.
 """
@@ -13,7 +13,6 @@ from __future__ import annotations
 import re
 
 from ..settings import GROUNDING_FREE_TEXT_WORDS
-from .text import WORD
 
 __all__ = ["generated_text"]
 
@@ -24,7 +23,7 @@ _CJK_MIN = 15
 
 def generated_text(value: str, min_words: int = GROUNDING_FREE_TEXT_WORDS) -> bool:
     """Whether the string reads as text the model wrote rather than a value it copied."""
-    words = WORD.findall(value)
+    words = value.split()  # as written: `<img src=x onerror=alert(1)>` is three words, not six
     if len(words) >= _ALWAYS:
         return True
     if len(words) >= min_words and 2 * sum(word.islower() for word in words) >= len(words):

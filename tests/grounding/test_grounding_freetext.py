@@ -37,7 +37,8 @@ def test_free_text_is_generated_text(text):
 
 
 @pytest.mark.parametrize("value", ["Kranich Software und Beratung GmbH & Co. KG", "INV-2026-060", "Blue widgets, large",
-                                   "Meier Transport S.A.", "Consulting March"])
+                                   "Meier Transport S.A.", "Consulting March", "<img src=x onerror=alert(1)>",
+                                   "Musterstraße 12, 10115 Berlin, Germany"])
 def test_names_ids_and_short_values_are_still_flagged(value):
     assert ground({"v": value}, {"text": MESSAGE})["$.v"].status == "ungrounded"
 

@@ -30,7 +30,7 @@ from .dates import Day, Month, index_dates, index_months, value_dates, value_mon
 from .freetext import generated_text
 from .fuzzy import WordSequence, best_window, could_align
 from .leaves import Leaf, walk
-from .numbers import index_numbers, value_readings
+from .numbers import cuts_a_number, index_numbers, value_readings
 from .result import FieldGrounding, Grounding, Span, Status
 from .sources import Joined
 from .text import WORD, NormalisedText, normalise
@@ -179,7 +179,11 @@ class _Run:
         exact: list[Span] = []
         close: list[Span] = []
         limit = self.limits.max_spans
-        for start in self.inputs.text.occurrences(needle, self.limits.max_tries):
+        text = self.inputs.text
+        amount = bool(value_readings(value))
+        for start in text.occurrences(needle, self.limits.max_tries):
+            if amount and cuts_a_number(text.text, start, start + len(needle), text.original_at):
+                continue  # `234` in `1 234 EUR`: a piece of another number
             if len(close) >= limit and not self.inputs.written_as(start, start + len(needle), value):
                 continue  # one more normalised match: only an exact one can still change the result
             span = self.inputs.span(start, start + len(needle))

@@ -17,7 +17,7 @@ import unicodedata
 from collections.abc import Callable, Iterator
 from decimal import Decimal
 
-__all__ = ["GROUP_SPACES", "NUMBER", "index_numbers", "readings", "value_readings"]
+__all__ = ["GROUP_SPACES", "NUMBER", "cuts_a_number", "index_numbers", "readings", "value_readings"]
 
 # A sign, then digit groups joined by one separator each (bounded, so a page of digits and spaces
 # becomes many short numbers, not one huge one).
@@ -122,6 +122,25 @@ def _numbers(text: str, start: int, end: int, original: Callable[[int], str] | N
             head = at + 1
         at = after
     yield head, end
+
+
+_IN_A_NUMBER = frozenset("0123456789 .,'\u2019-\u2212")
+_LOOK_BACK = 256  # characters walked back to where the numbers around a place begin
+
+
+def cuts_a_number(text: str, start: int, end: int, original: Callable[[int], str] | None = None) -> bool:
+    """Whether `text[start:end]` begins or ends inside a number as `index_numbers` reads it: `234` in
+    `1 234 EUR` is a piece of 1234, not a number of its own."""
+    lo = start
+    while lo > 0 and start - lo < _LOOK_BACK and text[lo - 1] in _IN_A_NUMBER:
+        lo -= 1
+    for match in _SCAN.finditer(text, lo, min(len(text), end + _LOOK_BACK)):
+        if match.start() >= end:
+            break
+        for first, last in _numbers(text, match.start(), match.end(), original):
+            if first + (text[first] in _SIGNS) < start < last or first < end < last:
+                return True
+    return False
 
 
 def _memo(read: Callable[[str], tuple[Decimal, ...]]) -> Callable[[str], tuple[Decimal, ...]]:

@@ -72,7 +72,7 @@ function valueTable(fields) {
     const detail = where || field.reason || (field.status === "ungrounded" ? "✗ not in the input" : "");
     body.append(el("tr", { class: `grounding-value ${field.status}`, "data-field": path },
       el("td", {}, el("code", {}, path)), el("td", {}, JSON.stringify(field.value)),
-      el("td", { class: "status" }, field.status.replace("_", " ") + (field.score !== undefined && field.score !== null ? ` (${field.score})` : "")),
+      el("td", { class: "status" }, String(field.status || "").replace("_", " ") + (field.score !== undefined && field.score !== null ? ` (${field.score})` : "")),
       el("td", {}, detail)));
   }
   return el("table", { class: "grounding-values" },

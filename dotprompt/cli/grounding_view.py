@@ -7,7 +7,7 @@ import json
 import os
 from typing import Any, TextIO
 
-__all__ = ["grounding_lines", "show_grounding"]
+__all__ = ["show_grounding"]
 
 _STYLES = {"ungrounded": "\033[1;31m", "fuzzy": "\033[33m", "normalised": "\033[36m", "exact": "\033[32m",
            "not_applicable": "\033[2m"}
@@ -30,19 +30,6 @@ def show_grounding(grounding: Any, stream: TextIO, *, spans: bool) -> None:
         print("  " + _line(field, colour), file=stream)
     if grounding.skipped:
         print(f"grounding: {grounding.skipped}", file=stream)
-
-
-def grounding_lines(grounding: Any) -> list[str]:
-    """A logged run's grounding (`Grounding.to_dict` form) as plain lines: a summary, then every value
-    with its status and spans (what `dotprompt logs ID` shows)."""
-    from ..grounding import Grounding
-
-    found = Grounding.from_dict(grounding)
-    missing = found.ungrounded
-    head = (f"grounding: {len(missing)} of {len(found)} value(s) not found in the input:" if missing else
-            f"grounding: no value of {len(found)} missing from the input")
-    lines = [head, *("  " + _line(field, False) for field in found.values())]
-    return lines + ([f"grounding: {found.skipped}"] if found.skipped else [])
 
 
 def _line(field: Any, colour: bool) -> str:

@@ -234,7 +234,16 @@ def write_markdown(verdicts: Sequence[Verdict], path: Path, *, append: bool = Fa
 
 
 def to_json(verdicts: Sequence[Verdict]) -> dict[str, Any]:
-    return {"evals": [_verdict_json(v) for v in verdicts]}
+    return {"evals": [_with_grounding_sources(_verdict_json(v), v) for v in verdicts]}
+
+
+def _with_grounding_sources(shown: dict[str, Any], verdict: Verdict) -> dict[str, Any]:
+    """Each grounded row with the input texts its spans point into (`grounding_sources`): what the
+    workbench marks the spans in."""
+    for row, result in zip(shown["rows"], verdict.result.rows, strict=True):
+        if "grounding" in row:
+            row["grounding_sources"] = cited_sources(row["grounding"], result.row.input)
+    return shown
 
 
 def _verdict_json(verdict: Verdict) -> dict[str, Any]:
@@ -258,11 +267,9 @@ def _verdict_json(verdict: Verdict) -> dict[str, Any]:
 
 
 def _row_grounding(row: Any) -> dict[str, Any]:
-    """A row's grounding (each value's status and spans) and the input texts its spans point into."""
-    if row.grounding is None or not hasattr(row.grounding, "to_dict"):
-        return {}
-    grounding = row.grounding.to_dict()
-    return {"grounding": grounding, "grounding_sources": cited_sources(grounding, row.row.input)}
+    """Where the row's output values are in its input (pages and boxes in a PDF input), when grounded."""
+    grounding = getattr(row, "grounding", None)
+    return {"grounding": grounding.to_dict()} if grounding is not None and hasattr(grounding, "to_dict") else {}
 
 
 def write_json(verdicts: Sequence[Verdict], path: Path) -> None:

@@ -10,7 +10,6 @@ __all__ = ["GROUNDED", "FieldGrounding", "Grounding", "Span", "Status"]
 
 Status = Literal["exact", "normalised", "fuzzy", "ungrounded", "not_applicable"]
 GROUNDED: frozenset[str] = frozenset({"exact", "normalised", "fuzzy"})
-_STATUSES = frozenset({*GROUNDED, "ungrounded", "not_applicable"})
 
 
 @dataclass(frozen=True)
@@ -24,11 +23,6 @@ class Span:
 
     def to_dict(self) -> dict[str, Any]:
         return {"variable": self.variable, "start": self.start, "end": self.end, "text": self.text}
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Span:
-        return cls(str(data.get("variable")), int(data.get("start") or 0), int(data.get("end") or 0),
-                   str(data.get("text") or ""))
 
 
 @dataclass(frozen=True)
@@ -66,16 +60,6 @@ class FieldGrounding:
             out["reason"] = self.reason
         return out
 
-    @classmethod
-    def from_dict(cls, path: str, data: Mapping[str, Any]) -> FieldGrounding:
-        """One field as `to_dict` wrote it (the run log's form); an unknown status reads as ungrounded."""
-        status = data.get("status")
-        spans = data.get("spans")
-        return cls(path, status if status in _STATUSES else "ungrounded", data.get("value"),
-                   tuple(Span.from_dict(s) for s in spans if isinstance(s, Mapping)) if isinstance(spans, list) else (),
-                   data.get("score") if isinstance(data.get("score"), (int, float)) else None,
-                   data.get("reason") if isinstance(data.get("reason"), str) else None)
-
 
 @dataclass(frozen=True)
 class Grounding(Mapping[str, FieldGrounding]):
@@ -107,12 +91,3 @@ class Grounding(Mapping[str, FieldGrounding]):
         if self.skipped is not None:
             out["skipped"] = self.skipped
         return out
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Grounding:
-        """A grounding as `to_dict` wrote it (the run log keeps this form)."""
-        fields = data.get("fields")
-        found = {str(path): FieldGrounding.from_dict(str(path), f) for path, f in
-                 (fields.items() if isinstance(fields, Mapping) else ()) if isinstance(f, Mapping)}
-        skipped = data.get("skipped")
-        return cls(found, skipped if isinstance(skipped, str) else None)

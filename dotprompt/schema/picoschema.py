@@ -19,16 +19,17 @@ __all__ = ["convert", "to_json_schema"]
 SCALARS = ("string", "number", "integer", "boolean", "null", "any")
 _JSON_SCHEMA_TYPES = (*SCALARS, "object", "array")
 _FIELD = re.compile(r"^(?P<name>[^?(]+)(?P<optional>\?)?(?:\((?P<kind>[^,)]*)(?:,\s*(?P<desc>.*))?\))?$")
-_KINDS = ("array", "object", "enum", "derived", "grounded")
+_KINDS = ("array", "object", "enum", "derived")
 # Our extension: `total(derived): number` is a field computed by the model, not read from the input
 # (grounding does not look for it); JSON Schema spells it `"x-derived": true`.
 DERIVED = "x-derived"
-# And `quote(grounded): string`: a field copied from the input however long, so grounding looks for it
-# even when it reads like text the model wrote; JSON Schema spells it `"x-grounded": true`.
-GROUNDED_MARK = "x-grounded"
 
 SchemaResolver = Callable[[str], "dict[str, Any] | None"]
 Missing = list[tuple[str, tuple[str, ...]]]  # (type name, key path) of each name nothing defines (yet)
+# Ours too: `quote(grounded): string` is a field copied from the input however long, so grounding looks
+# for it even when it reads like text the model wrote; JSON Schema spells it `"x-grounded": true`.
+GROUNDED_MARK = "x-grounded"
+_GROUNDED_KIND = "grounded"
 
 
 def to_json_schema(schema: Any, resolve: SchemaResolver, known: Callable[[], list[str]] = list) -> Any:
@@ -117,6 +118,11 @@ class _Converter:
             raise PicoschemaError(f"cannot read field {key!r}", path, "write `name`, `name?` or `name(array, description)`")
         name, optional = match["name"].strip(), bool(match["optional"])
         kind, description = (match["kind"] or "").strip(), match["desc"]
+        if kind == _GROUNDED_KIND:
+            prop = self.grounded(value, path)
+            if description:
+                prop["description"] = description.strip()
+            return name, optional, _nullable(prop) if optional else prop
         if match["kind"] is None:
             if not isinstance(value, (str, Mapping)):
                 raise PicoschemaError(f"field {name!r}: expected a type name or a mapping, got {_describe(value)}", path)
@@ -124,9 +130,8 @@ class _Converter:
             return name, optional, _nullable(prop) if optional else prop
         if kind not in _KINDS:
             raise PicoschemaError(f"unknown field kind {kind!r} in {key!r}", path,
-                                  did_you_mean(kind, _KINDS) or "use (array), (object), (enum), (derived) or (grounded)")
-        build = {"array": self.array, "enum": self.enum, "object": self.object_, "derived": self.derived,
-                 "grounded": self.grounded}[kind]
+                                  did_you_mean(kind, _KINDS) or "use (array), (object), (enum) or (derived)")
+        build = {"array": self.array, "enum": self.enum, "object": self.object_, "derived": self.derived}[kind]
         prop = build(value, path)
         if optional:
             prop = _nullable(prop)
@@ -147,15 +152,15 @@ class _Converter:
             raise PicoschemaError(f"a (derived) field takes a type name or a mapping, got {_describe(value)}", path)
         return {**self.value(value, path), DERIVED: True}
 
-    def grounded(self, value: Any, path: tuple[str, ...]) -> dict[str, Any]:
-        if not isinstance(value, (str, Mapping)):
-            raise PicoschemaError(f"a (grounded) field takes a type name or a mapping, got {_describe(value)}", path)
-        return {**self.value(value, path), GROUNDED_MARK: True}
-
     def object_(self, value: Any, path: tuple[str, ...]) -> dict[str, Any]:
         if not isinstance(value, Mapping):
             raise PicoschemaError(f"an (object) field takes a mapping of fields, got {_describe(value)}", path)
         return self.object(value, path)
+
+    def grounded(self, value: Any, path: tuple[str, ...]) -> dict[str, Any]:
+        if not isinstance(value, (str, Mapping)):
+            raise PicoschemaError(f"a (grounded) field takes a type name or a mapping, got {_describe(value)}", path)
+        return {**self.value(value, path), GROUNDED_MARK: True}
 
 
 def _nullable(prop: dict[str, Any]) -> dict[str, Any]:

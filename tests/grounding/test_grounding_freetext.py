@@ -63,3 +63,9 @@ def test_a_marked_object_marks_what_is_under_it():
                                                         "items": {"type": "string"}}}}
     found = ground({"notes": ["the customer was very upset about the whole thing"]}, {"text": MESSAGE}, schema)
     assert found["$.notes[0]"].status == "ungrounded"
+
+
+def test_grounded_takes_a_description_and_may_be_optional():
+    schema = to_json_schema({"quote?(grounded, the customer's words)": "string"}, lambda name: None)
+    assert schema["properties"]["quote"] == {"type": ["string", "null"], "x-grounded": True,
+                                             "description": "the customer's words"}

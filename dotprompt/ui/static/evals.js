@@ -4,7 +4,7 @@
 // correct, the expected and the predicted side by side, per row and arm.
 import { get } from "./api.js";
 import { clear, el, encodeRoute, errorBox, section, text } from "./dom.js";
-import { groundingRows } from "./grounding.js";
+import { groundingRows } from "./grounding_spans.js";
 
 export async function showEvals(view) {
   const { reports } = await get("/api/evals");

@@ -2,7 +2,7 @@
 // bodies as the log keeps them (redacted), and a way back into its prompt with the same input.
 import { get } from "./api.js";
 import { clear, el, encodeRoute, errorBox, jsonBlock, section, when } from "./dom.js";
-import { groundingView } from "./grounding.js";
+import { groundingView } from "./grounding_spans.js";
 
 export async function showRuns(view, params) {
   const q = el("input", { id: "search", type: "search", placeholder: "search every word", value: params.get("q") || "" });

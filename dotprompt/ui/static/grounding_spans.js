@@ -14,7 +14,7 @@ export function groundingView(grounding, sources, id) {
   const texts = Object.entries(sources || {}).map(([variable, text]) =>
     el("div", { class: "grounding-source" }, el("div", { class: "role" }, variable),
       el("pre", { class: "text grounded-text", "data-name": variable }, highlighted(text, spansIn(fields, variable)))));
-  return el("div", { class: "grounding", id },
+  return el("div", { class: "grounding-spans", id },
     summary, ...texts, grounding && grounding.skipped ? el("p", { class: "muted" }, grounding.skipped) : null, valueTable(fields));
 }
 

@@ -123,6 +123,8 @@ class _Converter:
             if description:
                 prop["description"] = description.strip()
             return name, optional, _nullable(prop) if optional else prop
+        if kind and kind not in _KINDS and (near := did_you_mean(kind, (_GROUNDED_KIND,))):
+            raise PicoschemaError(f"unknown field kind {kind!r} in {key!r}", path, near)
         if match["kind"] is None:
             if not isinstance(value, (str, Mapping)):
                 raise PicoschemaError(f"field {name!r}: expected a type name or a mapping, got {_describe(value)}", path)

@@ -69,3 +69,11 @@ def test_grounded_takes_a_description_and_may_be_optional():
     schema = to_json_schema({"quote?(grounded, the customer's words)": "string"}, lambda name: None)
     assert schema["properties"]["quote"] == {"type": ["string", "null"], "x-grounded": True,
                                              "description": "the customer's words"}
+
+
+def test_a_misspelt_grounded_is_named():
+    from dotprompt.errors import PicoschemaError
+
+    with pytest.raises(PicoschemaError, match=r"unknown field kind 'grounde'") as raised:
+        to_json_schema({"quote(grounde)": "string"}, lambda name: None)
+    assert raised.value.hint == "did you mean `grounded`?"

@@ -71,6 +71,7 @@ __all__ = [
     "EVAL_MAX_ALIGN_WORK",
     "EVAL_MAX_DEPTH",
     "EVAL_MAX_ROW_BYTES",
+    "GROUNDING_FREE_TEXT_WORDS",
     "GROUNDING_FUZZY_THRESHOLD",
     "GROUNDING_MAX_DEPTH",
     "GROUNDING_MAX_FUZZY",
@@ -315,6 +316,11 @@ GROUNDING_MAX_VALUE_CHARS: Final = 20_000
 GROUNDING_FUZZY_THRESHOLD: Final = 2 / 3
 """The share of a value's words a window of the input must hold for a fuzzy match: one word in three
 may differ ("blue widgets, large" ~ "large blue widget")."""
+
+GROUNDING_FREE_TEXT_WORDS: Final = 6
+"""A string of this many words or more, most of them in lower case, is text the model wrote (a summary,
+an answer, a reason), not a value it copied: when the input does not hold it, it is `not_applicable`
+("generated text") rather than ungrounded, unless its schema says `x-grounded: true`."""
 
 GROUNDING_MAX_SOURCES: Final = 10_000
 """Input variables (nested values counted one by one) grounding reads from one input."""

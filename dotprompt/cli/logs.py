@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import io
 import json
 import re
 import shutil
@@ -14,6 +15,7 @@ from typing import Any
 from .._util.escape import json_dumps, terminal, view_body
 from ..settings import project_root, project_settings, run_log_settings
 from .common import EXIT_FAILED, EXIT_OK, CommandLineError
+from .grounding_view import show_grounding
 
 __all__ = ["add_parser", "describe", "log_path", "print_table", "run", "when"]
 
@@ -205,11 +207,25 @@ def describe(found: dict[str, Any]) -> list[str]:
     lines += _section("received", _conversation(response.get("messages") or []) or response.get("text"))
     if found["status"] == "ok":
         lines += _section("output", found.get("output"))
+    if isinstance(response.get("grounding"), dict):  # where each output value is in the input
+        lines += ["--- grounding ---", *(terminal(line, lines=False) for line in _grounding(response["grounding"]))]
     for repair in found.get("repair_details") or []:
         lines.append(terminal(f"repair: {repair}", lines=False))
     if found.get("error"):
         lines += _section("error", found["error"])
     return lines
+
+
+def _grounding(logged: dict[str, Any]) -> list[str]:
+    """A logged grounding as `dotprompt run --grounding` prints it, after a line saying how many values
+    were not found (or that none is missing)."""
+    from ..grounding import grounding_from_dict
+
+    grounding = grounding_from_dict(logged)
+    shown = io.StringIO()
+    show_grounding(grounding, shown, spans=True)  # not a terminal: no colour
+    lines = shown.getvalue().splitlines()
+    return lines if grounding.ungrounded else [f"grounding: no value of {len(grounding)} missing from the input", *lines]
 
 
 def _context(context: Any) -> str:

@@ -15,6 +15,7 @@ from typing import Any, TextIO
 from .._util.escape import json_dumps, terminal, xml_text
 from .._util.escape import markdown as md
 from .._util.redact import redact
+from ..grounding import cited_sources
 from ..settings import EVAL_MAX_ALIGN_WORK
 from .gates import Delta, FailedRows, Miss, failed_rows
 from .grounding_stats import OVERALL, GroundingCounts
@@ -233,7 +234,16 @@ def write_markdown(verdicts: Sequence[Verdict], path: Path, *, append: bool = Fa
 
 
 def to_json(verdicts: Sequence[Verdict]) -> dict[str, Any]:
-    return {"evals": [_verdict_json(v) for v in verdicts]}
+    return {"evals": [_with_grounding_sources(_verdict_json(v), v) for v in verdicts]}
+
+
+def _with_grounding_sources(shown: dict[str, Any], verdict: Verdict) -> dict[str, Any]:
+    """Each grounded row with the input texts its spans point into (`grounding_sources`): what the
+    workbench marks the spans in."""
+    for row, result in zip(shown["rows"], verdict.result.rows, strict=True):
+        if "grounding" in row:
+            row["grounding_sources"] = cited_sources(row["grounding"], result.row.input)
+    return shown
 
 
 def _verdict_json(verdict: Verdict) -> dict[str, Any]:

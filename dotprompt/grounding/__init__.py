@@ -8,8 +8,9 @@ marks computed fields, which are not looked for.
 
 from .align import Inputs, Limits, ground
 from .leaves import DERIVED
+from .logged import grounding_from_dict
 from .result import GROUNDED, FieldGrounding, Grounding, Span, Status
-from .sources import input_sources
+from .sources import cited_sources, input_sources
 
-__all__ = ["DERIVED", "GROUNDED", "FieldGrounding", "Grounding", "Inputs", "Limits", "Span", "Status", "ground",
-           "input_sources"]
+__all__ = ["DERIVED", "GROUNDED", "FieldGrounding", "Grounding", "Inputs", "Limits", "Span", "Status",
+           "cited_sources", "ground", "grounding_from_dict", "input_sources"]

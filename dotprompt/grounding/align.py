@@ -25,17 +25,20 @@ from ..settings import (
     GROUNDING_MAX_VALUE_CHARS,
     GROUNDING_MAX_VALUES,
 )
-from .currency import glued_to_letters, signs_for
-from .dates import Day, index_dates, value_dates
+from .currency import glued_to_letters, rivals, signs_for
+from .dates import Day, Month, index_dates, index_months, value_dates, value_months
+from .freetext import generated_text
 from .fuzzy import WordSequence, best_window, could_align
 from .leaves import Leaf, walk
-from .numbers import index_numbers, value_readings
+from .numbers import cuts_a_number, index_numbers, value_readings
 from .pages import documents_in, with_pages
 from .result import FieldGrounding, Grounding, Span, Status
 from .sources import Joined
-from .text import NormalisedText, normalise
+from .text import WORD, NormalisedText, normalise
 
 __all__ = ["Inputs", "Limits", "ground"]
+
+_MAX_SPACED = 64  # the longest value (spaces dropped) looked for with its spaces dropped or added
 
 
 @dataclass(frozen=True)
@@ -63,6 +66,7 @@ class Inputs:
         self._text: NormalisedText | None = None
         self._numbers: dict[Decimal, list[tuple[int, int]]] | None = None
         self._dates: dict[Day, list[tuple[int, int]]] | None = None
+        self._months: dict[Month, list[tuple[int, int]]] | None = None
         self._words: WordSequence | None = None
 
     @property
@@ -74,7 +78,7 @@ class Inputs:
     @property
     def numbers(self) -> dict[Decimal, list[tuple[int, int]]]:
         if self._numbers is None:
-            self._numbers = index_numbers(self.text.text)
+            self._numbers = index_numbers(self.text.text, self.text.original_at)
         return self._numbers
 
     @property
@@ -82,6 +86,12 @@ class Inputs:
         if self._dates is None:
             self._dates = index_dates(self.text.text)
         return self._dates
+
+    @property
+    def months(self) -> dict[Month, list[tuple[int, int]]]:
+        if self._months is None:
+            self._months = index_months(self.text.text)
+        return self._months
 
     @property
     def words(self) -> WordSequence:
@@ -122,28 +132,30 @@ class _Run:
         self.fuzzy_left = limits.max_fuzzy
         # What each value was found as, by value: outputs repeat theirs (a currency on every line, a
         # date in two fields), and a repeat costs a lookup. Keyed by type too: 1 and 1.0 and True differ.
-        self.seen: dict[tuple[type, Any], FieldGrounding] = {}
+        self.seen: dict[tuple[type, Any, bool], FieldGrounding] = {}
 
     def leaf(self, leaf: Leaf) -> FieldGrounding:
         value = leaf.value
         if leaf.exempt is not None:
             return FieldGrounding(leaf.path, "not_applicable", value, reason=leaf.exempt)
-        key = (type(value), value)
+        key = (type(value), value, leaf.copied)
         try:
             found = self.seen.get(key)
         except TypeError:  # not JSON data: an unhashable value is looked for each time
-            return self.look_for(leaf.path, value)
+            return self.look_for(leaf.path, value, leaf.copied)
         if found is None:
-            found = self.seen[key] = self.look_for(leaf.path, value)
+            found = self.seen[key] = self.look_for(leaf.path, value, leaf.copied)
         return found if found.path == leaf.path else dataclasses.replace(found, path=leaf.path)
 
-    def look_for(self, path: str, value: Any) -> FieldGrounding:
+    def look_for(self, path: str, value: Any, copied: bool = False) -> FieldGrounding:
         if isinstance(value, str) and len(value) > self.limits.max_value_chars:
+            if not copied and generated_text(value):
+                return FieldGrounding(path, "not_applicable", value, reason="generated text")
             return FieldGrounding(path, "ungrounded", value,
                                   reason=f"longer than {self.limits.max_value_chars:,} characters; not looked for")
         written = value if isinstance(value, str) else _number_text(value)
         if isinstance(value, str):
-            found = self._text(path, value)
+            found = self._text(path, value) or self._spaced(path, value)
             if found is not None:
                 return found
         amounts = value_readings(value)
@@ -151,12 +163,17 @@ class _Run:
         days = value_dates(value) if found is None and isinstance(value, str) else set()
         if days:
             found = self._indexed(path, value, written, self.inputs.dates, days)
+        months = value_months(value) if found is None and not days and isinstance(value, str) else set()
+        if months:
+            found = self._indexed(path, value, written, self.inputs.months, months)
         if found is None and isinstance(value, str):
             found = self._currency(path, value)
-        if found is None and isinstance(value, str) and not amounts and not days:
+        if found is None and isinstance(value, str) and not amounts and not days and not months:
             found = self._fuzzy(path, value)  # a description; an amount or a date means exactly what it says
         if found is not None:
             return found
+        if isinstance(value, str) and not copied and generated_text(value):
+            return FieldGrounding(path, "not_applicable", value, reason="generated text")
         return FieldGrounding(path, "ungrounded", value, reason=self._why_not(value))
 
     def _text(self, path: str, value: str) -> FieldGrounding | None:
@@ -164,7 +181,11 @@ class _Run:
         exact: list[Span] = []
         close: list[Span] = []
         limit = self.limits.max_spans
-        for start in self.inputs.text.occurrences(needle, self.limits.max_tries):
+        text = self.inputs.text
+        amount = bool(value_readings(value))
+        for start in text.occurrences(needle, self.limits.max_tries):
+            if amount and cuts_a_number(text.text, start, start + len(needle), text.original_at):
+                continue  # `234` in `1 234 EUR`: a piece of another number
             if len(close) >= limit and not self.inputs.written_as(start, start + len(needle), value):
                 continue  # one more normalised match: only an exact one can still change the result
             span = self.inputs.span(start, start + len(needle))
@@ -178,6 +199,15 @@ class _Run:
         if close:
             return FieldGrounding(path, "normalised", value, tuple(close[:limit]))
         return None
+
+    def _spaced(self, path: str, value: str) -> FieldGrounding | None:
+        """A value written with its spaces dropped or added (`GB815286599` for `GB 815 2865 99`)."""
+        compact = "".join(normalise(value).split())
+        if len(compact) > _MAX_SPACED or not WORD.fullmatch(compact):
+            return None
+        spans = [s for s in (self.inputs.span(a, b) for a, b in self.inputs.text.spaced(compact, self.limits.max_tries))
+                 if s is not None and s.text != value]
+        return FieldGrounding(path, "normalised", value, tuple(spans[:self.limits.max_spans])) if spans else None
 
     def _indexed(self, path: str, value: Any, written: str, index: Mapping[Any, list[tuple[int, int]]],
                  keys: set[Any]) -> FieldGrounding | None:
@@ -198,6 +228,8 @@ class _Run:
         spans: list[Span] = []
         text = self.inputs.text
         for sign in signs_for(value):
+            if any(word in text.words for word in rivals(value, sign)):
+                continue  # another currency printing this sign is named in the input
             needle = normalise(sign)
             for start in text.occurrences(needle, self.limits.max_tries):
                 if not glued_to_letters(text.text, start):

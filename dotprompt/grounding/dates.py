@@ -3,7 +3,10 @@
 Spanish, Italian and Dutch month names.
 
 Read from normalised (case-folded) text. `02/11/2026` is both 2 November and 11 February: both are
-indexed, so either reading grounds. The patterns are fixed here; nothing the model wrote becomes one.
+indexed, so either reading grounds. A dotted date is day first wherever it is written (`01.03.2026` is
+1 March, never 3 January). A month of a year (`2019-03`) is found where the input writes a month and
+its year with no day (`Mar 2019`, `March 2019`, `03/2019`, `2019年3月`). The patterns are fixed here;
+nothing the model wrote becomes one.
 """
 
 from __future__ import annotations
@@ -14,9 +17,10 @@ from collections.abc import Iterable, Iterator
 
 from .text import normalise
 
-__all__ = ["Day", "index_dates", "value_dates"]
+__all__ = ["Day", "Month", "index_dates", "index_months", "value_dates", "value_months"]
 
 Day = tuple[int, int, int]  # (year, month, day)
+Month = tuple[int, int]  # (year, month)
 
 _MONTHS: dict[str, int] = {}
 for _number, _names in enumerate([
@@ -126,6 +130,8 @@ def _readings(text: str, *, whole: bool) -> Iterator[tuple[Day, int, int]]:
         match = pattern.match(text, start)
         if match is None or (whole and match.end() != len(text) and not (orders[0] == "ymd" and text[match.end()] == "t")):
             continue
+        if pattern is _NUMERIC and text[match.end(1)] == ".":
+            orders = ("dmy",)  # dotted dates are day first (German, French, Russian, ...), never month first
         for order in orders:
             found = _read(match, order)
             if found is not None:
@@ -158,4 +164,45 @@ def index_dates(normalised_text: str) -> dict[Day, list[tuple[int, int]]]:
         index.setdefault(day, []).append((start, end))
     for spans in index.values():
         spans.sort()  # several patterns add to one date: report its spans in reading order
+    return index
+
+
+# -- a month of a year ----------------------------------------------------------------------------
+
+_MONTH_YEAR = re.compile(rf"(?<![\w.])({_MONTH})\.?,?\s?(\d{{4}})(?!\d)")
+_NUMERIC_MONTH = re.compile(r"(?<![\d./-])(\d{1,2})[/.-](\d{4})(?![\d/.-]\d|\d)")
+_ISO_MONTH = re.compile(r"(?<![\d./-])(\d{4})[/.-](\d{1,2})(?![\d/.-]\d|\d)")
+_CJK_MONTH = re.compile(r"(?<!\d)(\d{4})\s?年\s?(\d{1,2})\s?月(?!\s?\d{1,2}\s?日)")
+_DAY_BEFORE = re.compile(rf"\d{_ORD}\.?\s?(?:of |de )?$")  # "12 mar 2019", "1. märz 2019": a date, not a month
+_MONTH_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (_MONTH_YEAR, "My"), (_NUMERIC_MONTH, "my"), (_ISO_MONTH, "ym"), (_CJK_MONTH, "ym"))
+
+
+def _month_readings(text: str, *, whole: bool) -> Iterator[tuple[Month, int, int]]:
+    for pattern, order in _MONTH_PATTERNS:
+        found = (pattern.fullmatch(text),) if whole else pattern.finditer(text)
+        for match in found:
+            if match is None or (pattern is _MONTH_YEAR and _DAY_BEFORE.search(text, max(match.start() - 12, 0),
+                                                                              match.start())):
+                continue
+            fields = dict(zip(order.lower(), match.groups(), strict=True))
+            month = _MONTHS[fields["m"]] if "M" in order else int(fields["m"])
+            if 1 <= month <= 12 and 1 <= int(fields["y"]) <= 9999:
+                yield (int(fields["y"]), month), match.start(), match.end()
+
+
+def value_months(value: object) -> set[Month]:
+    """The month of a year an extracted string stands for (`2019-03`, `Mar 2019`; empty when not one)."""
+    if not isinstance(value, str) or len(value) > 32:
+        return set()
+    return {month for month, _, _ in _month_readings(normalise(value), whole=True)}
+
+
+def index_months(normalised_text: str) -> dict[Month, list[tuple[int, int]]]:
+    """Every month written with its year and no day in the (normalised) text -> its spans there."""
+    index: dict[Month, list[tuple[int, int]]] = {}
+    for month, start, end in _month_readings(normalised_text, whole=False):
+        index.setdefault(month, []).append((start, end))
+    for spans in index.values():
+        spans.sort()
     return index

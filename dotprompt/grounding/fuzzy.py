@@ -2,7 +2,10 @@
 
 Token alignment over the input's words: the value's words are looked up in the word index, each hit
 proposes a window of the value's length there, and a window scores the share of the value's words
-it holds (as a multiset, after light stemming) over the longer of the two. Bounded: at most
+it holds (as a multiset, after light stemming) over the longer of the two. Every word of the value
+that carries meaning must be in the window: words may be reordered, inflected or dropped from the
+input's text, never replaced (`Kranich Handels GmbH` is not `Kranich Software GmbH`; `INV-2026-060` not
+`INV-2026`); only the little words of `FUNCTION_WORDS` may differ. Bounded: at most
 `MAX_ANCHORS` windows per value, each O(words in the value), and only values of 3 to `MAX_WORDS` words.
 """
 
@@ -17,6 +20,7 @@ from .text import WORD, NormalisedText
 
 __all__ = [
     "COMMON",
+    "FUNCTION_WORDS",
     "MAX_ANCHORS",
     "MAX_WORDS",
     "MIN_WORDS",
@@ -33,6 +37,13 @@ MIN_WORDS = 3
 MAX_WORDS = 64
 MAX_ANCHORS = 48
 COMMON = 2000  # past the rarest word, a word found more often than this proposes no windows
+# Words a paraphrase may add or leave out ("Repair of pump" for "pump repair"), in the languages the
+# dates module reads; any other word of the value must be in the input.
+_FUNCTION_WORDS_BY_LANGUAGE = ("a an the of and or for with to in on at by from",
+                               "der die das den dem des und oder für mit von zu im am",
+                               "le la les du de des et ou pour avec au aux en",
+                               "el los las y o para con del al", "il lo gli e per di da", "het een en van voor met")
+FUNCTION_WORDS = frozenset(word for words in _FUNCTION_WORDS_BY_LANGUAGE for word in words.split())
 
 
 @dataclass(frozen=True)
@@ -65,13 +76,13 @@ class WordSequence:
 
 
 def could_align(words: Mapping[str, object], value: str, threshold: float = THRESHOLD) -> bool:
-    """Whether enough of the value's words occur in the text at all (in some form) for a window to
-    reach `threshold`: a cheap test on the plain word index that spares most values the fuzzy step."""
+    """Whether every word of the value that carries meaning occurs in the text at all (in some form):
+    a cheap test on the plain word index that spares most values the fuzzy step. (`threshold` is kept
+    for callers; the window's score is checked by `best_window`.)"""
     wanted = WORD.findall(value)
     if not MIN_WORDS <= len(wanted) <= MAX_WORDS:
         return False
-    present = sum(any(form in words for form in (w, stem(w), w + "s", w + "es")) for w in wanted)
-    return present / len(wanted) >= threshold
+    return all(w in FUNCTION_WORDS or any(form in words for form in (w, stem(w), w + "s", w + "es")) for w in wanted)
 
 
 def best_window(words: WordSequence, value: str, threshold: float = THRESHOLD) -> FuzzyMatch | None:
@@ -80,9 +91,8 @@ def best_window(words: WordSequence, value: str, threshold: float = THRESHOLD) -
     if not MIN_WORDS <= len(wanted) <= MAX_WORDS:
         return None
     counts = Counter(wanted)
-    present = sum(n for key, n in counts.items() if key in words.positions)
-    if present / len(wanted) < threshold:
-        return None  # no window can hold more of the value's words than the whole input does
+    if any(key not in words.positions and key not in FUNCTION_WORDS for key in counts):
+        return None  # a word of the value the whole input does not hold: no window holds it
     best: tuple[float, int, int] | None = None
     for first in _window_starts(words, wanted):
         for size in (len(wanted) - 1, len(wanted), len(wanted) + 1):
@@ -125,6 +135,6 @@ def _score(words: WordSequence, counts: Counter[str], size_wanted: int, first: i
             shared += 1
             tail = i
             head = i if head < 0 else head
-    if not shared:
-        return None
+    if not shared or any(n and key not in FUNCTION_WORDS for key, n in left.items()):
+        return None  # a word of the value is not in this window
     return shared / max(size_wanted, tail - head + 1), first + head, first + tail

@@ -12,7 +12,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..schema.compiled import json_path
-from ..schema.picoschema import DERIVED  # the value is computed, not read (a total, an age)
+from ..schema.picoschema import (
+    DERIVED,  # the value is computed, not read (a total, an age)
+    GROUNDED_MARK,  # true: copied from the input however long; false: written
+)
 
 __all__ = ["Leaf", "Walk", "walk"]
 
@@ -23,7 +26,8 @@ _MAX_REF_HOPS = 32
 class Leaf:
     path: str
     value: Any
-    exempt: str | None  # why the value is not looked for: boolean, null, enum, derived, empty
+    exempt: str | None  # why the value is not looked for: boolean, null, enum, derived, empty, generated text
+    copied: bool = False  # the schema says the value is copied (`x-grounded: true`): never taken for generated text
 
 
 @dataclass
@@ -35,24 +39,41 @@ class Walk:
 def walk(output: Any, schema: Any, *, max_depth: int, max_leaves: int) -> Walk:
     root = schema if isinstance(schema, Mapping) else None
     leaves: list[Leaf] = []
-    stack: list[tuple[tuple[str | int, ...], Any, Any, bool]] = [((), output, root, False)]
+    stack: list[tuple[tuple[str | int, ...], Any, Any, bool, bool | None]] = [((), output, root, False, None)]
     too_deep = 0
     while stack:
-        parts, value, node, derived = stack.pop()
+        parts, value, node, derived, grounded = stack.pop()
         node = _resolve(node, root)
         derived = derived or _marks(node, DERIVED, root)
+        grounded = _grounded_mark(node, grounded)
         if isinstance(value, (Mapping, list)):
             if len(parts) >= max_depth:
                 too_deep += 1
                 continue
             children = list(value.items()) if isinstance(value, Mapping) else list(enumerate(value))
-            stack.extend(((*parts, key), child, _child(node, key, root), derived)
+            stack.extend(((*parts, key), child, _child(node, key, root), derived, grounded)
                          for key, child in reversed(children))
             continue
         if len(leaves) >= max_leaves:
             return Walk(leaves, f"only the first {max_leaves} values were grounded")
-        leaves.append(Leaf(json_path(parts), value, _exempt(value, node, derived, root)))
+        exempt = "generated text" if grounded is False else _exempt(value, node, derived, root)
+        leaves.append(Leaf(json_path(parts), value, exempt, copied=grounded is True))
     return Walk(leaves, f"{too_deep} value(s) nested deeper than {max_depth} levels were not grounded" if too_deep else None)
+
+
+def _grounded_mark(node: Mapping[str, Any] | None, inherited: bool | None) -> bool | None:
+    """`x-grounded` on the node (or on every non-null branch of an optional field), else the parent's."""
+    if node is None:
+        return inherited
+    mark = node.get(GROUNDED_MARK)
+    if isinstance(mark, bool):
+        return mark
+    for combinator in ("anyOf", "oneOf"):
+        marks = {b.get(GROUNDED_MARK) for b in node.get(combinator) or ()
+                 if isinstance(b, Mapping) and b.get("type") != "null"}
+        if len(marks) == 1 and isinstance(next(iter(marks)), bool):
+            return bool(next(iter(marks)))
+    return inherited
 
 
 def _exempt(value: Any, node: Mapping[str, Any] | None, derived: bool, root: Mapping[str, Any] | None) -> str | None:

@@ -14,7 +14,7 @@ from typing import Any
 from ..schema.compiled import json_path
 from ..settings import GROUNDING_MAX_SOURCES
 
-__all__ = ["SEPARATOR", "Joined", "input_sources"]
+__all__ = ["SEPARATOR", "Joined", "cited_sources", "input_sources"]
 
 SEPARATOR = "\x00"
 
@@ -35,6 +35,15 @@ def input_sources(data: Any, *, max_sources: int = GROUNDING_MAX_SOURCES) -> dic
         elif isinstance(value, (int, float)) and not isinstance(value, bool):
             out[_name(parts)] = str(value)
     return out
+
+
+def cited_sources(grounding: Any, data: Any) -> dict[str, str]:
+    """The input texts that the spans of a grounding (its `to_dict` form, as the run log and the eval
+    report keep it) point into, by variable: what a view highlights the spans in."""
+    fields = grounding.get("fields") if isinstance(grounding, Mapping) else None
+    wanted = {span.get("variable") for found in (fields.values() if isinstance(fields, Mapping) else ())
+              if isinstance(found, Mapping) for span in found.get("spans") or () if isinstance(span, Mapping)}
+    return {name: text for name, text in input_sources(data).items() if name in wanted} if wanted else {}
 
 
 def _name(parts: tuple[str | int, ...]) -> str:

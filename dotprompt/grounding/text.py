@@ -24,6 +24,10 @@ _CHANGED = re.compile(r"[^\x21-\x7e](?:(?<=[^\x21-\x7e ])[^\x21-\x7e ]*|(?<= ) +
 _SPACES = re.compile(r"(\s+)")
 WORD = re.compile(r"\w+")
 _WORD_PIECES = re.compile(r"(\w+)")  # WORD, kept by `split`
+_CJK = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+# What may be glued to a Japanese name without being part of it: honorifics, company forms.
+_CJK_SUFFIXES = ("様", "殿", "御中", "さん", "氏", "君", "先生", "宛", "株式会社", "有限会社", "合同会社")
+_CJK_PREFIXES = ("株式会社", "有限会社", "合同会社", "(株)", "(有)")
 _NARROW_MAX = 8  # a needle's second word narrows its places when it is found at most this many times as often
 
 
@@ -79,6 +83,12 @@ class NormalisedText:
         """The original span of normalised `[start, end)`; widened to whole changed stretches."""
         return self._map(start, inside_end=False), self._map(end, inside_end=True)
 
+    def original_at(self, position: int) -> str:
+        """What the original text wrote for the normalised character at `position` (a run of
+        whitespace collapsed to one space comes back whole)."""
+        start, end = self.to_original(position, position + 1)
+        return self.original[start:end]
+
     def _map(self, position: int, *, inside_end: bool) -> int:
         probe = position - 1 if inside_end else position
         i = bisect_right(self._norm_starts, probe) - 1
@@ -120,6 +130,9 @@ class NormalisedText:
         Looked up through the needle's rarest word, so the cost is that word's occurrences, not the
         text's length; at most `limit` candidates are tried. A needle without a word is found with
         `str.find`, again at most `limit` times."""
+        if _CJK.search(needle):  # CJK writes no spaces between words: found anywhere, its ends checked
+            yield from (start for start in self._found(needle, limit) if self._cjk_bounded(start, start + len(needle)))
+            return
         words = [(m.group(), m.start()) for m in WORD.finditer(needle)]
         if not words:
             yield from self._found(needle, limit)
@@ -135,6 +148,32 @@ class NormalisedText:
             start = position - offset
             if start >= 0 and text.startswith(needle, start) and self._bounded(start, start + size):
                 yield start
+
+    def spaced(self, compact: str, limit: int) -> Iterator[tuple[int, int]]:
+        """Normalised spans of runs of whole words, one space apart, that are `compact` with its spaces
+        dropped: `gb815286599` is written `gb 815 2865 99`, `500mg` is `500 mg`. Found through the
+        word index by the run's first word (a prefix of `compact`); at most `limit` places tried."""
+        words, starts = self.word_list
+        index = self.words
+        for size in range(1, len(compact) + 1):
+            for start in index.get(compact[:size], ())[:limit]:
+                limit -= 1
+                end = self._spaced_end(words, starts, bisect_right(starts, start) - 1, compact)
+                if end is not None and self._bounded(start, end):
+                    yield start, end
+                if limit <= 0:
+                    return
+
+    def _spaced_end(self, words: list[str], starts: list[int], i: int, compact: str) -> int | None:
+        at, end = 0, starts[i]
+        while i < len(words) and compact.startswith(words[i], at):
+            if starts[i] != end and not (starts[i] == end + 1 and self.text[end] == " "):
+                return None  # the next word is not one space on
+            at, end = at + len(words[i]), starts[i] + len(words[i])
+            if at == len(compact):
+                return end
+            i += 1
+        return None
 
     def _narrowed(self, positions: list[int], offset: int, other: str, other_offset: int) -> list[int]:
         """Of the places of a needle's rarest word, those where its next rarest word is where the
@@ -158,15 +197,34 @@ class NormalisedText:
             start = self.text.find(needle, start + 1)
 
     def _bounded(self, start: int, end: int) -> bool:
-        """Neither end of the match cuts a word of the text in two."""
+        """Neither end of the match cuts a word or a token of the text in two: `INV-2026` is not in
+        `INV-2026-060`, `567.89` not in `1'234'567.89`."""
         text = self.text
-        if start > 0 and _wordy(text[start]) and _wordy(text[start - 1]):
+        if start > 0 and ((_wordy(text[start]) and _wordy(text[start - 1])) or _joins(text, start - 1)):
             return False
-        return not (end < len(text) and _wordy(text[end - 1]) and _wordy(text[end]))
+        return not (end < len(text) and ((_wordy(text[end - 1]) and _wordy(text[end])) or _joins(text, end)))
+
+    def _cjk_bounded(self, start: int, end: int) -> bool:
+        """A CJK match is bounded by a character that is no part of a word, or by an honorific or a
+        company form glued to it (`鈴木一郎様`, `株式会社山田商事`): a name cut short is not found."""
+        text = self.text
+        head = start == 0 or not _wordy(text[start - 1]) or text.endswith(_CJK_PREFIXES, 0, start)
+        return head and (end == len(text) or not _wordy(text[end]) or text.startswith(_CJK_SUFFIXES, end))
 
 
 def _wordy(char: str) -> bool:
     return char.isalnum() or char == "_"
+
+
+def _joins(text: str, at: int) -> bool:
+    """`text[at]` joins the characters around it into one token: a hyphen or slash inside an id
+    (`INV-2026-060`), a separator inside a number (`1'234'567.89`, `1.234,50`)."""
+    if at <= 0 or at + 1 >= len(text):
+        return False
+    mark, left, right = text[at], text[at - 1], text[at + 1]
+    if mark in "-/_":
+        return left.isalnum() and right.isalnum()
+    return mark in ".,'\u2019" and left.isdigit() and right.isdigit()
 
 
 def _widened(text: str, start: int, end: int, floor: int) -> tuple[int, int]:

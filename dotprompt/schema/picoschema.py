@@ -30,6 +30,10 @@ PDF = {"contentMediaType": "application/pdf"}
 
 SchemaResolver = Callable[[str], "dict[str, Any] | None"]
 Missing = list[tuple[str, tuple[str, ...]]]  # (type name, key path) of each name nothing defines (yet)
+# Ours too: `quote(grounded): string` is a field copied from the input however long, so grounding looks
+# for it even when it reads like text the model wrote; JSON Schema spells it `"x-grounded": true`.
+GROUNDED_MARK = "x-grounded"
+_GROUNDED_KIND = "grounded"
 
 
 def to_json_schema(schema: Any, resolve: SchemaResolver, known: Callable[[], list[str]] = list) -> Any:
@@ -118,6 +122,13 @@ class _Converter:
             raise PicoschemaError(f"cannot read field {key!r}", path, "write `name`, `name?` or `name(array, description)`")
         name, optional = match["name"].strip(), bool(match["optional"])
         kind, description = (match["kind"] or "").strip(), match["desc"]
+        if kind == _GROUNDED_KIND:
+            prop = self.grounded(value, path)
+            if description:
+                prop["description"] = description.strip()
+            return name, optional, _nullable(prop) if optional else prop
+        if kind and kind not in _KINDS and (near := did_you_mean(kind, (_GROUNDED_KIND,))):
+            raise PicoschemaError(f"unknown field kind {kind!r} in {key!r}", path, near)
         if match["kind"] is None:
             if not isinstance(value, (str, Mapping)):
                 raise PicoschemaError(f"field {name!r}: expected a type name or a mapping, got {_describe(value)}", path)
@@ -159,6 +170,11 @@ class _Converter:
         if not isinstance(value, Mapping):
             raise PicoschemaError(f"an (object) field takes a mapping of fields, got {_describe(value)}", path)
         return self.object(value, path)
+
+    def grounded(self, value: Any, path: tuple[str, ...]) -> dict[str, Any]:
+        if not isinstance(value, (str, Mapping)):
+            raise PicoschemaError(f"a (grounded) field takes a type name or a mapping, got {_describe(value)}", path)
+        return {**self.value(value, path), GROUNDED_MARK: True}
 
 
 def _nullable(prop: dict[str, Any]) -> dict[str, Any]:

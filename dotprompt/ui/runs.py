@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
+from ..grounding import cited_sources
 from ..observe.runlog import LogQuery, get_run, list_runs, search_runs
 from ..settings import UI_MAX_LIMIT as MAX_LIMIT
 from ..settings import project_root
@@ -42,9 +43,16 @@ def runs(path: Path | None, params: dict[str, str]) -> dict[str, Any]:
 
 def run(path: Path | None, run_id: int) -> dict[str, Any] | None:
     try:
-        return get_run(path, run_id) if path is not None else None
+        found = get_run(path, run_id) if path is not None else None
     except RecursionError:  # a logged value nested past what the JSON decoder follows
         raise UsageError(f"run {run_id} holds a value nested too deeply to show") from None
+    if found is None:
+        return None
+    response = found.get("response")
+    if isinstance(response, dict) and isinstance(response.get("grounding"), dict):
+        # The texts the grounding's spans point into, for the page to highlight them in.
+        found["grounding_sources"] = cited_sources(response["grounding"], found.get("input"))
+    return found
 
 
 def _summary(row: dict[str, Any]) -> dict[str, Any]:

@@ -43,6 +43,19 @@ CASES = {
         "words = ['w%d' % (i % 50) for i in range(200_000)]\n"
         "g = ground({f'k{i}': ' '.join(words[i:i + 60][::-1]) + ' zz' for i in range(3000)}, {'text': ' '.join(words)})",
         lambda r: r["n"] == 3000),
+    "a CJK name cut short, in a page of the name": (
+        "g = ground({'v': '鈴木一', 'w': '鈴木一郎'}, {'text': '鈴木一郎様' * 800_000})",
+        lambda r: r["statuses"] == ["exact", "ungrounded"]),
+    "a value without its spaces, against a page of one-letter words": (
+        "g = ground({'v': 'a' * 60, 'w': 'ab' * 30}, {'text': 'a ' * 2_000_000})", lambda r: r["n"] == 2),
+    "an amount written as a string, in a page of grouped numbers": (
+        "g = ground({'v': '234', 'w': '1 234', 'x': '-234'}, {'text': '1 234 ' * 600_000})", lambda r: r["n"] == 3),
+    "a month of a year, among month names everywhere": (
+        "g = ground({'v': '2019-03', 'w': '2020-04'}, {'text': '12 mar 2019 mar 2019 03/2019 ' * 150_000})",
+        lambda r: r["statuses"] == ["normalised", "ungrounded"]),
+    "generated text: a huge lower-case reply": (
+        "g = ground({'v': 'the reply goes on ' * 1000}, {'text': 'the reply ' * 100_000})",
+        lambda r: r["statuses"] == ["not_applicable"]),
     "many variables": (
         "g = ground({'v': 'needle'}, {f'var{i}': 'hay ' * 10 for i in range(50_000)} | {'last': 'needle'})",
         lambda r: r["statuses"] == ["exact"]),

@@ -46,7 +46,7 @@ REASON_KEY = "structuredOutputFallback"
 _STRUCTURE = frozenset({"type", "properties", "required", "additionalProperties", "items", "enum", "const", "anyOf",
                         "$ref", "$defs", "definitions", "description", "title", "nullable"})
 _DROPPED = frozenset({"$schema", "$id", "$comment", "examples", "default", "readOnly", "writeOnly", "deprecated",
-                       "x-derived"})  # ours, for grounding: nothing the model needs to see
+                       "x-derived", "x-grounded"})  # ours, for grounding: nothing the model needs to see
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,7 @@
 // correct, the expected and the predicted side by side, per row and arm.
 import { get } from "./api.js";
 import { clear, el, encodeRoute, errorBox, section, text } from "./dom.js";
+import { groundingRows } from "./grounding_spans.js";
 
 export async function showEvals(view) {
   const { reports } = await get("/api/evals");
@@ -42,7 +43,7 @@ function drawReport(area, report) {
   }
   for (const [name, arms] of groups) {
     area.append(el("h2", {}, `${name}: `, arms.every((a) => a.passed) ? el("span", { class: "ok" }, "passed") : el("span", { class: "bad" }, "failed")),
-      fieldTable(arms), failures(arms), differences(arms));
+      fieldTable(arms), failures(arms), differences(arms), groundingRows(arms));
   }
 }
 

@@ -2,6 +2,7 @@
 // bodies as the log keeps them (redacted), and a way back into its prompt with the same input.
 import { get } from "./api.js";
 import { append, clear, el, encodeRoute, errorBox, jsonBlock, section, when } from "./dom.js";
+import { groundingView } from "./grounding_spans.js";
 
 export async function showRuns(view, params) {
   const q = el("input", { id: "search", type: "search", placeholder: "search every word", value: params.get("q") || "" });
@@ -69,6 +70,7 @@ export async function showRun(view, id) {
     section("Input", jsonBlock(run.input, { id: "run-input" })),
     section("Turns", turns.childElementCount ? turns : el("p", { class: "muted" }, "no messages logged")),
     section("Output", jsonBlock(run.output, { id: "run-output" })),
+    run.response && run.response.grounding ? section("Grounding", groundingView(run.response.grounding, run.grounding_sources, "run-grounding")) : null,
     el("details", {}, el("summary", {}, "Request (as the log keeps it)"), jsonBlock(run.request, { id: "run-request" })),
     el("details", {}, el("summary", {}, "Reply (as the log keeps it)"), jsonBlock(run.response, { id: "run-response" })),
     run.context ? el("details", {}, el("summary", {}, "Context"), jsonBlock(run.context)) : null]);

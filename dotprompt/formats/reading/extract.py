@@ -19,9 +19,9 @@ from typing import Any, Final
 from partial_json_parser import Allow
 from partial_json_parser import loads as complete_partial_json
 
-from ..errors import OutputParseError
-from .base import ParsedOutput, Repair
-from .finite import finite_output
+from ...errors import OutputParseError
+from ..base import ParsedOutput, Repair
+from ..finite import finite_output
 from .lenient import Rewrite, rewrite_json
 from .limits import MAX_NESTING_DEPTH, TooDeepError, deeper_than_limit
 from .locate import Location, locate_json

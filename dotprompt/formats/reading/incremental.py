@@ -53,8 +53,8 @@ from collections.abc import Callable
 from itertools import islice
 from typing import Any, Final, Protocol, cast
 
-from ..settings import STREAM_STRING_COPIES
-from .base import LazyValue
+from ...settings import STREAM_STRING_COPIES
+from ..base import LazyValue
 from .limits import MAX_NESTING_DEPTH
 
 __all__ = ["IncrementalJsonParser", "LazySnapshot"]

@@ -22,7 +22,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import dotprompt.formats.reading.incremental as incremental
+import dotprompt.formats.reading.snapshots as snapshots
 from dotprompt.formats import IncrementalJsonParser, get_format
 from dotprompt.settings import STREAM_STRING_COPIES
 from tests.formats.jsondocs import SCALARS, SEEDS, Writer, split
@@ -96,7 +96,7 @@ def test_reading_every_chunks_output_costs_work_linear_in_the_reply(shape, work_
 def test_the_work_measure_sees_the_quadratic_way(monkeypatch):
     """Without extending outputs (no reference counts: every output a fresh copy) the same measure
     grows 16-fold: the test above would catch a return to it."""
-    monkeypatch.setattr(incremental, "_COUNTS_REFS", False)
+    monkeypatch.setattr(snapshots, "_COUNTS_REFS", False)
     ratio = work_of_feed(keys_object(64_000)) / work_of_feed(keys_object(16_000))
     assert ratio > 12, ratio
 

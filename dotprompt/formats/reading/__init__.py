@@ -1,6 +1,7 @@
 """The tolerant JSON readers the JSON formats share: one family, held equal by the tests.
 
-- `incremental.py`: the streaming parser, linear in the new text, its snapshots as chunks arrive;
+- `incremental.py`: the streaming parser, linear in the new text (its tokenizer and state);
+- `snapshots.py`: its snapshots as chunks arrive, each extending the last copy nobody holds;
 - `extract.py`: the JSON value of a final reply (strict first, then located, then the lenient
   rewrite, a truncated value completed by partial-json-parser), with every repair;
 - `lenient.py`: almost-JSON rewritten to strict JSON, each change a Repair;

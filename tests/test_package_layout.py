@@ -192,7 +192,7 @@ def test_the_floor_check_sees_lazy_and_relative_imports(tmp_path, monkeypatch):
 # Raised and caught inside the package, never reaching a user: they need no place in errors.py.
 INTERNAL_SIGNALS = {
     "engines.handlebars.fast": {"FallbackError"},  # the fast path hands a render back to the reference renderer
-    "formats.limits": {"TooDeepError"},  # becomes OutputParseError / OutputValidationError
+    "formats.reading.limits": {"TooDeepError"},  # becomes OutputParseError / OutputValidationError
     "_util.files": {"FileChangingError"},  # the library keeps the last whole version and retries
     "schema.validator": {"UnsupportedSchemaError"},  # jsonschema takes over
     "testing.paths": {"PathError"},  # becomes a TestFileError / check diagnostic naming the line

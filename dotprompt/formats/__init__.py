@@ -10,8 +10,8 @@ from __future__ import annotations
 from ..errors import OutputParseError, UnknownFormatError
 from .base import Format, FormatHandler, ParsedOutput, Repair, StreamParser
 from .builtin import register_builtins
-from .extract import extract_json
-from .incremental import IncrementalJsonParser
+from .reading.extract import extract_json
+from .reading.incremental import IncrementalJsonParser
 from .registry import define_format, get_format, list_formats
 
 register_builtins()

@@ -7,8 +7,8 @@ from typing import Any
 from ..errors import OutputParseError, SchemaError
 from ..schema.refs import resolve
 from .base import Format, ParsedOutput
-from .extract import extract_json
-from .incremental import IncrementalJsonParser
+from .reading.extract import extract_json
+from .reading.incremental import IncrementalJsonParser
 from .schema import has_type, js_json
 
 __all__ = ["ARRAY_FORMAT", "ArrayHandler", "ArrayStream", "array_instructions", "check_array_schema"]

@@ -19,7 +19,7 @@ class Repair:
     says what and where (line, column, offset, or the JSON path).
 
     `count` is how many repairs of that kind one record stands for: 1, except for the summary a
-    parse reports past its first MAX_REPORTED_REPAIRS (`formats/limits.py`) repairs, which counts
+    parse reports past its first MAX_REPORTED_REPAIRS (`formats/reading/limits.py`) repairs, which counts
     the rest of a kind and says where the first of them was.
     """
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from .base import Format, ParsedOutput
-from .extract import extract_json
-from .incremental import IncrementalJsonParser
+from .reading.extract import extract_json
+from .reading.incremental import IncrementalJsonParser
 from .schema import js_json
 
 __all__ = ["JSON_FORMAT", "JsonHandler", "JsonStream", "json_instructions"]

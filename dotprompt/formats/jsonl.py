@@ -16,20 +16,20 @@ from typing import Any, Final
 from ..errors import OutputParseError, SchemaError
 from ..schema.refs import resolve
 from .base import Format, ParsedOutput, Repair
-from .extract import parse_json_at
 from .finite import finite_output
-from .flatline import read_flat_object
-from .incremental import IncrementalJsonParser
-from .lenient import one_kind_repairs
+from .reading.extract import parse_json_at
+from .reading.flatline import read_flat_object
+from .reading.incremental import IncrementalJsonParser
+from .reading.lenient import one_kind_repairs
+from .reading.textpos import LineCursor
 from .schema import has_type, js_json, with_definitions
-from .textpos import LineCursor
 
 __all__ = ["JSONL_FORMAT", "JsonlHandler", "JsonlStream", "item_schema", "jsonl_instructions", "parse_jsonl"]
 
 _UNDECIDED: Final = 0  # only whitespace on this line so far
 _ITEM: Final = 1  # the line started with `{`
 _SKIP: Final = 2  # prose or a fence line, or an object line whose object has closed
-# Characters of an object line held back while it may still be a flat object (`flatline.py`),
+# Characters of an object line held back while it may still be a flat object (`reading/flatline.py`),
 # read in one match at its closing brace; a longer line goes to a streaming parser.
 _PENDING_MAX: Final = 512
 

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import gc
 import os
 import re
-import threading
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +29,7 @@ from ..prompts.compiler import helper_names, read_text
 from ..prompts.library import PromptInfo, PromptLibrary
 from ..prompts.prompt import checked_part
 from ..schema.compiled import CompiledSchema
+from .workers import forkable, inherited, map_in_workers
 
 if TYPE_CHECKING:
     from .declared import DeclaredNames
@@ -88,7 +87,7 @@ def check_library(lib: PromptLibrary, *, jobs: int | None = None,
     when the library was built without their code."""
     infos = lib.prompts()
     jobs = jobs if jobs is not None else (os.cpu_count() or 1)
-    inherit = _forkable()  # decided once: a thread started later must not leave workers with neither
+    inherit = forkable()  # decided once: a thread started later must not leave workers with neither
     if jobs > 1 and len(infos) >= PARALLEL_FROM and (inherit or _rebuildable(lib)):
         found = _check_in_parallel(lib, infos, jobs, inherit=inherit, declared=declared)
     else:
@@ -150,54 +149,19 @@ def _rebuildable(lib: PromptLibrary) -> bool:
     return lib.directory is not None and not lib.defined_in_code()
 
 
-def _can_fork() -> bool:
-    import multiprocessing  # with concurrent.futures: only a folder large enough to check in parallel loads them
-
-    return "fork" in multiprocessing.get_all_start_methods()
-
-
-def _forkable() -> bool:
-    """Workers forked now can check the library itself, as it is (tools, partials, helpers defined in code
-    included: the project's `[tool.dotprompt] tools` make most CLI libraries so). Only while no other
-    thread runs: one could hold a lock of the library that the workers' copies would keep forever."""
-    return threading.active_count() == 1 and _can_fork()
-
-
-# The library forked workers check: set in the parent just before they start, so they inherit it.
-_FORKED: PromptLibrary | None = None
-
-
 def _check_in_parallel(lib: PromptLibrary, infos: list[PromptInfo], jobs: int, *, inherit: bool,
                        declared: DeclaredNames | None = None) -> list[Diagnostic]:
-    global _FORKED
-    import concurrent.futures
-    import multiprocessing
-
-    slices = [infos[i::jobs] for i in range(jobs)]
-    # fork, where the platform has it: workers start with everything already imported.
-    method = "fork" if _can_fork() else None
-    _FORKED = lib if inherit else None  # else each worker rebuilds the library from its folder
-    # What the parent holds is frozen for the workers' garbage collector: their full collections skip it
-    # (one took ~30 ms of a worker's half-second) and leave its memory pages shared, not copied. Not when
-    # the application froze objects itself: unfreezing afterwards would undo its freeze.
-    freeze = method == "fork" and gc.get_freeze_count() == 0
-    if freeze:
-        gc.freeze()
-    try:
-        with concurrent.futures.ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context(method)) as pool:
-            results = pool.map(_check_slice, [str(lib.directory)] * jobs, [lib.engine] * jobs, slices,
-                               [declared] * jobs)
-            by_path = {d_path: ds for chunk in results for d_path, ds in chunk}
-    finally:
-        _FORKED = None
-        if freeze:
-            gc.unfreeze()  # the parent's own collector sees its objects again
+    slices = [(str(lib.directory), lib.engine, infos[i::jobs], declared) for i in range(jobs)]
+    # Forked workers check the library itself (`inherit`); else each rebuilds it from its folder.
+    results = map_in_workers(_check_slice, slices, jobs=jobs, shared=lib if inherit else None)
+    by_path = {d_path: ds for chunk in results for d_path, ds in chunk}
     return [d for info in infos for d in by_path.get(info.path, [])]
 
 
-def _check_slice(directory: str, engine: str, infos: list[PromptInfo],
-                 declared: DeclaredNames | None = None) -> list[tuple[str, list[Diagnostic]]]:
-    lib = _FORKED if _FORKED is not None else PromptLibrary(directory, engine=engine)
+def _check_slice(work: tuple[str, str, list[PromptInfo], DeclaredNames | None]) -> list[tuple[str, list[Diagnostic]]]:
+    directory, engine, infos, declared = work
+    shared = inherited()
+    lib = shared if shared is not None else PromptLibrary(directory, engine=engine)
     return [(info.path, check_prompt(lib, info, declared)) for info in infos]
 
 

@@ -1,12 +1,9 @@
-"""PromptLibrary: a folder of `.prompt` files, its partials, schemas and tools, compiled and cached.
+"""PromptLibrary: the registry of a folder's prompts, compiled and cached, and of what the application
+defines in code (partials, schemas, helpers, tools, middleware).
 
-File names: `name.prompt`, `name.variant.prompt`, `_partial.prompt`; a subfolder is a namespace
-(`billing/extract.prompt` is `billing/extract`).
-
-Files are read through `files`: a prompt, partial or namespace folder whose real path leaves the
-folder is refused, as is anything that is not a regular file (FIFO, socket, directory, dangling
-link), each with a PromptFileError naming the file. Hot reload: a render uses a whole version of
-the file, old or new (see `needs_refresh` / `refresh`).
+The folder's files, how they are read and when a prompt reloads are the file store's
+(`prompts/store.py`); this module says what a name means and compiles it. Hot reload: a render
+uses a whole version of the file, old or new (see `needs_refresh` / `refresh`).
 """
 
 from __future__ import annotations
@@ -15,10 +12,7 @@ import dataclasses
 import inspect
 import os
 import threading
-import time
-import unicodedata
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,16 +20,7 @@ from jinja2 import FunctionLoader
 
 from .. import settings
 from .._util.cache import LRU
-from .._util.files import (
-    FileChangingError,
-    Snapshot,
-    decode,
-    digest_of,
-    file_stamp,
-    read_confirmed,
-    read_settled,
-    read_snapshot,
-)
+from .._util.files import Snapshot, decode, digest_of
 from .._util.suggest import close_matches
 from ..document.metadata import LibraryDefaults, merge, options_metadata, render_fields
 from ..document.parse import USE_HINT, PromptSource, parse_source, use_arguments
@@ -43,7 +28,7 @@ from ..engines.detect import ENGINE_SETTINGS, EngineChoice, choose_engine
 from ..engines.handlebars import KNOWN_HELPERS
 from ..engines.jinja import RESERVED_NAMES, make_environment, with_line_offset
 from ..engines.project import project_engine
-from ..errors import DotpromptError, InvalidPromptNameError, PromptFileError, PromptNotFoundError, UsageError
+from ..errors import DotpromptError, PromptFileError, PromptNotFoundError, UsageError
 from ..identity import PromptIdentity, content_hash
 from ..schema.compiled import SchemaLike, SchemaRegistry
 from ..settings import RenderBudget, RunLogSettings, run_log_settings
@@ -61,27 +46,16 @@ from .compiler import (
     read_text,
 )
 from .prompt import Prompt
+from .store import PromptFiles, PromptInfo, check_name, current_stamp
 
 if TYPE_CHECKING:
     from ..engines.handlebars import HandlebarsEngine
     from ..observe.runlog import RunLog
 
+# PromptInfo and check_name live with the files (`store.py`); they are still imported from here.
 __all__ = ["PromptInfo", "PromptLibrary", "check_name"]
 
 PartialResolver = Callable[[str], "str | None"]
-
-
-@dataclass(frozen=True)
-class PromptInfo:
-    """One prompt file found in the library's folder."""
-
-    name: str
-    variant: str | None
-    path: str
-
-    @property
-    def label(self) -> str:
-        return f"{self.name}.{self.variant}" if self.variant else self.name
 
 
 class PromptLibrary:
@@ -96,6 +70,7 @@ class PromptLibrary:
         if engine not in ENGINE_SETTINGS:
             raise DotpromptError(f"unknown template engine {engine!r}; available: {', '.join(ENGINE_SETTINGS)}")
         self.directory = Path(directory) if directory is not None else None
+        self._files = PromptFiles(self.directory)
         self.engine = engine
         self.render_budget = resolve_budget(render_budget)  # what one render may spend (settings.RenderBudget)
         # Where runs of its prompts are logged (None: not logged): `log=True`, a database path, or DOTPROMPT_LOG=1.
@@ -238,27 +213,10 @@ class PromptLibrary:
 
     def prompts(self) -> list[PromptInfo]:
         """Every prompt file in the folder, sorted by name then variant (partials excluded)."""
-        found = [info for info in self._scan() if not os.path.basename(info.path).startswith("_")]
-        return sorted(found, key=lambda i: (i.name, i.variant or ""))
+        return self._files.prompts()
 
     def partials(self) -> list[str]:
-        names = set(self._partials)
-        names.update(info.name for info in self._scan() if os.path.basename(info.path).startswith("_"))
-        return sorted(names)
-
-    def _scan(self) -> list[PromptInfo]:
-        if self.directory is None or not self.directory.is_dir():
-            return []
-        out = []
-        for path in self.directory.rglob("*.prompt"):
-            rel = path.relative_to(self.directory).with_suffix("")
-            stem = rel.name
-            if stem.startswith("_"):
-                out.append(PromptInfo(str(rel.with_name(stem[1:]).as_posix()), None, str(path)))
-                continue
-            base, _, variant = stem.partition(".")
-            out.append(PromptInfo(str(rel.with_name(base).as_posix()), variant or None, str(path)))
-        return out
+        return sorted({*self._partials, *self._files.partial_names()})
 
     def cache_info(self) -> dict[str, int]:
         """Entries in the library's caches (each bounded): prompts loaded, parsed partials, Handlebars programs."""
@@ -279,104 +237,43 @@ class PromptLibrary:
         return prompt
 
     def _load_file(self, name: str, variant: str | None) -> Prompt:
-        path = self._prompt_path(name, variant)
+        path = self._files.prompt_path(name, variant)
         if path is None:
             labels = [info.label for info in self.prompts()]
             wanted = f"{name}.{variant}" if variant else name
             where = str(self.directory) if self.directory else "a library with no directory"
             raise PromptNotFoundError(name, variant, close_matches(wanted, labels, n=3), where)
-        try:
-            snapshot = read_settled(path, self.directory)
-        except FileNotFoundError:
-            raise PromptNotFoundError(name, variant, [], f"{path} (deleted)") from None
-        except FileChangingError:
-            raise _still_changing(path) from None
+        snapshot = self._files.read_prompt(path, name, variant)
         return Prompt(self, name, variant, path, self._compile_snapshot(snapshot, path, name, variant))
-
-    def _prompt_path(self, name: str, variant: str | None) -> str | None:
-        """The file for the name, if anything by that name is there (a FIFO or a link too: reading it says what is wrong)."""
-        if self.directory is None:
-            return None
-        for form in (name, *{unicodedata.normalize("NFC", name), unicodedata.normalize("NFD", name)} - {name}):
-            # Names compare in NFC: a file saved decomposed (macOS writes NFD) answers to the composed name.
-            path = self.directory / (f"{form}.{variant}.prompt" if variant else f"{form}.prompt")
-            if _entry_exists(path):
-                return str(path)
-        return None
 
     def from_source(self, source: str, name: str | None = None, *, path: str | None = None) -> Prompt:
         """A prompt compiled from a string (not cached by name)."""
         compiled = self._compile(source, path, name, None, None)
         return Prompt(self, name, None, None, compiled, source=source)
 
-    def _read_prompt_file(self, prompt: Prompt) -> Snapshot:
-        """The prompt's file, read once as it settles; gone for good is PromptNotFoundError."""
-        assert prompt.path is not None
-        try:
-            return read_settled(prompt.path, self.directory)
-        except FileNotFoundError:
-            raise PromptNotFoundError(prompt.name or prompt.path, prompt.variant, [], f"{prompt.path} (deleted)") from None
-
-    # -- hot reload -------------------------------------------------------------------------
+    # -- hot reload (the file store's, at the library's revision) -----------------------------
 
     def needs_refresh(self, prompt: Prompt, compiled: CompiledPrompt) -> bool:
         """Whether `compiled` may be out of date: the library changed, the file's or a partial's stat
         changed (mtime, size, inode, ctime), or its periodic re-hash is due. Cheap: stats only."""
         if compiled.revision != self._revision:
             return True
-        if prompt.path is None:
-            return False
-        if compiled.stamp is None or _stamp_or_none(prompt.path) != compiled.stamp:
-            return True
-        if any(_stamp_or_none(path) != stamp for path, stamp, _ in compiled.depends):
-            return True
-        return time.monotonic() - compiled.checked_at >= settings.RELOAD_REHASH_SECONDS
+        return prompt.path is not None and self._files.is_stale(prompt.path, compiled)
 
     def refresh(self, prompt: Prompt, compiled: CompiledPrompt) -> CompiledPrompt:
-        """The compiled form a render should use now.
-
-        The file is read once (waiting out a save in progress) and compiled from exactly those bytes;
-        if its bytes and its partials' hash as before, `compiled` is kept (only its stamps move on).
-        New bytes are used only once a second read RELOAD_SETTLE_SECONDS later gives them again
-        (`read_confirmed`): a save stalled half-way has old timestamps but is not done. A file that
-        keeps changing keeps `compiled` (the last whole version) until it holds still; a
-        file gone for good raises PromptNotFoundError; a new version that does not compile raises its
-        PromptFileError once it has stayed so for RELOAD_GRACE_SECONDS (a stalled save is not an error)."""
+        """The compiled form a render should use now: the last whole version of the file, recompiled
+        when the file, a partial or the library changed (`PromptFiles.refresh` says how)."""
         if prompt.path is None:
             return self._compile(prompt.source or "", None, prompt.name, prompt.variant, None)
-        try:
-            snapshot = self._read_prompt_file(prompt)
-        except FileChangingError:
-            return compiled
-        if compiled.revision == self._revision and snapshot.digest == compiled.digest:
-            depends = _same_partials(compiled.depends, self.directory)
-            if depends is not None:
-                return dataclasses.replace(compiled, stamp=snapshot.stamp, depends=depends, checked_at=time.monotonic())
-            if self._env.cache is not None:  # a partial's bytes changed: jinja's loaded copy must go too
-                self._env.cache.clear()
-        elif snapshot.digest != compiled.digest:
-            try:
-                snapshot = read_confirmed(snapshot, prompt.path, self.directory)
-            except FileChangingError:  # it never held still: the last whole version until it does
-                return compiled
-        while True:
-            # A save that stalls half-way (an empty or cut-off file) can hold still longer than the
-            # settle time: a file that fails to compile, or is newly empty (which compiles, to no
-            # messages), is trusted only once it is RELOAD_GRACE_SECONDS old. Until then this thread
-            # waits for it and other renders keep the last whole version.
-            trusted = time.time_ns() - snapshot.stamp[0] >= settings.RELOAD_GRACE_SECONDS * 1e9
-            if trusted or snapshot.data.strip():
-                try:
-                    return self._compile_snapshot(snapshot, prompt.path, prompt.name, prompt.variant)
-                except PromptFileError:
-                    if trusted:
-                        raise
-            time.sleep(settings.RELOAD_SETTLE_SECONDS)
-            try:
-                snapshot = self._read_prompt_file(prompt)
-                snapshot = read_confirmed(snapshot, prompt.path, self.directory)
-            except FileChangingError:
-                return compiled
+        path, name, variant = prompt.path, prompt.name, prompt.variant
+        return self._files.refresh(
+            path, (name, variant), compiled, current=compiled.revision == self._revision,
+            compile_snapshot=lambda snapshot: self._compile_snapshot(snapshot, path, name, variant),
+            partials_changed=self._partials_changed)
+
+    def _partials_changed(self) -> None:
+        if self._env.cache is not None:  # a partial's bytes changed: jinja's loaded copy must go too
+            self._env.cache.clear()
 
     def _compile_snapshot(self, snapshot: Snapshot, path: str, name: str | None, variant: str | None) -> CompiledPrompt:
         depends: list[Dependency] = []
@@ -385,8 +282,7 @@ class PromptLibrary:
             compiled = self._compile(decode(snapshot.data, path), path, name, variant, snapshot.stamp)
         finally:
             self._reading.depends = None
-        return dataclasses.replace(compiled, digest=snapshot.digest, depends=tuple(dict.fromkeys(depends)),
-                                   checked_at=time.monotonic())
+        return self._files.read_as(compiled, snapshot, depends)
 
     def _compile(self, text: str, path: str | None, name: str | None, variant: str | None,
                  stamp: Any) -> CompiledPrompt:
@@ -426,7 +322,7 @@ class PromptLibrary:
 
     def diagnose(self, name: str, variant: str | None = None) -> Diagnosis:
         """Every problem of the prompt file `name` (for `dotprompt check`), where `load` raises the first."""
-        path = self._prompt_path(name, variant)
+        path = self._files.prompt_path(name, variant)
         if path is None:
             raise PromptNotFoundError(name, variant, [], str(self.directory))
         ctx = CompileContext(self._env, self._schemas, self._defaults, self._partial_source, self._revision,
@@ -459,20 +355,15 @@ class PromptLibrary:
         if name in self._partials:
             revision = self._revision
             return self._partials[name], None, lambda: revision == self._revision
-        path = self._partial_path(name)
+        path = self._files.partial_path(name)
         if path is not None:
-            try:
-                snapshot = read_settled(path, self.directory, "partial file")
-            except FileNotFoundError:
-                snapshot = None  # gone since we looked: as if it never was
-            except FileChangingError:
-                raise _still_changing(path) from None
+            snapshot = self._files.read_partial(path)
             if snapshot is not None:
                 depends = getattr(self._reading, "depends", None)
                 if depends is not None:
                     depends.append((path, snapshot.stamp, snapshot.digest))
                 stamp = snapshot.stamp
-                return decode(snapshot.data, path), path, lambda: _stamp_or_none(path) == stamp
+                return decode(snapshot.data, path), path, lambda: current_stamp(path) == stamp
         if self._partial_resolver is not None:
             found = self._partial_resolver(name)
             if found is not None:
@@ -489,13 +380,6 @@ class PromptLibrary:
             return text, path, 1
         src = parse_source(text, path)
         return src.template, path, src.body_line
-
-    def _partial_path(self, name: str) -> str | None:
-        if self.directory is None or _unsafe(name):
-            return None
-        head, _, tail = name.rpartition("/")
-        path = self.directory / head / f"_{tail}.prompt"
-        return str(path) if _entry_exists(path) else None
 
     def _partial_body(self, text: str, path: str | None) -> str:
         if not text.strip():
@@ -517,66 +401,3 @@ def _open_run_log(found: RunLogSettings) -> RunLog | None:
     from ..observe.runlog import open_run_log
 
     return open_run_log(found)
-
-
-def _still_changing(path: str) -> PromptFileError:
-    return PromptFileError("this file keeps changing while it is read", path=path,
-                           hint="try again once the save has finished")
-
-
-def _stamp_or_none(path: str) -> Any:
-    try:
-        return file_stamp(path)
-    except (OSError, ValueError):
-        return None
-
-
-def _entry_exists(path: Path) -> bool:
-    try:
-        os.lstat(path)
-    except (OSError, ValueError):
-        return False
-    return True
-
-
-def _same_partials(depends: tuple[Dependency, ...], root: Path | None) -> tuple[Dependency, ...] | None:
-    """The partial files with their current stamps if every one still hashes as before, else None."""
-    out = []
-    for path, stamp, digest in depends:
-        if _stamp_or_none(path) == stamp:
-            out.append((path, stamp, digest))
-            continue
-        try:
-            snapshot = read_snapshot(path, root, "partial file")
-        except (OSError, PromptFileError):
-            return None
-        if snapshot.digest != digest:
-            return None
-        out.append((path, snapshot.stamp, digest))
-    return tuple(out)
-
-
-def _name_problem(name: str) -> str | None:
-    if not name or os.path.isabs(name) or "\\" in name or name.startswith("/") \
-            or any(part in ("..", "") for part in name.split("/")):
-        return "names are relative paths inside the prompt folder, without '..', empty parts or a leading '/'"
-    if any(ord(c) < 32 or ord(c) == 127 for c in name):
-        return "names cannot hold control characters (such as NUL or a newline)"
-    if len(name) > settings.MAX_NAME_LENGTH:
-        return f"names are at most {settings.MAX_NAME_LENGTH} characters, this one has {len(name)}"
-    if any(len(part.encode("utf-8", "surrogatepass")) > settings.MAX_NAME_PART_BYTES for part in name.split("/")):
-        return f"each part of a name (between '/') is at most {settings.MAX_NAME_PART_BYTES} bytes, to fit a file name"
-    return None
-
-
-def _unsafe(name: str) -> bool:
-    return _name_problem(name) is not None
-
-
-def check_name(name: str) -> None:
-    """Refuse names that are absolute, climb out of the prompt folder, or cannot be a file name."""
-    problem = _name_problem(name) if isinstance(name, str) else "a name is a string"
-    if problem is not None:
-        shown = repr(name) if not isinstance(name, str) or len(name) <= 80 else repr(name[:60]) + f"... ({len(name)} characters)"
-        raise InvalidPromptNameError(f"invalid prompt name {shown}: {problem}")
-

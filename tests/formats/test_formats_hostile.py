@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from dotprompt import OutputValidationError, generate
 from dotprompt.doubles import ScriptedModel
 from dotprompt.formats import IncrementalJsonParser, OutputParseError, extract_json, get_format
-from dotprompt.formats.limits import MAX_NESTING_DEPTH
+from dotprompt.formats.reading.limits import MAX_NESTING_DEPTH
 from tests.conftest import ROOT
 from tests.formats.jsondocs import PROSE, ROOTS, SEEDS, Writer
 from tests.isolation import assert_finishes
@@ -363,7 +363,7 @@ def _echo_tool():
 _MANY_REPAIRS = """
 import json
 from dotprompt.formats import extract_json
-from dotprompt.formats.limits import MAX_REPORTED_REPAIRS
+from dotprompt.formats.reading.limits import MAX_REPORTED_REPAIRS
 count = 250_000
 parsed = extract_json("[" + "[1,], " * count + "0]")
 assert len(parsed.value) == count + 1

@@ -22,7 +22,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import dotprompt.formats.incremental as incremental
+import dotprompt.formats.reading.snapshots as snapshots
 from dotprompt.formats import IncrementalJsonParser, get_format
 from dotprompt.settings import STREAM_STRING_COPIES
 from tests.formats.jsondocs import SCALARS, SEEDS, Writer, split
@@ -96,7 +96,7 @@ def test_reading_every_chunks_output_costs_work_linear_in_the_reply(shape, work_
 def test_the_work_measure_sees_the_quadratic_way(monkeypatch):
     """Without extending outputs (no reference counts: every output a fresh copy) the same measure
     grows 16-fold: the test above would catch a return to it."""
-    monkeypatch.setattr(incremental, "_COUNTS_REFS", False)
+    monkeypatch.setattr(snapshots, "_COUNTS_REFS", False)
     ratio = work_of_feed(keys_object(64_000)) / work_of_feed(keys_object(16_000))
     assert ratio > 12, ratio
 
@@ -235,10 +235,10 @@ def test_every_output_is_exact_whatever_the_caller_holds_drops_or_reads_late(roo
 
 def cursor_walk(monkeypatch) -> list[int]:
     """Patch every line cursor and `where` the formats use to add up how far they walk the text."""
-    import dotprompt.formats.extract as extract
     import dotprompt.formats.jsonl as jsonl
-    import dotprompt.formats.lenient as lenient
-    from dotprompt.formats.textpos import LineCursor, where
+    import dotprompt.formats.reading.extract as extract
+    import dotprompt.formats.reading.lenient as lenient
+    from dotprompt.formats.reading.textpos import LineCursor, where
 
     walked = [0]
 
@@ -273,7 +273,7 @@ def test_jsonl_with_a_repair_per_line_walks_the_text_once(monkeypatch):
 
 def assert_lenient_first_gives_strict(text: str) -> None:
     """JSONL sends a line straight to the lenient reader when the line before needed repairs."""
-    from dotprompt.formats.extract import parse_json_at
+    from dotprompt.formats.reading.extract import parse_json_at
 
     stop = text.rindex("\n")
     strict = parse_json_at(text, 0, stop)
@@ -296,7 +296,7 @@ def test_strict_json_read_by_the_lenient_reader_first_gives_what_the_strict_read
 
 
 def test_the_line_cursor_steps_back_without_starting_over():
-    from dotprompt.formats.textpos import LineCursor, where
+    from dotprompt.formats.reading.textpos import LineCursor, where
 
     text = "ab\ncd\n\nefg\nh"
     cursor = LineCursor(text)

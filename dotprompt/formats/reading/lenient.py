@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any, Final
 
-from .base import Repair
+from ..base import Repair
 from .limits import MAX_NESTING_DEPTH, MAX_REPORTED_REPAIRS, TooDeepError
 from .textpos import LineCursor
 

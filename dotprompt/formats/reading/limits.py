@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..settings import MAX_NESTING_DEPTH, MAX_REPORTED_REPAIRS
+from ...settings import MAX_NESTING_DEPTH, MAX_REPORTED_REPAIRS
 
 __all__ = ["MAX_NESTING_DEPTH", "MAX_REPORTED_REPAIRS", "TooDeepError", "deeper_than_limit"]  # the limits: in settings
 

@@ -1,0 +1,24 @@
+"""The tolerant JSON readers the JSON formats share: one family, held equal by the tests.
+
+- `incremental.py`: the streaming parser, linear in the new text (its tokenizer and state);
+- `snapshots.py`: its snapshots as chunks arrive, each extending the last copy nobody holds;
+- `extract.py`: the JSON value of a final reply (strict first, then located, then the lenient
+  rewrite, a truncated value completed by partial-json-parser), with every repair;
+- `lenient.py`: almost-JSON rewritten to strict JSON, each change a Repair;
+- `flatline.py`: the commonest JSONL line, a flat object of plain members, read in one match;
+- `locate.py`, `textpos.py`, `limits.py`: where the value is, where an offset is, what untrusted
+  text may ask for.
+
+For a text all of them read, they give one value: the final parse of a streamed reply is the
+stream's own value when the stream read strict JSON (`JsonStream.whole_output`), and the readers
+agree on everything else (tests/formats/ holds them to it).
+"""
+
+from __future__ import annotations
+
+from .extract import extract_json, parse_json_at
+from .flatline import read_flat_object
+from .incremental import IncrementalJsonParser, LazySnapshot
+from .lenient import rewrite_json
+
+__all__ = ["IncrementalJsonParser", "LazySnapshot", "extract_json", "parse_json_at", "read_flat_object", "rewrite_json"]

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import DatasetError, DotpromptError, OutputParseError
-from ..formats.extract import extract_json
+from ..formats import extract_json
 from ..identity import PromptIdentity
 from ..prompts.library import PromptLibrary
 from ..testing.cases import TestCase

@@ -226,3 +226,41 @@ def test_every_public_exception_lives_in_errors_under_dotprompt_error():
         value = getattr(errors, name)
         if isinstance(value, type) and issubclass(value, Exception) and name not in signals:
             assert issubclass(value, errors.DotpromptError), name
+
+
+def package_cycles() -> list[list[str]]:
+    """Groups of top-level packages and modules that import each other (strongly connected), read as above."""
+    edges: dict[str, set[str]] = {}
+    for path in sources():
+        here = module_name(path).split(".")[0]
+        edges.setdefault(here, set()).update(t.split(".")[0] for _, t in imported_modules(path) if t.split(".")[0] != here)
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    groups: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for target in sorted(edges.get(node, ())):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            group = stack[stack.index(node):]
+            del stack[stack.index(node):]
+            if len(group) > 1:
+                groups.append(sorted(group))
+
+    for node in sorted(edges):
+        if node not in index:
+            visit(node)
+    return groups
+
+
+def test_no_two_packages_import_each_other():
+    # Same-floor imports are allowed, but not both ways: a package that needs another's piece and is
+    # needed by it means the piece belongs lower (import_cycles.py --packages prints the imports).
+    assert package_cycles() == []

@@ -193,7 +193,7 @@ def test_the_floor_check_sees_lazy_and_relative_imports(tmp_path, monkeypatch):
 INTERNAL_SIGNALS = {
     "engines.handlebars.fast": {"FallbackError"},  # the fast path hands a render back to the reference renderer
     "formats.limits": {"TooDeepError"},  # becomes OutputParseError / OutputValidationError
-    "_util.files": {"FileChangingError"},  # the library keeps the last whole version and retries
+    "document.files": {"FileChangingError"},  # the library keeps the last whole version and retries
     "schema.validator": {"UnsupportedSchemaError"},  # jsonschema takes over
     "testing.paths": {"PathError"},  # becomes a TestFileError / check diagnostic naming the line
     "testing.assertions": {"ExpectedValueError"},  # becomes a TestFileError naming the line

@@ -21,9 +21,9 @@ PACKAGE = ROOT / "dotprompt"
 # the loop never needs a Prompt.) docs/architecture.md explains each folder.
 FLOORS: list[tuple[str, ...]] = [
     ("errors", "types", "settings", "identity", "_util"),  # the ground: public shapes and private helpers
-    # prompt files, schemas, templates, formats, tools, PDF inputs, grounding
-    ("document", "schema", "engines", "formats", "tools", "documents", "grounding"),
-    ("_http", "providers", "local", "doubles"),  # the model seam: HTTP, providers, the local model, test doubles
+    # prompt files, schemas, templates, formats, tools, PDF inputs, grounding; HTTP (below the providers, knowing none)
+    ("document", "schema", "engines", "formats", "tools", "documents", "grounding", "_http"),
+    ("providers", "local", "doubles"),  # the model seam: providers, the local model, test doubles
     ("observe",),  # run log, spans, cost
     ("generation",),  # the model <-> tool loop
     ("prompts",),  # compile, render, the library

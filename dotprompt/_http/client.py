@@ -34,7 +34,6 @@ import urllib.request
 import weakref
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 import httpx
@@ -50,6 +49,7 @@ from ..settings import (
     proxy_environment,
 )
 from .errors import body_retry_delay, provider_message, read_capped, request_id, retry_after
+from .request import Pooled, build_post, pooled_client, send
 from .sse import SSEEvent, sse_events
 
 if TYPE_CHECKING:
@@ -128,17 +128,6 @@ async def close_clients(kind: str) -> None:
             await client.aclose()
 
 
-@dataclass
-class _Pooled:
-    """A pooled client, with what its requests reuse: its own headers (httpx's defaults and the
-    configured ones, names in lower case), and its transport when that is called directly."""
-
-    client: httpx.AsyncClient
-    headers: dict[str, str]
-    direct: httpx.AsyncBaseTransport | None
-    busy: int = 0  # requests in flight on it
-
-
 class HttpClient:
     """Pooled httpx clients per event loop (the sync entry points keep one loop per thread).
 
@@ -151,6 +140,7 @@ class HttpClient:
     """
 
     POOLS = 8
+    BUILD_REQUESTS = True  # False: httpx's own client.stream for every call (the way tests/_http/test_request.py compares)
 
     def __init__(self, config: Endpoint, *, transport: httpx.AsyncBaseTransport | None = None,
                  deadline: float | None = None, max_response_bytes: int | None = None, auth: httpx.Auth | None = None,
@@ -164,14 +154,14 @@ class HttpClient:
         self._transport = transport
         self._timeout_parts = self._timeout().as_dict()
         self._urls: dict[str, httpx.URL] = {}
-        self._clients: dict[tuple[int, str], tuple[asyncio.AbstractEventLoop, list[_Pooled]]] = {}
+        self._clients: dict[tuple[int, str], tuple[asyncio.AbstractEventLoop, list[Pooled]]] = {}
         _remember_secrets(config)
         _all_clients.add(self)
 
     def client(self) -> httpx.AsyncClient:
         return self._pooled().client
 
-    def _pooled(self) -> _Pooled:
+    def _pooled(self) -> Pooled:
         loop = asyncio.get_running_loop()
         kind = "given" if self._transport is not None else _context_transport.get()
         found = self._clients.get((id(loop), kind))
@@ -185,7 +175,7 @@ class HttpClient:
             pools.append(idlest)
         return idlest
 
-    def _new_client(self, kind: str) -> _Pooled:
+    def _new_client(self, kind: str) -> Pooled:
         transport = self._transport
         if kind == "aiohttp":
             transport = _aiohttp_transport(env_proxy(self.config.base_url))
@@ -194,8 +184,7 @@ class HttpClient:
                                    auth=self.auth, params=self.params)
         # Called directly when client.send has nothing to add but its cookie jar: no auth, no URL credentials.
         direct = kind == "aiohttp" and transport is not None and self.auth is None and not client.base_url.userinfo
-        return _Pooled(client, {name.lower(): value for name, value in client.headers.items()},
-                       transport if direct else None)
+        return pooled_client(client, transport if direct else None)
 
     def forget(self, loop: asyncio.AbstractEventLoop, kind: str) -> list[httpx.AsyncClient]:
         """Drop (and return, for closing) the clients made on `loop` with transport `kind`."""
@@ -246,47 +235,23 @@ class HttpClient:
     @asynccontextmanager
     async def _post(self, path: str, body: Mapping[str, Any], headers: Mapping[str, str]) -> AsyncIterator[httpx.Response]:
         """`client.stream("POST", path, json=body, ...)` on the least busy client (counted busy until the
-        block is left), with the request built from parts worked out once: httpx's build_request (merging
-        URL, headers, cookies and parameters anew) was a quarter of httpx's time per call. The same
-        request results; a client with query parameters (Azure's api-version) or a path that is not
-        absolute takes httpx's own way."""
-        pooled = self._pooled()
-        pooled.busy += 1
+        block is left), the request built by `request.py` from parts worked out once. A client with query
+        parameters (Azure's api-version) or a path that is not absolute takes httpx's own way."""
+        chosen = self._pooled()
+        chosen.busy += 1
         try:
-            client = pooled.client
-            if self.params or not path.startswith("/"):
+            client = chosen.client
+            if self.params or not path.startswith("/") or not self.BUILD_REQUESTS:
                 async with client.stream("POST", path, json=body, headers=dict(headers), timeout=self._timeout()) as response:
                     yield response
                 return
-            request = self._request(pooled, path, body, headers)
-            direct = pooled.direct
-            if direct is None:
-                response = await client.send(request, stream=True)
-            else:
-                # What client.send adds around the transport is auth (none here), redirects (not followed)
-                # and the cookie jar, whose update cost a tenth of the call even with no cookie to keep.
-                response = await direct.handle_async_request(request)
-                if "set-cookie" in response.headers:
-                    client.cookies.extract_cookies(response)
+            response = await send(chosen, build_post(chosen, self._url_of(client, path), body, headers, self._timeout_parts))
             try:
                 yield response
             finally:
                 await response.aclose()
         finally:
-            pooled.busy -= 1
-
-    def _request(self, pooled: _Pooled, path: str, body: Mapping[str, Any], headers: Mapping[str, str]) -> httpx.Request:
-        """The request `client.build_request` would make, from the parts kept on `pooled`."""
-        client = pooled.client
-        merged = {**pooled.headers, **{name.lower(): value for name, value in headers.items()}}
-        merged.setdefault("content-type", "application/json")
-        # The bytes httpx's `json=` sends (allow_nan=False: a NaN is a ValueError there too).
-        content = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
-        request = httpx.Request("POST", self._url_of(client, path), headers=merged, content=content,
-                                extensions={"timeout": self._timeout_parts})
-        if client.cookies:  # a provider's cookies (a load balancer's) go back, as build_request sends them
-            client.cookies.set_cookie_header(request)
-        return request
+            chosen.busy -= 1
 
     def _url_of(self, client: httpx.AsyncClient, path: str) -> httpx.URL:
         found = self._urls.get(path)
@@ -349,7 +314,7 @@ class HttpClient:
                           retryable=True)
 
 
-def _busy(pooled: _Pooled) -> int:
+def _busy(pooled: Pooled) -> int:
     return pooled.busy
 
 

@@ -21,9 +21,9 @@ PACKAGE = ROOT / "dotprompt"
 # the loop never needs a Prompt.) docs/architecture.md explains each folder.
 FLOORS: list[tuple[str, ...]] = [
     ("errors", "types", "settings", "identity", "_util"),  # the ground: public shapes and private helpers
-    # prompt files, schemas, templates, formats, tools, PDF inputs, grounding
-    ("document", "schema", "engines", "formats", "tools", "documents", "grounding"),
-    ("_http", "providers", "local", "doubles"),  # the model seam: HTTP, providers, the local model, test doubles
+    # prompt files, schemas, templates, formats, tools, PDF inputs, grounding; HTTP (below the providers, knowing none)
+    ("document", "schema", "engines", "formats", "tools", "documents", "grounding", "_http"),
+    ("providers", "local", "doubles"),  # the model seam: providers, the local model, test doubles
     ("observe",),  # run log, spans, cost
     ("generation",),  # the model <-> tool loop
     ("prompts",),  # compile, render, the library
@@ -193,7 +193,7 @@ def test_the_floor_check_sees_lazy_and_relative_imports(tmp_path, monkeypatch):
 INTERNAL_SIGNALS = {
     "engines.handlebars.fast": {"FallbackError"},  # the fast path hands a render back to the reference renderer
     "formats.reading.limits": {"TooDeepError"},  # becomes OutputParseError / OutputValidationError
-    "_util.files": {"FileChangingError"},  # the library keeps the last whole version and retries
+    "document.files": {"FileChangingError"},  # the library keeps the last whole version and retries
     "schema.validator": {"UnsupportedSchemaError"},  # jsonschema takes over
     "testing.paths": {"PathError"},  # becomes a TestFileError / check diagnostic naming the line
     "testing.assertions": {"ExpectedValueError"},  # becomes a TestFileError naming the line
@@ -226,3 +226,53 @@ def test_every_public_exception_lives_in_errors_under_dotprompt_error():
         value = getattr(errors, name)
         if isinstance(value, type) and issubclass(value, Exception) and name not in signals:
             assert issubclass(value, errors.DotpromptError), name
+
+
+def top_level(module: str) -> str:
+    return module.split(".")[0]
+
+
+def import_cycles(fold=top_level, *, faces: bool = True) -> list[list[str]]:
+    """Groups that import each other (strongly connected), each module folded by `fold` (default: into
+    its top-level package or module), the imports read as above; `faces=False` leaves out what the
+    packages' `__init__.py` import (they hand names on, as import_cycles.py reads them)."""
+    edges: dict[str, set[str]] = {}
+    for path in sources():
+        if not faces and path.name == "__init__.py":
+            continue
+        here = fold(module_name(path))
+        edges.setdefault(here, set()).update(fold(t) for _, t in imported_modules(path) if fold(t) != here)
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    groups: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for target in sorted(edges.get(node, ())):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            group = stack[stack.index(node):]
+            del stack[stack.index(node):]
+            if len(group) > 1:
+                groups.append(sorted(group))
+
+    for node in sorted(edges):
+        if node not in index:
+            visit(node)
+    return groups
+
+
+def test_no_two_packages_import_each_other():
+    # Same-floor imports are allowed, but not both ways: a package that needs another's piece and is
+    # needed by it means the piece belongs lower (import_cycles.py --packages prints the imports).
+    assert import_cycles() == []
+
+
+def test_no_two_modules_import_each_other():
+    assert import_cycles(lambda module: module, faces=False) == []

@@ -1,17 +1,16 @@
-"""The HTTP seam every provider shares: pooled httpx clients, error translation, SSE events.
+"""Pooled httpx clients, their transports, and HTTP failures translated to ModelErrors; HTTP only.
 
 HTTP failures become one ModelError family carrying status, provider, request id and the
-provider's own explanation (never the key); rate limits, server errors and timeouts are marked
-retryable with the Retry-After hint parsed, so the `retry` middleware can act on them.
+provider's own explanation (never the key; `errors.py` reads it from the body); rate limits, server
+errors and timeouts are marked retryable with the Retry-After hint parsed, so the `retry`
+middleware can act on them.
 
 Every call has an overall deadline (`deadline`, default DEFAULT_DEADLINE) and a size cap
 (`max_response_bytes`, default DEFAULT_MAX_RESPONSE_BYTES), both checked as bytes arrive: a stream
 that sends keep-alives or a token now and then forever, or hundreds of megabytes, ends as a
 ModelError keeping what had streamed. While nothing arrives, the read timeout (`timeout`) applies.
-SSE is framed here, splitting lines on CR and LF only (the SSE spec), not with `aiter_lines()`,
-which also splits on U+2028/U+2029/U+0085 inside a token. (httpx-sse frames the same way but owns
-the read loop, so the byte cap could not act before a long line is buffered, and it refuses a
-stream whose Content-Type is not text/event-stream, which works today.)
+Server-sent events are framed by `sse.py`. The provider base that calls this (`HttpModel`) is
+`providers/http_model.py`: this package knows no provider, only the `Endpoint` it is given.
 
 The transport under httpx is httpx's own (httpcore) or aiohttp's (the `httpx-aiohttp` package, extra
 `dotprompt-toolkit[aiohttp]`): the same httpx API, about twice the requests per second at 32 in
@@ -25,43 +24,61 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import codecs
 import contextvars
-import email.utils
 import functools
 import json
-import math
-import re
 import ssl
 import time
 import urllib.parse
 import urllib.request
 import weakref
-from collections.abc import AsyncIterable, AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 import httpx
 
 from .._util.redact import remember_secret, url_credentials
 from ..errors import ModelError, UsageError
-from ..providers.base import Model, ModelInfo, OnChunk
-from ..providers.config import ProviderConfig, ProviderSpec, provider_config
-from ..providers.dialects.strict import Structured, log_fallback
 from ..settings import (
     DEFAULT_DEADLINE,
     DEFAULT_MAX_RESPONSE_BYTES,
     ERROR_BODY_BYTES,
     RETRYABLE_STATUSES,
-    RETRYABLE_STREAM_ERRORS,
     env_http_transport,
     proxy_environment,
 )
-from ..types import GenerateRequest, ModelResponse
+from .errors import body_retry_delay, provider_message, read_capped, request_id, retry_after
+from .request import Pooled, build_post, pooled_client, send
+from .sse import SSEEvent, sse_events
 
 if TYPE_CHECKING:
     from httpx_aiohttp import AiohttpTransport
+
+__all__ = ["SECRET_HEADERS", "Endpoint", "EventStream", "HttpClient", "aiohttp_available", "batch_transport",
+           "close_clients", "env_proxy", "read_capped", "request_id", "retry_after", "select_batch_transport"]
+
+
+class Endpoint(Protocol):
+    """Where a client's calls go and their limits (a provider's `ProviderConfig` is one)."""
+
+    @property
+    def provider(self) -> str: ...
+    @property
+    def base_url(self) -> str: ...
+    @property
+    def api_key(self) -> str | None: ...
+    @property
+    def timeout(self) -> float: ...
+    @property
+    def headers(self) -> Mapping[str, str]: ...
+    @property
+    def deadline(self) -> float | None: ...
+    @property
+    def max_response_bytes(self) -> int | None: ...
+    @property
+    def timeout_hint(self) -> str: ...
+
 
 SECRET_HEADERS = frozenset({"authorization", "x-api-key", "api-key", "x-goog-api-key", "proxy-authorization"})
 
@@ -111,23 +128,6 @@ async def close_clients(kind: str) -> None:
             await client.aclose()
 
 
-@dataclass(frozen=True)
-class SSEEvent:
-    event: str
-    data: str
-
-
-@dataclass
-class _Pooled:
-    """A pooled client, with what its requests reuse: its own headers (httpx's defaults and the
-    configured ones, names in lower case), and its transport when that is called directly."""
-
-    client: httpx.AsyncClient
-    headers: dict[str, str]
-    direct: httpx.AsyncBaseTransport | None
-    busy: int = 0  # requests in flight on it
-
-
 class HttpClient:
     """Pooled httpx clients per event loop (the sync entry points keep one loop per thread).
 
@@ -140,8 +140,9 @@ class HttpClient:
     """
 
     POOLS = 8
+    BUILD_REQUESTS = True  # False: httpx's own client.stream for every call (the way tests/_http/test_request.py compares)
 
-    def __init__(self, config: ProviderConfig, *, transport: httpx.AsyncBaseTransport | None = None,
+    def __init__(self, config: Endpoint, *, transport: httpx.AsyncBaseTransport | None = None,
                  deadline: float | None = None, max_response_bytes: int | None = None, auth: httpx.Auth | None = None,
                  params: Mapping[str, str] | None = None) -> None:
         self.config = config
@@ -153,14 +154,14 @@ class HttpClient:
         self._transport = transport
         self._timeout_parts = self._timeout().as_dict()
         self._urls: dict[str, httpx.URL] = {}
-        self._clients: dict[tuple[int, str], tuple[asyncio.AbstractEventLoop, list[_Pooled]]] = {}
+        self._clients: dict[tuple[int, str], tuple[asyncio.AbstractEventLoop, list[Pooled]]] = {}
         _remember_secrets(config)
         _all_clients.add(self)
 
     def client(self) -> httpx.AsyncClient:
         return self._pooled().client
 
-    def _pooled(self) -> _Pooled:
+    def _pooled(self) -> Pooled:
         loop = asyncio.get_running_loop()
         kind = "given" if self._transport is not None else _context_transport.get()
         found = self._clients.get((id(loop), kind))
@@ -174,7 +175,7 @@ class HttpClient:
             pools.append(idlest)
         return idlest
 
-    def _new_client(self, kind: str) -> _Pooled:
+    def _new_client(self, kind: str) -> Pooled:
         transport = self._transport
         if kind == "aiohttp":
             transport = _aiohttp_transport(env_proxy(self.config.base_url))
@@ -183,8 +184,7 @@ class HttpClient:
                                    auth=self.auth, params=self.params)
         # Called directly when client.send has nothing to add but its cookie jar: no auth, no URL credentials.
         direct = kind == "aiohttp" and transport is not None and self.auth is None and not client.base_url.userinfo
-        return _Pooled(client, {name.lower(): value for name, value in client.headers.items()},
-                       transport if direct else None)
+        return pooled_client(client, transport if direct else None)
 
     def forget(self, loop: asyncio.AbstractEventLoop, kind: str) -> list[httpx.AsyncClient]:
         """Drop (and return, for closing) the clients made on `loop` with transport `kind`."""
@@ -235,47 +235,23 @@ class HttpClient:
     @asynccontextmanager
     async def _post(self, path: str, body: Mapping[str, Any], headers: Mapping[str, str]) -> AsyncIterator[httpx.Response]:
         """`client.stream("POST", path, json=body, ...)` on the least busy client (counted busy until the
-        block is left), with the request built from parts worked out once: httpx's build_request (merging
-        URL, headers, cookies and parameters anew) was a quarter of httpx's time per call. The same
-        request results; a client with query parameters (Azure's api-version) or a path that is not
-        absolute takes httpx's own way."""
-        pooled = self._pooled()
-        pooled.busy += 1
+        block is left), the request built by `request.py` from parts worked out once. A client with query
+        parameters (Azure's api-version) or a path that is not absolute takes httpx's own way."""
+        chosen = self._pooled()
+        chosen.busy += 1
         try:
-            client = pooled.client
-            if self.params or not path.startswith("/"):
+            client = chosen.client
+            if self.params or not path.startswith("/") or not self.BUILD_REQUESTS:
                 async with client.stream("POST", path, json=body, headers=dict(headers), timeout=self._timeout()) as response:
                     yield response
                 return
-            request = self._request(pooled, path, body, headers)
-            direct = pooled.direct
-            if direct is None:
-                response = await client.send(request, stream=True)
-            else:
-                # What client.send adds around the transport is auth (none here), redirects (not followed)
-                # and the cookie jar, whose update cost a tenth of the call even with no cookie to keep.
-                response = await direct.handle_async_request(request)
-                if "set-cookie" in response.headers:
-                    client.cookies.extract_cookies(response)
+            response = await send(chosen, build_post(chosen, self._url_of(client, path), body, headers, self._timeout_parts))
             try:
                 yield response
             finally:
                 await response.aclose()
         finally:
-            pooled.busy -= 1
-
-    def _request(self, pooled: _Pooled, path: str, body: Mapping[str, Any], headers: Mapping[str, str]) -> httpx.Request:
-        """The request `client.build_request` would make, from the parts kept on `pooled`."""
-        client = pooled.client
-        merged = {**pooled.headers, **{name.lower(): value for name, value in headers.items()}}
-        merged.setdefault("content-type", "application/json")
-        # The bytes httpx's `json=` sends (allow_nan=False: a NaN is a ValueError there too).
-        content = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
-        request = httpx.Request("POST", self._url_of(client, path), headers=merged, content=content,
-                                extensions={"timeout": self._timeout_parts})
-        if client.cookies:  # a provider's cookies (a load balancer's) go back, as build_request sends them
-            client.cookies.set_cookie_header(request)
-        return request
+            chosen.busy -= 1
 
     def _url_of(self, client: httpx.AsyncClient, path: str) -> httpx.URL:
         found = self._urls.get(path)
@@ -338,7 +314,7 @@ class HttpClient:
                           retryable=True)
 
 
-def _busy(pooled: _Pooled) -> int:
+def _busy(pooled: Pooled) -> int:
     return pooled.busy
 
 
@@ -357,18 +333,7 @@ class EventStream:
         return sse_events(self.http.chunks(self.response, self._started, self._path, partial))
 
 
-async def read_capped(response: httpx.Response, limit: int) -> bytes:
-    """At most `limit` bytes of the body; the rest is left unread (the connection is closed after)."""
-    parts, size = [], 0
-    async for chunk in response.aiter_bytes():
-        parts.append(chunk)
-        size += len(chunk)
-        if size >= limit:
-            break
-    return b"".join(parts)[:limit]
-
-
-def _remember_secrets(config: ProviderConfig) -> None:
+def _remember_secrets(config: Endpoint) -> None:
     """Tell `redact` every credential this provider uses: the key, secret headers, URL userinfo."""
     remember_secret(config.api_key)
     for name, value in config.headers.items():
@@ -465,290 +430,3 @@ def _failure_kind(exc: httpx.HTTPError) -> str:
 def _ssl_context() -> ssl.SSLContext:
     # Loading the CA bundle takes ~25 ms; every client (and every event loop of the sync entry points) shares one.
     return httpx.create_ssl_context()
-
-
-class StreamedReply(Protocol):
-    """A provider's reply being built from its stream events (the hooks `HttpModel._stream` calls)."""
-
-    request_id: str | None
-    chars: int  # text and arguments received so far (for the error messages)
-
-    def parse(self, event: SSEEvent) -> Any:
-        """The event's data, checked: an error event or a wrongly shaped one is a ModelError keeping the partial."""
-
-    def add(self, data: Any, on_chunk: OnChunk) -> None: ...
-
-    @property
-    def finished(self) -> bool:
-        """The last event has come: stop reading (a provider whose stream just ends says False)."""
-
-    def incomplete(self) -> str | None:
-        """Why the stream as read so far is no whole reply, or None when it is."""
-
-    def reply(self) -> Any:
-        """The reply as the provider's non-streamed JSON, for `HttpModel.reply`."""
-
-    def snapshot(self) -> Any: ...
-
-    def fail(self, message: str, *, retryable: bool = False) -> ModelError: ...
-
-
-class HttpModel(Model):
-    """What every HTTP provider's model shares: its name, the provider's model id, settings and client,
-    and the call itself (build the body, POST it or read the stream, map the reply, errors).
-
-    `specs` are the providers this class serves (the one whose prefix the name carries supplies the
-    settings when none are given; a class serving one provider uses it for any name);
-    `default_info` is the capabilities unless `info=` says otherwise. A provider fills in the hooks:
-    `headers`, `path`, `structured`, `body`, `reply` and `stream_state`.
-    """
-
-    specs: tuple[ProviderSpec, ...] = ()
-    default_info = ModelInfo()
-
-    def __init__(self, name: str, *, model_id: str | None = None, config: ProviderConfig | None = None,
-                 info: ModelInfo | None = None, transport: httpx.AsyncBaseTransport | None = None,
-                 deadline: float | None = None, max_response_bytes: int | None = None, auth: httpx.Auth | None = None,
-                 params: Mapping[str, str] | None = None) -> None:
-        prefix, _, rest = name.partition("/")
-        self.name = name
-        self.model_id = model_id or rest or name
-        self.config = config or provider_config(self.spec_for(prefix))
-        self.info = info or self.default_info
-        self.http = HttpClient(self.config, transport=transport, deadline=deadline, max_response_bytes=max_response_bytes,
-                               auth=auth, params=params)
-
-    @classmethod
-    def spec_for(cls, prefix: str) -> ProviderSpec:
-        found = next((spec for spec in cls.specs if spec.prefix == prefix), None)
-        if found is None and len(cls.specs) == 1:
-            return cls.specs[0]
-        return found or ProviderSpec(prefix)
-
-    async def generate(self, request: GenerateRequest, on_chunk: OnChunk | None = None) -> ModelResponse:
-        structured = self.structured(request)
-        log_fallback(structured, self.name, self)
-        body = self.body(request, stream=on_chunk is not None, structured=structured)
-        if on_chunk is None:
-            data, response = await self.http.post_json(self.path(False), body, self.headers())
-            return self.reply(data, request_id(response), structured)
-        return await self._stream(body, on_chunk, structured)
-
-    def wire_request(self, request: GenerateRequest, *, stream: bool = False) -> dict[str, Any]:
-        """The body this model would POST for `request` (what `preview_request(..., wire=True)` shows)."""
-        return self.body(request, stream=stream, structured=self.structured(request))
-
-    async def _stream(self, body: dict[str, Any], on_chunk: OnChunk, structured: Structured | None) -> ModelResponse:
-        state = self.stream_state(structured)
-        async with self.http.stream(self.path(True), body, self.headers()) as stream:
-            state.request_id = stream.request_id
-            try:
-                async for event in stream.events(partial=state.snapshot):
-                    state.add(state.parse(event), on_chunk)
-                    if state.finished:
-                        break
-            except httpx.HTTPError as exc:
-                raise state.fail(f"the stream broke after {state.chars} characters: {type(exc).__name__}: {exc}",
-                                 retryable=True) from exc
-        if (why := state.incomplete()) is not None:  # never hand on a reply that was silently cut short
-            raise state.fail(why, retryable=True)
-        return self.reply(state.reply(), state.request_id, structured)
-
-    # -- the provider's hooks ----------------------------------------------------------------------
-
-    def headers(self) -> dict[str, str]:
-        return {}
-
-    def path(self, stream: bool) -> str:
-        """The endpoint below the base URL, for a streamed call or not."""
-        raise NotImplementedError
-
-    def structured(self, request: GenerateRequest) -> Structured | None:
-        """How this request's output schema is enforced (None without one)."""
-        raise NotImplementedError
-
-    def body(self, request: GenerateRequest, *, stream: bool, structured: Structured | None) -> dict[str, Any]:
-        raise NotImplementedError
-
-    def reply(self, data: Any, request: str | None, structured: Structured | None) -> ModelResponse:
-        """The provider's JSON reply as our response (`request`: the provider's request id, if it sent one)."""
-        raise NotImplementedError
-
-    def stream_state(self, structured: Structured | None) -> StreamedReply:
-        raise NotImplementedError
-
-
-async def sse_events(source: httpx.Response | AsyncIterable[bytes]) -> AsyncIterator[SSEEvent]:
-    """Server-sent events from a streamed response (or its bytes), as the SSE spec frames them:
-    lines end at CR, LF or CRLF only; a blank line ends an event; `:` lines are comments (keep-alives)."""
-    chunks = source.aiter_bytes() if isinstance(source, httpx.Response) else source
-    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-    lines, builder = _LineSplitter(), _EventBuilder()
-    first = True
-    async for chunk in chunks:
-        text = decoder.decode(chunk)
-        if first and text:
-            text, first = text.removeprefix("\ufeff"), False  # the spec allows one leading BOM
-        for line in lines.feed(text):
-            if (event := builder.line(line)) is not None:
-                yield event
-    for line in [*lines.feed(decoder.decode(b"", final=True)), *lines.close(), ""]:  # "": a last event without its blank line
-        if (event := builder.line(line)) is not None:
-            yield event
-
-
-class _EventBuilder:
-    """Applies SSE lines to the event being built; a blank line finishes it (if it has data)."""
-
-    def __init__(self) -> None:
-        self.event: str = ""
-        self.data: list[str] = []
-
-    def line(self, line: str) -> SSEEvent | None:
-        if not line:
-            done = SSEEvent(self.event or "message", "\n".join(self.data)) if self.data else None
-            self.event, self.data = "", []
-            return done
-        if line.startswith(":"):
-            return None  # a comment / keep-alive
-        name, _, value = line.partition(":")
-        value = value[1:] if value.startswith(" ") else value
-        if name == "data":
-            self.data.append(value)
-        elif name == "event":
-            self.event = value
-        return None
-
-
-class _LineSplitter:
-    """Incremental line splitting at CR, LF and CRLF only (a CRLF may be cut between two chunks).
-
-    A line's pieces are kept in a list, not concatenated per chunk, so a long line costs linear time."""
-
-    def __init__(self) -> None:
-        self.pending: list[str] = []
-        self.after_cr = False
-
-    def feed(self, text: str) -> list[str]:
-        if self.after_cr and text.startswith("\n"):
-            text = text[1:]  # the LF of a CRLF whose CR ended the previous chunk
-        self.after_cr = False
-        lines, start = [], 0
-        for match in _EOL.finditer(text):
-            self.pending.append(text[start:match.start()])
-            lines.append("".join(self.pending))
-            self.pending = []
-            start = match.end()
-        if start < len(text):
-            self.pending.append(text[start:])
-        elif text.endswith("\r"):
-            self.after_cr = True
-        return lines
-
-    def close(self) -> list[str]:
-        return ["".join(self.pending)] if self.pending else []
-
-
-_EOL = re.compile(r"\r\n|\r|\n")
-
-
-def sse_json(event: SSEEvent, provider: str, partial: Callable[[], Any] = lambda: None,
-             request: str | None = None) -> Any:
-    """The event's JSON; a malformed event is a ModelError keeping what had arrived (`partial()`, built only then)."""
-    try:
-        return json.loads(event.data)
-    except (ValueError, RecursionError):  # RecursionError: JSON nested past the parser's depth (hostile)
-        if event.event == "error":  # a plain-text error event: its text is the explanation
-            raise ModelError(f"the stream reported an error: {event.data[:1000]}", provider=provider,
-                             request_id=request, retryable=True, partial=partial()) from None
-        raise ModelError(f"malformed stream event (not JSON): {event.data[:300]!r}", provider=provider,
-                         request_id=request, partial=partial()) from None
-
-
-def stream_error(event: SSEEvent, data: Any, provider: str, request: str | None,
-                 partial: Callable[[], Any]) -> ModelError | None:
-    """The ModelError for an error event inside a 200 stream, or None if this is no error event.
-
-    All three APIs: `{"error": {...}}` (OpenAI-compatible servers, Gemini, Anthropic's `type: error`)
-    or an `event: error` whose data is the error itself. The provider's message is kept."""
-    if isinstance(data, Mapping) and data.get("error") is not None:
-        error = data["error"]
-    elif event.event == "error":
-        error = data
-    else:
-        return None
-    error = error if isinstance(error, Mapping) else {"message": str(error)}
-    kind = next((str(error[k]) for k in ("type", "status", "code") if isinstance(error.get(k), str)), None)
-    code = error.get("code") if isinstance(error.get("code"), int) and 100 <= error["code"] < 600 else None
-    text = str(error.get("message") or error.get("msg") or kind or json.dumps(error, default=str)[:1000])
-    message = f"{text} ({kind})" if kind and kind not in text else text
-    return ModelError(f"the stream reported an error: {message}", status=code, provider=provider, request_id=request,
-                      retryable=code in RETRYABLE_STATUSES or kind in RETRYABLE_STREAM_ERRORS, partial=partial())
-
-
-def _json_body(body: bytes) -> Any:
-    try:
-        return json.loads(body)
-    except (ValueError, RecursionError):
-        return None
-
-
-def provider_message(response: httpx.Response, body: bytes | None = None) -> str:
-    """The provider's own explanation of an error, from the usual JSON shapes, else the body text."""
-    body = response.content if body is None else body
-    data = _json_body(body)
-    if data is None:
-        return body[:1000].decode(response.encoding or "utf-8", "replace") or response.reason_phrase
-    error = data.get("error", data) if isinstance(data, dict) else data
-    if isinstance(error, dict):
-        return str(error.get("message") or error.get("msg") or json.dumps(error)[:1000])
-    return str(error)[:1000]
-
-
-def request_id(response: httpx.Response) -> str | None:
-    for header in ("x-request-id", "request-id", "x-goog-request-id", "openai-request-id"):
-        if header in response.headers:
-            return response.headers[header]
-    return None
-
-
-def body_retry_delay(response: httpx.Response, body: bytes | None = None) -> float | None:
-    """Google APIs state how long to wait in the body (google.rpc.RetryInfo `"17s"`), not in Retry-After."""
-    data = _json_body(response.content if body is None else body)
-    try:
-        details = data["error"]["details"]
-    except (KeyError, TypeError):
-        return None
-    for detail in details if isinstance(details, list) else []:
-        if isinstance(detail, dict) and str(detail.get("@type", "")).endswith("RetryInfo"):
-            match = re.fullmatch(r"(\d+(?:\.\d+)?)s", str(detail.get("retryDelay", "")))
-            return float(match.group(1)) if match else None
-    return None
-
-
-def retry_after(headers: Mapping[str, str]) -> float | None:
-    """Seconds from Retry-After (seconds or an HTTP date) or retry-after-ms.
-
-    ModelError clamps what this returns: NaN is no hint, a negative wait 0, more than MAX_RETRY_AFTER that."""
-    if "retry-after-ms" in headers:
-        try:
-            return _finite(float(headers["retry-after-ms"]) / 1000)
-        except ValueError:
-            pass
-    value = headers.get("retry-after")
-    if not value:
-        return None
-    try:
-        return _finite(max(float(value), 0.0))
-    except ValueError:
-        pass
-    try:
-        parsed = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError, OverflowError, IndexError):
-        return None
-    return max(parsed.timestamp() - time.time(), 0.0)
-
-
-def _finite(seconds: float) -> float | None:
-    """NaN is no hint at all ("nan" parses as a float); infinity is left for ModelError to clamp."""
-    return None if math.isnan(seconds) else seconds

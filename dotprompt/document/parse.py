@@ -12,10 +12,9 @@ from typing import Any
 
 import yaml
 
-from .._util.suggest import close_matches
+from .._util.suggest import did_you_mean, near_miss
 from ..errors import PromptFileError
 from ..settings import valid_max_turns
-from .unresolved import near_miss
 
 __all__ = [
     "FRONTMATTER_PATTERN",
@@ -542,11 +541,6 @@ def use_arguments(src: PromptSource) -> list[tuple[int, str, dict[str, Any]]]:
     """(index, middleware name, keyword arguments) of every `use:` entry written as a mapping."""
     return [(index, str(name), arguments or {}) for index, entry in enumerate(src.metadata.get("use", []))
             if isinstance(entry, dict) for name, arguments in entry.items()]
-
-
-def did_you_mean(word: str, choices: Any) -> str | None:
-    close = close_matches(word, choices)
-    return f"did you mean `{close[0]}`?" if close else None
 
 
 def _yaml_type_name(kind: type) -> str:

@@ -9,11 +9,10 @@ miss of a name that is known (`strng` for `string`) is a typo, and stays an erro
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
-from .._util.suggest import close_matches
+from .._util.suggest import TYPO_CUTOFF, near_miss
 from ..errors import PromptFileError
 
 __all__ = ["SETTING", "TYPO_CUTOFF", "Kind", "Unresolved", "near_miss"]
@@ -21,13 +20,7 @@ __all__ = ["SETTING", "TYPO_CUTOFF", "Kind", "Unresolved", "near_miss"]
 Kind = Literal["schema", "helper", "tool"]
 SETTING: dict[Kind, str] = {"schema": "schemas", "helper": "helpers", "tool": "tools"}
 _DEFINE: dict[Kind, str] = {"schema": "define_schema", "helper": "define_helper", "tool": "define_tool"}
-TYPO_CUTOFF = 0.75  # `jsno`/`json` is 0.75, `strng`/`string` 0.91; an application's `bullets`/`unless` is 0.62
-
-
-def near_miss(name: str, known: Iterable[str]) -> str | None:
-    """`did you mean `x`?` when `name` is a typo of a known name (close enough to be no other name)."""
-    close = close_matches(name, known, cutoff=TYPO_CUTOFF)
-    return f"did you mean `{close[0]}`?" if close else None
+# TYPO_CUTOFF and near_miss live in _util/suggest.py (schema/picoschema.py asks them too); named here as before.
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
 
-from .._util.files import decode, read_snapshot
+from ..document.files import decode, read_snapshot
 from ..document.parse import FRONTMATTER_PATTERN
 from ..errors import PromptFileError
 from ..settings import ENGINE_MANIFEST_BYTES, ENGINE_SCAN_FILES

@@ -14,8 +14,8 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 from pydantic import ValidationError
 
 from .._util.cache import LRU
-from .._util.files import Stamp, decode, digest_of, file_stamp, read_snapshot
 from .._util.suggest import close_matches
+from ..document.files import Stamp, decode, digest_of, file_stamp, read_snapshot
 from ..document.metadata import LibraryDefaults, convert_schemas, render_fields
 from ..document.parse import Problems, PromptSource, did_you_mean, parse_source, report_to
 from ..document.unresolved import Unresolved, near_miss

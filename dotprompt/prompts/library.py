@@ -20,8 +20,8 @@ from jinja2 import FunctionLoader
 
 from .. import settings
 from .._util.cache import LRU
-from .._util.files import Snapshot, decode, digest_of
 from .._util.suggest import close_matches
+from ..document.files import Snapshot, decode, digest_of
 from ..document.metadata import LibraryDefaults, merge, options_metadata, render_fields
 from ..document.parse import USE_HINT, PromptSource, parse_source, use_arguments
 from ..engines.detect import ENGINE_SETTINGS, EngineChoice, choose_engine

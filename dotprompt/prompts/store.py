@@ -4,7 +4,7 @@ safely, and hot reload.
 File names: `name.prompt`, `name.variant.prompt`, `_partial.prompt`; a subfolder is a namespace
 (`billing/extract.prompt` is `billing/extract`).
 
-Files are read through `_util/files.py`: a prompt, partial or namespace folder whose real path
+Files are read through `document/files.py`: a prompt, partial or namespace folder whose real path
 leaves the folder is refused, as is anything that is not a regular file (FIFO, socket, directory,
 dangling link), each with a PromptFileError naming the file. Hot reload: a render uses a whole
 version of the file, old or new (see `PromptFiles.is_stale` / `PromptFiles.refresh`).
@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import settings
-from .._util.files import FileChangingError, Snapshot, file_stamp, read_confirmed, read_settled, read_snapshot
+from ..document.files import FileChangingError, Snapshot, file_stamp, read_confirmed, read_settled, read_snapshot
 from ..errors import InvalidPromptNameError, PromptFileError, PromptNotFoundError
 from .compiler import CompiledPrompt, Dependency
 
@@ -187,7 +187,7 @@ class PromptFiles:
 
 
 def current_stamp(path: str) -> Any:
-    """The file's stamp now (`_util/files.py`), None when it cannot be read."""
+    """The file's stamp now (`document/files.py`), None when it cannot be read."""
     try:
         return file_stamp(path)
     except (OSError, ValueError):

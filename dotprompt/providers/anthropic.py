@@ -23,7 +23,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._http.client import HttpModel, sse_json, stream_error
 from ..errors import ModelError, UsageError
 from ..settings import ANTHROPIC_DEFAULT_MAX_TOKENS, ANTHROPIC_VERSION, RETRYABLE_STREAM_ERRORS
 from ..types import GenerateRequest, Media, Message, ModelChunk, ModelResponse, Part, ToolRequest, Usage
@@ -38,6 +37,8 @@ from .dialects.strict import (
     Structured,
     structured_output,
 )
+from .events import sse_json, stream_error
+from .http_model import HttpModel
 from .media import IMAGE, PDF, TEXT, MediaInput, media_input, unsupported
 
 __all__ = ["PROVIDERS", "AnthropicModel", "anthropic_structured", "cache_markers", "from_message", "to_body", "to_messages",

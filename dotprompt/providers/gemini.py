@@ -18,7 +18,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._http.client import HttpModel, sse_json, stream_error
 from ..errors import ModelError
 from ..types import GenerateRequest, Media, Message, ModelChunk, ModelResponse, Part, ToolRequest, Usage
 from .base import ModelInfo, OnChunk
@@ -26,6 +25,8 @@ from .config import ProviderSpec
 from .dialects.gemini import gemini_schema
 from .dialects.shape import COUNT, OBJECT, STR, check, shape_guard
 from .dialects.strict import OWN_CONFIG_KEYS, Structured, structured_output
+from .events import sse_json, stream_error
+from .http_model import HttpModel
 from .media import OTHER, media_input, unsupported
 
 __all__ = ["GEMINI3_INFO", "GEMINI_INFO", "GOOGLEAI", "PROVIDERS", "GeminiModel", "from_response", "gemini_info",

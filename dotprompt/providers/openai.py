@@ -12,13 +12,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._http.client import HttpModel, SSEEvent, sse_json, stream_error
+from .._http.sse import SSEEvent
 from ..errors import ModelError
 from ..types import GenerateRequest, Media, Message, ModelChunk, ModelResponse, Part, ToolRequest, Usage
 from .base import ModelInfo, OnChunk
 from .config import ProviderSpec
 from .dialects.shape import COUNT, STR, check, shape_guard
 from .dialects.strict import OWN_CONFIG_KEYS, Structured, structured_output
+from .events import sse_json, stream_error
+from .http_model import HttpModel
 from .media import AUDIO, IMAGE, PDF, media_input, unsupported
 
 __all__ = ["OLLAMA", "OPENAI", "PROVIDERS", "OpenAIModel", "from_completion", "media_part", "ollama_host", "response_format",

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._http.client import HttpModel, SSEEvent, sse_json, stream_error
+from .._http.sse import SSEEvent
 from ..errors import ModelError, UsageError
 from ..settings import RETRYABLE_STREAM_ERRORS
 from ..types import GenerateRequest, Media, Message, ModelChunk, ModelResponse, Part, ToolRequest, Usage
@@ -28,6 +28,8 @@ from .base import ModelInfo, OnChunk
 from .config import ProviderSpec
 from .dialects.shape import COUNT, STR, By, check, shape_guard
 from .dialects.strict import OWN_CONFIG_KEYS, Structured, structured_output
+from .events import sse_json, stream_error
+from .http_model import HttpModel
 from .media import parse_data_url
 
 __all__ = ["PROVIDERS", "OpenAIResponsesModel", "ResponsesStreamState", "failed", "from_response", "media_part", "to_body",

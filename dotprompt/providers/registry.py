@@ -17,7 +17,6 @@ from typing import Any
 from .. import settings
 from .._util.suggest import close_matches
 from ..errors import UsageError
-from ..local.paths import local_paths
 from .base import Model, ModelFactory
 from .config import ProviderSpec
 
@@ -37,6 +36,10 @@ BUILT_IN_PROVIDERS = {
 }
 # Always-present models by name (`echo`): the module whose MODELS makes them.
 BUILT_IN_MODELS = {"echo": "dotprompt.doubles"}
+# The provider whose module's `default_local_model()` names the model to use when none is named
+# anywhere (or None while it is not set up): the local model sits above this package, found by name
+# like every provider, so the registry imports none of it.
+FALLBACK_PROVIDER = "local"
 
 _models: dict[str, Model] = {}
 _providers: dict[str, ModelFactory] = {}
@@ -46,7 +49,7 @@ _built_ins_loaded = False
 
 def default_model_name() -> str:
     """The model to use when none is named anywhere: $DOTPROMPT_MODEL, else the local model if it is set up."""
-    chosen = settings.env_model() or (settings.LOCAL_MODEL if local_paths().ready() else None)
+    chosen = settings.env_model() or _declared(BUILT_IN_PROVIDERS[FALLBACK_PROVIDER], "default_local_model")()
     if chosen:
         return chosen
     raise UsageError("no model given and none configured: set `model:` in the prompt file, pass --model / model=..., "

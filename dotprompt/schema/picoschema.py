@@ -10,8 +10,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..document.parse import did_you_mean
-from ..document.unresolved import near_miss
+from .._util.suggest import did_you_mean, near_miss
 from ..errors import PicoschemaError
 
 __all__ = ["convert", "to_json_schema"]

@@ -26,7 +26,7 @@ from typing import Any
 
 import yaml
 
-from .._util.files import lexically_inside, read_snapshot
+from ..document.files import lexically_inside, read_snapshot
 from ..document.parse import compose_yaml, did_you_mean, load_yaml_safely, yaml_child, yaml_key_node, yaml_problem
 from ..errors import PromptFileError, TestFileError
 from .assertions import PATH_ASSERTIONS, ExpectedValueError, path_assertion_names

@@ -28,8 +28,8 @@ from typing import Any, Literal
 from pydantic import ValidationError
 
 from .._util import finite
-from .._util.files import is_inside, read_snapshot
 from .._util.redact import redacted_json
+from ..document.files import is_inside, read_snapshot
 from ..errors import PromptFileError, RecordingMissingError
 from ..identity import PromptIdentity
 from ..providers.base import Model, ModelInfo, OnChunk

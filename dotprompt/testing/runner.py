@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import settings
-from .._util.files import lexically_inside
+from ..document.files import lexically_inside
 from ..errors import DotpromptError, OutputValidationError, RecordingMissingError
 from ..observe.cost import Cost, price_run
 from ..observe.runrecord import log_source

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from .._util.files import read_snapshot
+from ..document.files import read_snapshot
 from ..document.parse import parse_source
 from ..errors import DotpromptError, PromptFileError
 from ..lint.check import Diagnostic, check_library

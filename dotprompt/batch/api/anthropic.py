@@ -11,8 +11,8 @@ from typing import Any
 
 import httpx
 
-from ..._http.client import HttpModel
 from ...providers.anthropic import from_message, to_body
+from ...providers.http_model import HttpModel
 from ...settings import BATCH_RESULTS_MAX_BYTES
 from ...types import GenerateRequest
 from .base import ENDED, IN_PROGRESS, Fetched, JobStatus

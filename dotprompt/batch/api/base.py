@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from ..._http.client import HttpModel
+from ...providers.http_model import HttpModel
 from ...types import GenerateRequest, ModelResponse
 from .capture import Result
 

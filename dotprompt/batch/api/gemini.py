@@ -9,8 +9,8 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-from ..._http.client import HttpModel
 from ...providers.gemini import GeminiModel, from_response, to_body
+from ...providers.http_model import HttpModel
 from ...settings import BATCH_RESULTS_MAX_BYTES
 from ...types import GenerateRequest
 from .base import CANCELLED, ENDED, EXPIRED, FAILED, IN_PROGRESS, Fetched, JobStatus

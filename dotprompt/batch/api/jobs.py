@@ -23,11 +23,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..._http.client import HttpModel
 from ...errors import BatchJobError, DotpromptError
 from ...prompts.prompt import Prompt
 from ...providers.anthropic import AnthropicModel
 from ...providers.gemini import GeminiModel
+from ...providers.http_model import HttpModel
 from ...providers.openai import OpenAIModel
 from ...providers.registry import resolve_model
 from ...settings import BATCH_JOB_MAX_ROWS

@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-from ..._http.client import HttpModel
+from ...providers.http_model import HttpModel
 from ...providers.openai import from_completion, to_body
 from ...settings import BATCH_RESULTS_MAX_BYTES
 from ...types import GenerateRequest

@@ -10,8 +10,9 @@ from typing import Any
 
 import httpx
 
-from ..._http.client import HttpModel, read_capped, request_id
+from ..._http.errors import read_capped, request_id
 from ...errors import ModelError
+from ...providers.http_model import HttpModel
 from ...settings import ERROR_BODY_BYTES
 
 __all__ = ["call_json", "download", "result_lines"]

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from ... import settings
 from ..._util.cache import LRU
-from ..._util.files import digest_of
+from ...document.files import digest_of
 from ...document.unresolved import near_miss
 from ...errors import PromptFileError
 from ..budget import BudgetExceededError, current

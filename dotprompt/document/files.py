@@ -26,6 +26,9 @@ from dataclasses import dataclass
 from .. import settings
 from ..errors import PromptFileError
 
+__all__ = ["FileChangingError", "Snapshot", "Stamp", "check_inside", "decode", "digest_of", "file_stamp", "is_inside",
+           "kind_of", "lexically_inside", "read_confirmed", "read_settled", "read_snapshot", "stamp_of"]
+
 Stamp = tuple[int, int, int, int]  # mtime_ns, size, inode, ctime_ns
 
 

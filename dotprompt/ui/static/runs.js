@@ -8,7 +8,7 @@ export async function showRuns(view, params) {
   const prompt = el("input", { id: "filter-prompt", placeholder: "prompt", value: params.get("prompt") || "" });
   const model = el("input", { id: "filter-model", placeholder: "model", value: params.get("model") || "" });
   const status = el("select", { id: "filter-status" }, el("option", { value: "" }, "any status"),
-    el("option", { value: "ok" }, "ok"), el("option", { value: "error" }, "error"));
+    el("option", { value: "ok" }, "ok"), el("option", { value: "error" }, "error"), el("option", { value: "interrupted" }, "interrupted"));
   status.value = params.get("status") || "";
   const table = el("div", { id: "runs" });
   const go = el("button", { type: "button", id: "filter" }, "Filter");

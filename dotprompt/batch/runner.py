@@ -573,7 +573,7 @@ def _log_batch(prompt: Prompt, source: Path | None, output: Path, model: Any, re
     log_summary(prompt.library.run_log, "batch", identity, name,
                 input={"input_file": str(source.absolute()) if source else None, "rows": report.total},
                 output={"output": str(output.absolute()), "succeeded": report.succeeded, "failed": report.failed,
-                        "interrupted": report.interrupted, "skipped": report.skipped}, seconds=report.seconds, error=failed,
+                        "skipped": report.skipped, **({"interrupted": report.interrupted} if report.interrupted else {})}, seconds=report.seconds, error=failed,
                 cost=float(report.cost_usd) if report.cost_usd is not None else None,
                 error_type="BatchInterrupted" if interrupted else "BatchRowsFailed")
 

@@ -129,7 +129,7 @@ def _measured_from_nothing(metric: str, counts: Counts | None, scores: Scores) -
 @dataclass(frozen=True)
 class FailedRows:
     """Rows whose run failed (an HTTP 500, a prompt that does not render, a missing recording): not scored,
-    and failing the eval when they are more than its `max_failure_rate` allows."""
+    and failing the eval when they are more than its `max_failure_rate` allows, or when they are all its rows."""
 
     rows: tuple[str, ...]
     total: int
@@ -140,12 +140,20 @@ class FailedRows:
         return math.floor(self.max_rate * self.total + 1e-9)
 
     @property
+    def nothing_scored(self) -> bool:
+        """Every row failed to run: there is no figure to judge, so the eval fails whatever the rate allows."""
+        return len(self.rows) >= self.total
+
+    @property
     def passed(self) -> bool:
-        return len(self.rows) <= self.allowed
+        return len(self.rows) <= self.allowed and not self.nothing_scored
 
     def message(self) -> str:
         shown = ", ".join(self.rows[:ROWS_SHOWN])
         more = f" and {len(self.rows) - ROWS_SHOWN} more" if len(self.rows) > ROWS_SHOWN else ""
+        if self.nothing_scored:
+            return (f"nothing was scored: {len(self.rows)} of {self.total} rows failed to run (whatever "
+                    f"max_failure_rate allows): {shown}{more}")
         return (f"{len(self.rows)} of {self.total} rows failed to run (max_failure_rate {self.max_rate:g} allows "
                 f"{self.allowed}): {shown}{more}")
 

@@ -108,7 +108,7 @@ def test_every_model_call_failing_fails_the_eval_naming_each_row_and_its_error(t
     assert done.returncode == 1, done.stdout + done.stderr
     out = done.stdout
     assert "0 eval(s) passed, 1 failed" in out
-    assert "3 of 3 rows failed to run (max_failure_rate 0 allows 0): a, b, c" in out, out
+    assert "nothing was scored: 3 of 3 rows failed to run (whatever max_failure_rate allows): a, b, c" in out, out
     assert "row a: failed to run: ModelError" in out and "upstream exploded" in out and "HTTP 500" in out
     # The gates on precision were computed from no prediction: they fail too, and say why.
     assert "(overall): precision below threshold: 0.000 < 0.900 (no value was predicted: 3 rows failed to run)" in out
@@ -135,6 +135,17 @@ def test_a_failure_rate_the_eval_allows_scores_the_rows_that_ran_and_notes_the_r
     (tmp_path / "prompts" / "ex.test.yaml").write_text(GATES + "  max_failure_rate: 0.3\n")
     done = cli("eval", "--record", cwd=tmp_path, env=provider)
     assert done.returncode == 1 and "1 of 3 rows failed to run (max_failure_rate 0.3 allows 0): b" in done.stdout
+
+
+def test_an_eval_that_scored_nothing_fails_whatever_the_failure_rate_allows(tmp_path, provider):
+    failing_project(tmp_path, "eval:\n  dataset: gold.jsonl\n  max_failure_rate: 1\n")  # no min: at all
+    _reply.mode = "fails"
+    done = cli("eval", "--record", "--junit", "j.xml", cwd=tmp_path, env=provider)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "0 eval(s) passed, 1 failed" in done.stdout
+    assert "nothing was scored: 3 of 3 rows failed to run (whatever max_failure_rate allows): a, b, c" in done.stdout
+    cases = {c.get("name"): c for c in ET.parse(tmp_path / "j.xml").getroot().iter("testcase")}
+    assert cases["(failed rows)"].find("failure") is not None
 
 
 def test_a_table_of_nothing_scored_shows_no_figure(tmp_path, provider):

@@ -240,14 +240,16 @@ class GenerateStream:
                 return
             getter = asyncio.ensure_future(queue.get())
             waiting: set[asyncio.Future[Any]] = {getter, task}
-            done, _ = await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+            try:
+                done, _ = await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+            finally:  # the consumer cancelled while waiting: a getter left pending is "Task was destroyed" at exit
+                if not getter.done():
+                    getter.cancel()
             if getter in done:
                 chunk = getter.result()
                 del getter, waiting, done  # the chunk is the caller's now: kept here, it and its output would outlive their use
                 yield chunk
                 del chunk
-            else:
-                getter.cancel()
 
     async def __aiter__(self) -> AsyncIterator[Chunk | GenerateResponse]:
         task = self._start()

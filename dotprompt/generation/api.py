@@ -253,13 +253,17 @@ class GenerateStream:
 
     async def __aiter__(self) -> AsyncIterator[Chunk | GenerateResponse]:
         task = self._start()
+        reason: tuple[Any, ...] = ()
         try:
             async for chunk in self._chunks():
                 yield chunk
             yield task.result()
+        except asyncio.CancelledError as exc:
+            reason = exc.args  # the consumer's cancel(msg): the run's own cancel says why (the run log keeps it)
+            raise
         finally:
             if not task.done():
-                task.cancel()
+                task.cancel(*reason[:1])
 
 
 def generate_stream(options: GenerateActionOptions | GenerateOptions | None = None, /, **kwargs: Any) -> GenerateStream:

@@ -108,8 +108,7 @@ class LoggedRun:
         if pending:  # not a success: the run waits for answers (resume=), its output is not there yet
             entry.update(status="interrupted", error=f"waiting for {pending_summary(pending)}")
         if interrupted:
-            entry.update(status="error", error_type="Interrupted",
-                         error="interrupted before the run ended (Ctrl-C, or its task was cancelled)")
+            entry.update(status="error", error_type="Interrupted", error=_why_interrupted(exc))
         elif exc is not None:
             self._failed(entry, exc)
         self.run_log.add(entry)
@@ -144,6 +143,14 @@ class LoggedRun:
         if text is not None:
             out["text"] = text
         return out
+
+
+def _why_interrupted(exc: BaseException | None) -> str:
+    """A cancelled run's reason when its canceller gave one (`task.cancel("cancelled from the page")`)."""
+    reason = exc.args[0] if isinstance(exc, asyncio.CancelledError) and exc.args else None
+    if isinstance(reason, str) and reason:
+        return f"interrupted before the run ended: {reason}"
+    return "interrupted before the run ended (Ctrl-C, or its task was cancelled)"
 
 
 def pending_interrupts(response: Any) -> list[dict[str, Any]]:

@@ -124,3 +124,21 @@ def test_a_report_path_that_cannot_be_written_is_one_line_before_the_run(tmp_pat
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert "--junit reports/junit.xml: cannot create the folder reports" in done.stderr, done.stderr
     assert not (tmp_path / "prompts" / "__recordings__").exists()  # nothing ran
+
+
+def test_outside_ci_a_missing_recording_and_a_failed_live_call_are_both_said(tmp_path, cli_env):
+    import socket
+
+    prompts = project(tmp_path)
+    (prompts / "yesno.prompt").write_text(PROMPT.replace("model: echo", "model: openai/gpt-test"))
+    with socket.socket() as probe:  # a port nothing listens on: the model server is down
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = {k: v for k, v in cli_env.items() if k not in ("CI", "GITHUB_ACTIONS")}
+    env.update(OPENAI_BASE_URL=f"http://127.0.0.1:{port}/v1", OPENAI_API_KEY="sk-test-0001")
+    done = cli("test", "-k", "says yes", cwd=tmp_path, env=env)
+    assert done.returncode == 1, done.stdout + done.stderr
+    line = next(line for line in done.stdout.splitlines() if "says yes" in line and "no recording" in line)
+    assert "no recording for case 'says yes', model call 1" in line, done.stdout
+    assert "tried the model live: ModelError:" in line and "127.0.0.1" in line, line
+    assert "re-record with `dotprompt test --record` once the model answers" in line, line

@@ -16,6 +16,7 @@ from .._util.escape import json_dumps, terminal, xml_text
 from .._util.escape import markdown as md
 from .._util.redact import redact
 from ..settings import EVAL_MAX_ALIGN_WORK
+from ..testing.report import project_path
 from .gates import Delta, FailedRows, Miss, failed_rows
 from .grounding_stats import OVERALL, GroundingCounts
 from .run import ArmResult
@@ -322,7 +323,7 @@ def _junit_cases(verdict: Verdict) -> list[_Case]:
 def _junit_case(suite: ET.Element, verdict: Verdict, case: _Case) -> int:
     """One test case in the suite; 1 when it failed."""
     element = ET.SubElement(suite, "testcase", classname=xml_text(verdict.result.spec.name), name=xml_text(case.name),
-                            file=xml_text(verdict.result.spec.file))
+                            file=xml_text(project_path(verdict.result.spec.file)))
     if case.grounding is not None:
         properties = ET.SubElement(element, "properties")
         for key, value in case.grounding.to_dict().items():

@@ -146,6 +146,7 @@ def test_an_eval_that_scored_nothing_fails_whatever_the_failure_rate_allows(tmp_
     assert "nothing was scored: 3 of 3 rows failed to run (whatever max_failure_rate allows): a, b, c" in done.stdout
     cases = {c.get("name"): c for c in ET.parse(tmp_path / "j.xml").getroot().iter("testcase")}
     assert cases["(failed rows)"].find("failure") is not None
+    assert {c.get("file") for c in cases.values()} == {"prompts/ex.test.yaml"}  # from the project folder
 
 
 def test_a_table_of_nothing_scored_shows_no_figure(tmp_path, provider):

@@ -142,3 +142,17 @@ def test_outside_ci_a_missing_recording_and_a_failed_live_call_are_both_said(tmp
     assert "no recording for case 'says yes', model call 1" in line, done.stdout
     assert "tried the model live: ModelError:" in line and "127.0.0.1" in line, line
     assert "re-record with `dotprompt test --record` once the model answers" in line, line
+
+
+def test_junit_names_test_files_from_the_project_folder(tmp_path, cli_env):
+    project(tmp_path)
+    (tmp_path / "pyproject.toml").write_text('[tool.dotprompt]\nprompts_dir = "prompts"\n')  # resolved to an absolute path
+    (tmp_path / "sub").mkdir()
+    env = {k: v for k, v in cli_env.items() if k != "CI"}
+    assert cli("test", "--record", cwd=tmp_path, env=env).returncode == 0
+    for where in (tmp_path, tmp_path / "sub"):
+        done = cli("test", "--replay", "--junit", "j.xml", cwd=where, env=env)
+        assert done.returncode == 0, done.stdout + done.stderr
+        root = ET.parse(where / "j.xml").getroot()
+        assert [s.get("name") for s in root.iter("testsuite")] == ["prompts/yesno.test.yaml"]
+        assert {c.get("file") for c in root.iter("testcase")} == {"prompts/yesno.test.yaml"}

@@ -268,10 +268,13 @@ def _compared(baseline: Mapping[str, Mapping[str, float]], now: Mapping[str, flo
 
 def regressions(found: list[Delta], tolerance: float, scores: Scores, grounding: Grounded | None = None) -> list[Miss]:
     """Every metric that dropped more than `tolerance` below its baseline (a field gone entirely, or no
-    longer grounded, counts as 0)."""
+    longer grounded, counts as 0). Rows that never ran are not compared: with no row scored nothing
+    regressed, and a field only they had is not "gone" (they fail the eval on their own)."""
     out = []
     for delta in found:
-        if delta.baseline is None:
+        if delta.baseline is None or scores.rows == 0:
+            continue
+        if delta.now is None and scores.failed and delta.metric != "grounded":
             continue
         now = delta.now if delta.now is not None else 0.0
         if now < delta.baseline - tolerance - SAVED_PRECISION:

@@ -44,7 +44,7 @@ def test_the_no_recording_hint_names_the_command_that_records_eval_rows(tmp_path
     done = cli("eval", cwd=tmp_path, env=env)
     assert done.returncode == 1
     assert "dotprompt test --record" not in done.stdout
-    assert "row a: no recording for case 'eval:a', model call 1 (prompts/__recordings__/inv.jsonl): record the " \
+    assert "no recording for rows a, b, c (prompts/__recordings__/inv.jsonl): record the " \
            "missing rows with `dotprompt eval --auto prompts/inv.test.yaml`" in done.stdout, done.stdout
     # ... and following it records them: the eval then replays offline and passes.
     assert cli("eval", "--auto", "prompts/inv.test.yaml", cwd=tmp_path, env=env).returncode == 0
@@ -227,3 +227,18 @@ def test_a_baseline_saved_with_the_old_names_is_read_where_it_is_unambiguous(tmp
     assert "±0" in done.stdout and "not compared" not in done.stdout
     assert ("NOTE inv on a/gold.jsonl [default]: old.json was saved by an older version: its scores for "
             "'inv on gold.jsonl' are read as this eval's; re-save it with --save-baseline") in done.stdout
+
+
+def test_missing_recordings_are_said_once_and_rows_that_never_ran_do_not_regress(tmp_path, cli_env):
+    prompts = project(tmp_path)
+    env = replay_env(cli_env)
+    assert cli("eval", "--record", "--save-baseline", "base.json", cwd=tmp_path, env=env).returncode == 0
+    (prompts / "__recordings__" / "inv.jsonl").unlink()
+    done = cli("eval", "--baseline", "base.json", cwd=tmp_path, env=env)
+    assert done.returncode == 1
+    fails = [line for line in done.stdout.splitlines() if line.startswith("FAIL ")]
+    hint = "record the missing rows with `dotprompt eval --auto prompts/inv.test.yaml`"
+    assert sum(hint in line for line in fails) == 1, fails
+    assert any("no recording for rows a, b, c (prompts/__recordings__/inv.jsonl): " + hint in line
+               for line in fails), fails
+    assert not any("regressed" in line for line in fails), fails

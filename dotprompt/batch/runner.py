@@ -563,19 +563,23 @@ def _log_batch(prompt: Prompt, source: Path | None, output: Path, model: Any, re
     except DotpromptError:
         return
     ran = report.succeeded + report.failed + report.interrupted
-    failed = f"{report.failed} of {ran} rows failed" if report.failed else None
-    if report.interrupted:
-        failed = ((failed + ", ") if failed else "") + (f"{report.interrupted} of {ran} rows stopped on tool requests "
-                                                        "waiting for an answer (their records keep them)")
+    problems = [f"{report.failed} of {ran} rows failed"] if report.failed else []
+    if report.interrupted:  # not failures, not successes: their records keep the pending tool requests
+        problems.append(f"{report.interrupted} of {ran} rows stopped on tool requests waiting for an answer "
+                        "(their records keep them)")
+    error_type = "BatchRowsFailed" if report.failed else "BatchRowsInterrupted"
     if interrupted:
-        done = report.succeeded + report.failed + report.interrupted + report.skipped
-        failed = f"interrupted after {done} of {report.total} rows (run the same command again to go on)"
+        done = ran + report.skipped
+        problems, error_type = [f"interrupted after {done} of {report.total} rows (run the same command again to go on)"], \
+            "BatchInterrupted"
+    counts = {"succeeded": report.succeeded, "failed": report.failed, "skipped": report.skipped}
+    if report.interrupted:
+        counts["interrupted"] = report.interrupted
     log_summary(prompt.library.run_log, "batch", identity, name,
                 input={"input_file": str(source.absolute()) if source else None, "rows": report.total},
-                output={"output": str(output.absolute()), "succeeded": report.succeeded, "failed": report.failed,
-                        "skipped": report.skipped, **({"interrupted": report.interrupted} if report.interrupted else {})}, seconds=report.seconds, error=failed,
-                cost=float(report.cost_usd) if report.cost_usd is not None else None,
-                error_type="BatchInterrupted" if interrupted else "BatchRowsFailed")
+                output={"output": str(output.absolute()), **counts}, seconds=report.seconds,
+                error="; ".join(problems) or None, cost=float(report.cost_usd) if report.cost_usd is not None else None,
+                error_type=error_type)
 
 
 def _todo(rows: Iterable[Row], finished: Hashes, report: BatchReport) -> Iterator[Row]:

@@ -13,7 +13,8 @@ from ..errors import UsageError
 if TYPE_CHECKING:
     from ..prompts.library import PromptLibrary
 
-__all__ = ["DIR_HELP", "EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_PENDING", "EXIT_USAGE", "CommandLineError", "json_arg", "library",
+__all__ = ["DIR_HELP", "EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_PENDING", "EXIT_USAGE", "CommandLineError",
+           "json_arg", "library",
            "package_version", "prepare_outputs", "usage"]
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2

@@ -13,7 +13,17 @@ from .._util.escape import json_dumps, terminal
 from .._util.redact import redact
 from ..errors import GenerationError
 from ..settings import BATCH_LOG_ROWS, ROW_ERROR_CHARS
-from .common import DIR_HELP, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_PENDING, CommandLineError, add_engine_flag, json_arg, library
+from .common import (
+    DIR_HELP,
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_PENDING,
+    CommandLineError,
+    add_engine_flag,
+    json_arg,
+    library,
+)
 from .grounding_view import show_grounding
 from .progress import StreamView, elapsed_status
 

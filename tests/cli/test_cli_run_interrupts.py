@@ -49,7 +49,7 @@ def test_run_stopped_on_interrupts_names_them_and_exits_3(tmp_path, cli_env):
     assert any("resume=" in line for line in lines) and any("dotprompt ui" in line for line in lines)
 
     logs = cli("logs", cwd=tmp_path, env=env)
-    row = [line for line in logs.stdout.splitlines() if line.split() and line.split()[0] == "1"][0]
+    row = next(line for line in logs.stdout.splitlines() if line.split() and line.split()[0] == "1")
     assert " interrupted " in row and "waiting for" in row, logs.stdout
     assert len(cli("logs", "--status", "interrupted", cwd=tmp_path, env=env).stdout.splitlines()) == 3
     assert "status   interrupted  finish: interrupted" in cli("logs", "1", cwd=tmp_path, env=env).stdout

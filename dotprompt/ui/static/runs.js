@@ -65,7 +65,7 @@ export async function showRun(view, id) {
   // dom.js's append skips the absent parts (null); the DOM's own would write them as the text "null".
   append(view, [el("h1", {}, `Run #${run.id}: ${label || "(no prompt)"}`),
     run.prompt ? replay : null, facts,
-    run.error ? errorBox({ type: run.error_type, message: run.error }) : null,
+    run.error ? errorBox({ type: run.status === "interrupted" ? "Interrupted (tool requests pending)" : run.error_type, message: run.error }) : null,
     section("Input", jsonBlock(run.input, { id: "run-input" })),
     section("Turns", turns.childElementCount ? turns : el("p", { class: "muted" }, "no messages logged")),
     section("Output", jsonBlock(run.output, { id: "run-output" })),

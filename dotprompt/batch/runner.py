@@ -43,13 +43,13 @@ from .._http.client import batch_transport
 from .._util.redact import known_secrets, redact_data, redacted_json
 from ..errors import BatchInputError, BatchOutputError, DotpromptError, OutputValidationError, UsageError
 from ..observe.cost import Cost, endpoints_fixed, load_prices, price_response
-from ..observe.runrecord import log_source, log_summary
+from ..observe.runrecord import log_source, log_summary, pending_interrupts
 from ..prompts.prompt import Prompt
 from ..providers.registry import default_model_name
 from ..settings import BATCH_KEY_COLUMN, BATCH_LOG_ROWS
 
-__all__ = ["BatchReport", "Hashes", "InputFile", "Row", "Rows", "model_input", "model_name", "output_lock", "priced_row",
-           "read_output", "read_rows", "record_key", "row_of", "run_batch", "run_row", "unfinished"]
+__all__ = ["BatchReport", "Hashes", "InputFile", "Row", "Rows", "finished", "model_input", "model_name", "output_lock",
+           "priced_row", "read_output", "read_rows", "record_key", "row_of", "run_batch", "run_row", "unfinished"]
 
 
 @dataclass(frozen=True)
@@ -73,6 +73,7 @@ class BatchReport:
     skipped: int = 0
     succeeded: int = 0
     failed: int = 0
+    interrupted: int = 0  # rows that stopped on tool requests waiting for a human: not done, run again next time
     seconds: float = 0.0
     repaired: int = 0  # damaged lines set aside in `<output>.damaged` when the run started
     cost_usd: Decimal | None = Decimal(0)  # the rows run this time; None when a row's cost is unknown
@@ -264,6 +265,12 @@ def _content_key(digest: str, occurrence: int) -> str:
     return f"sha256:{digest}" if occurrence == 1 else f"sha256:{digest}#{occurrence}"
 
 
+def finished(record: dict[str, Any]) -> bool:
+    """Whether a record is a row's result: not an error, and not a run stopped on interrupts (its
+    `interrupted` requests wait for a human; the next run of the batch runs the row again)."""
+    return "error" not in record and "interrupted" not in record
+
+
 def record_key(record: dict[str, Any]) -> str:
     """The key a record belongs to; records written before keys existed get theirs from their input."""
     key = record.get("key")
@@ -352,7 +359,7 @@ class _Survey:
             self.records += 1
             key = record_key(record)
             keys.add(hash(key))
-            if "error" not in record:
+            if finished(record):
                 self.finished.add(hash((key, record.get("digest"))))
         self.finished.freeze()
         self.repeated = keys.freeze().repeated()
@@ -374,7 +381,7 @@ class _Survey:
         for position, (record, _) in enumerate(self._records()):
             marker = hash(record_key(record))
             if marker in self.repeated:
-                rank = (record.get("digest") == current.get(marker), "error" not in record, position)
+                rank = (record.get("digest") == current.get(marker), finished(record), position)
                 if marker not in best or rank > best[marker][0]:
                     best[marker] = (rank, position)
         keep = {position for _, position in best.values()}
@@ -555,16 +562,24 @@ def _log_batch(prompt: Prompt, source: Path | None, output: Path, model: Any, re
         identity, name = prompt.identity, _priced_name(prompt, model) or None
     except DotpromptError:
         return
-    failed = f"{report.failed} of {report.succeeded + report.failed} rows failed" if report.failed else None
+    ran = report.succeeded + report.failed + report.interrupted
+    problems = [f"{report.failed} of {ran} rows failed"] if report.failed else []
+    if report.interrupted:  # not failures, not successes: their records keep the pending tool requests
+        problems.append(f"{report.interrupted} of {ran} rows stopped on tool requests waiting for an answer "
+                        "(their records keep them)")
+    error_type = "BatchRowsFailed" if report.failed else "BatchRowsInterrupted"
     if interrupted:
-        done = report.succeeded + report.failed + report.skipped
-        failed = f"interrupted after {done} of {report.total} rows (run the same command again to go on)"
+        done = ran + report.skipped
+        problems, error_type = [f"interrupted after {done} of {report.total} rows (run the same command again to go on)"], \
+            "BatchInterrupted"
+    counts = {"succeeded": report.succeeded, "failed": report.failed, "skipped": report.skipped}
+    if report.interrupted:
+        counts["interrupted"] = report.interrupted
     log_summary(prompt.library.run_log, "batch", identity, name,
                 input={"input_file": str(source.absolute()) if source else None, "rows": report.total},
-                output={"output": str(output.absolute()), "succeeded": report.succeeded, "failed": report.failed,
-                        "skipped": report.skipped}, seconds=report.seconds, error=failed,
-                cost=float(report.cost_usd) if report.cost_usd is not None else None,
-                error_type="BatchInterrupted" if interrupted else "BatchRowsFailed")
+                output={"output": str(output.absolute()), **counts}, seconds=report.seconds,
+                error="; ".join(problems) or None, cost=float(report.cost_usd) if report.cost_usd is not None else None,
+                error_type=error_type)
 
 
 def _todo(rows: Iterable[Row], finished: Hashes, report: BatchReport) -> Iterator[Row]:
@@ -619,6 +634,8 @@ async def _run_rows(prompt: Prompt, todo: Iterator[Row], output: Path, concurren
                 ran += 1
                 if "error" in record:
                     report.failed += 1
+                elif "interrupted" in record:
+                    report.interrupted += 1
                 else:
                     report.succeeded += 1
                 if on_row is not None:
@@ -693,8 +710,13 @@ async def priced_row(prompt: Prompt, row: Row, model: Any, **overrides: Any) -> 
     else:
         if response.identity is not None:
             record["prompt"] = response.identity.to_dict()  # the exact text this row's answer came from
-        output = response.output
-        record["output"] = output.model_dump(mode="json") if hasattr(output, "model_dump") else output
+        pending = pending_interrupts(response)
+        if pending:  # no output yet: what it waits on, and the conversation to resume (generate(resume=...))
+            record["interrupted"] = pending
+            record["messages"] = [message.to_dict() for message in response.messages]
+        else:
+            output = response.output
+            record["output"] = output.model_dump(mode="json") if hasattr(output, "model_dump") else output
         if response.output_repairs:
             record["repairs"] = [getattr(r, "detail", str(r)) for r in response.output_repairs]
         _grounding(record, response)

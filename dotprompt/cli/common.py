@@ -13,10 +13,12 @@ from ..errors import UsageError
 if TYPE_CHECKING:
     from ..prompts.library import PromptLibrary
 
-__all__ = ["DIR_HELP", "EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE", "CommandLineError", "json_arg", "library",
+__all__ = ["DIR_HELP", "EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_PENDING", "EXIT_USAGE", "CommandLineError",
+           "json_arg", "library",
            "package_version", "prepare_outputs", "usage"]
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+EXIT_PENDING = 3  # `run`: the run stopped on tool requests waiting for a human (interrupts); nothing failed
 EXIT_INTERRUPTED = 130  # the shell's code for Ctrl-C
 DIR_HELP = "prompt folder (default: $DOTPROMPT_DIR, [tool.dotprompt], ./prompts)"
 ENGINE_HELP = ("the template engine of files that name none (`dotprompt.engine`): auto reads each file's syntax "

@@ -34,7 +34,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument("-q", "--search", metavar="TEXT", help="only runs whose text holds every word of TEXT")
     parser.add_argument("--prompt", help="only runs of this prompt (its name, e.g. billing/extract)")
     parser.add_argument("--model", help="only runs on this model (its full name, e.g. openai/gpt-4o-mini)")
-    parser.add_argument("--status", choices=["ok", "error"], help="only runs that succeeded, or failed")
+    parser.add_argument("--status", choices=["ok", "error", "interrupted"],
+                        help="only runs that succeeded, failed, or stopped on tool requests waiting for an answer")
     parser.add_argument("--source", choices=["run", "batch", "test", "api", "ui"], help="only runs started this way")
     parser.add_argument("--since", help=f"only runs from then on: {DATE_HELP}")
     parser.add_argument("--until", help=f"only runs before then: {DATE_HELP}")
@@ -132,9 +133,12 @@ def _folder(project: Any) -> str:
     return "~" + project[len(home):] if project == home or project.startswith(home + "/") else project
 
 
+_NOT_ERRORS = ("ok", "interrupted")  # statuses shown as they are; an error shows its type
+
+
 def _columns(found: dict[str, Any]) -> tuple[str, ...]:
     tokens = f"{_count(found.get('input_tokens'))}/{_count(found.get('output_tokens'))}"
-    status = found["status"] if found["status"] == "ok" else found.get("error_type") or "error"
+    status = found["status"] if found["status"] in _NOT_ERRORS else found.get("error_type") or "error"
     latency = found.get("latency_ms")
     cost = found.get("cost")
     return (str(found["id"]), _local(found["started"]), found["source"], _prompt(found), found.get("model") or "-",
@@ -186,7 +190,7 @@ def _show(path: Path, number: int, as_json: bool) -> int:
 
 def describe(found: dict[str, Any]) -> list[str]:
     """One run as text: its facts, then input, the messages sent, the messages the run added, output, error."""
-    status = found["status"] if found["status"] == "ok" else f"error: {found.get('error_type')}"
+    status = found["status"] if found["status"] in _NOT_ERRORS else f"error: {found.get('error_type')}"
     partials = found.get("partials") or {}
     lines = [f"run {found['id']}  {_local(found['started'])}  source: {found['source']}"
              + (f"  {_context(found['context'])}" if found.get("context") else ""),
@@ -212,7 +216,7 @@ def describe(found: dict[str, Any]) -> list[str]:
     for repair in found.get("repair_details") or []:
         lines.append(terminal(f"repair: {repair}", lines=False))
     if found.get("error"):
-        lines += _section("error", found["error"])
+        lines += _section("pending" if found["status"] == "interrupted" else "error", found["error"])
     return lines
 
 

@@ -13,7 +13,17 @@ from .._util.escape import json_dumps, terminal
 from .._util.redact import redact
 from ..errors import GenerationError
 from ..settings import BATCH_LOG_ROWS, ROW_ERROR_CHARS
-from .common import DIR_HELP, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, CommandLineError, add_engine_flag, json_arg, library
+from .common import (
+    DIR_HELP,
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_PENDING,
+    CommandLineError,
+    add_engine_flag,
+    json_arg,
+    library,
+)
 from .grounding_view import show_grounding
 from .progress import StreamView, elapsed_status
 
@@ -117,6 +127,8 @@ def run(args: argparse.Namespace) -> int:
         _show_tool_errors(exc.messages)
         raise
     _show_tool_errors(response.messages)
+    if _show_pending(response):
+        return EXIT_PENDING
     output = response.output
     if isinstance(output, str):
         print(terminal(output) if sys.stdout.isatty() else output)  # piped, the text stays exact
@@ -129,6 +141,24 @@ def run(args: argparse.Namespace) -> int:
 
     _show_cost(model_name(prompt, args.model), response, asked=args.cost)
     return EXIT_OK
+
+
+def _show_pending(response: Any) -> bool:
+    """A run that stopped on interrupts has no output: its pending requests on stderr, and how to answer them."""
+    from ..observe.runrecord import pending_interrupts
+
+    pending = pending_interrupts(response)
+    if not pending:
+        return False
+    print(f"interrupted: the run stopped on {len(pending)} tool request(s) waiting for an answer:", file=sys.stderr)
+    for request in pending:
+        ref = f" (ref {request['ref']})" if request["ref"] else ""
+        line = f"  {request['name']}{ref} {json_dumps(request['input'])}"
+        print(terminal(redact(line), lines=False), file=sys.stderr)  # the input is the model's
+    print("answer them in the workbench (`dotprompt ui`: Run, then Answer and resume), or in Python with "
+          "generate(messages=response.messages, resume=Resume(respond=[...], restart=[...])) "
+          "(docs/running.md); the run log keeps the conversation", file=sys.stderr)
+    return True
 
 
 def _show_cost(model: str | None, response: Any, *, asked: bool) -> None:
@@ -168,11 +198,16 @@ def _run_batch(prompt: Any, args: argparse.Namespace) -> int:
         return EXIT_INTERRUPTED
     progress.close()
     cost = f", cost {format_usd(report.cost_usd)}" if report.cost_usd is not None else ""
-    print(f"{report.succeeded} succeeded, {report.failed} failed, {report.skipped} skipped (already done) "
+    stopped = f"{report.interrupted} interrupted (tool requests pending), " if report.interrupted else ""
+    print(f"{report.succeeded} succeeded, {report.failed} failed, {stopped}{report.skipped} skipped (already done) "
           f"in {report.seconds:.1f} s{cost} -> {args.output}", file=sys.stderr)
     if args.cost and report.cost_usd is None:
         print(f"cost: unknown ({report.cost_unknown or 'no row was run'})", file=sys.stderr)
-    return EXIT_FAILED if report.failed else EXIT_OK
+    if report.interrupted:
+        print(f"{report.interrupted} row(s) stopped on tool requests waiting for a human: each record keeps its "
+              "`interrupted` requests and `messages`; answer them with generate(messages=..., resume=Resume(...)), "
+              "or run the same command again to run those rows again from the start", file=sys.stderr)
+    return EXIT_FAILED if report.failed else EXIT_PENDING if report.interrupted else EXIT_OK
 
 
 def _batch_gc() -> None:
@@ -202,7 +237,7 @@ class _BatchProgress:
         self.done += 1
         if self.bar is not None:
             self.bar.advance(self.task)
-        elif "error" in record:
+        elif "error" in record or "interrupted" in record:
             print(terminal(failed_row_line(record), lines=False), file=sys.stderr)
 
     def close(self) -> None:
@@ -216,6 +251,10 @@ def failed_row_line(record: dict[str, Any]) -> str:
     key = record.get("key") or ""
     column, _, value = key.partition(":")
     label = f" ({column} {value})" if value and column != "sha256" else ""
+    if "error" not in record:  # stopped on interrupts
+        from ..observe.runrecord import pending_summary
+
+        return f"row {record['row']}{label}: interrupted: {pending_summary(record['interrupted'])}"
     lines = [line.strip() for line in str(record["error"].get("message", "")).splitlines() if line.strip()]
     message = " ".join([*lines[:1], "; ".join(lines[1:])]).strip()
     if len(message) > ROW_ERROR_CHARS:

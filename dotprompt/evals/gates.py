@@ -53,7 +53,7 @@ class Miss:
     field: str  # "(overall)" for the whole eval
     metric: str
     wanted: float
-    got: float
+    got: float | None  # None: nothing to measure it on (shown `-`; the note says why)
     rows: tuple[str, ...] = ()
     regression: bool = False  # against a baseline, rather than a threshold of the test file
     note: str = ""
@@ -65,8 +65,9 @@ class Miss:
 
     def message(self) -> str:
         what = "regressed" if self.regression else "below threshold"
-        compare = (f"{self.got:.3f}, baseline {self.wanted:.3f} ({self.got - self.wanted:+.3f})" if self.regression
-                   else f"{self.got:.3f} < {self.wanted:.3f}")
+        got = f"{self.got:.3f}" if self.got is not None else "-"
+        compare = (f"{got}, baseline {self.wanted:.3f} ({(self.got or 0.0) - self.wanted:+.3f})" if self.regression
+                   else f"{got} < {self.wanted:.3f}")
         label = f"{self.field} (grounding)" if self.grounding else self.field
         text = f"{label}: {self.metric} {what}: {compare}{self.note}"
         if self.rows:
@@ -84,18 +85,21 @@ def threshold_misses(spec: EvalSpec, scores: Scores, grounding: Grounded | None 
     misses = []
     for name, metric, value in wanted:
         got, rows, note = _measured(scores, grounding or {}, name, metric)
-        if got < value - 1e-9:
+        if got is None or got < value - 1e-9:
             misses.append(Miss(name, metric, value, got, rows, note=note))
     return misses
 
 
-def _measured(scores: Scores, grounding: Grounded, name: str, metric: str) -> tuple[float, tuple[str, ...], str]:
-    """(figure, rows behind it, note when it could not be measured) of one field's (or OVERALL's) metric."""
+def _measured(scores: Scores, grounding: Grounded, name: str, metric: str) -> tuple[float | None, tuple[str, ...], str]:
+    """(figure, rows behind it, note when it could not be measured) of one field's (or OVERALL's) metric;
+    the figure is None when it is undefined (a flag figure with nothing flagged, or nothing wrong)."""
     if metric in GROUNDING_METRICS:
         found = grounding.get(name)
         if found is None:
             return 0.0, (), NOT_GROUNDED.get(name, FIELD_NOT_GROUNDED)
-        return found.metric(metric), tuple(found.rows_behind(metric)), ""
+        figure = found.metric(metric)
+        note = f" ({found.why_undefined(metric)})" if figure is None else ""
+        return figure, tuple(found.rows_behind(metric)), note
     counts = scores.overall if name == OVERALL else scores.fields.get(name)
     rows = tuple(scores.failing.get(name, ())) if name != OVERALL else ()
     empty = _measured_from_nothing(metric, counts, scores)
@@ -129,7 +133,7 @@ def _measured_from_nothing(metric: str, counts: Counts | None, scores: Scores) -
 @dataclass(frozen=True)
 class FailedRows:
     """Rows whose run failed (an HTTP 500, a prompt that does not render, a missing recording): not scored,
-    and failing the eval when they are more than its `max_failure_rate` allows."""
+    and failing the eval when they are more than its `max_failure_rate` allows, or when they are all its rows."""
 
     rows: tuple[str, ...]
     total: int
@@ -140,12 +144,20 @@ class FailedRows:
         return math.floor(self.max_rate * self.total + 1e-9)
 
     @property
+    def nothing_scored(self) -> bool:
+        """Every row failed to run: there is no figure to judge, so the eval fails whatever the rate allows."""
+        return len(self.rows) >= self.total
+
+    @property
     def passed(self) -> bool:
-        return len(self.rows) <= self.allowed
+        return len(self.rows) <= self.allowed and not self.nothing_scored
 
     def message(self) -> str:
         shown = ", ".join(self.rows[:ROWS_SHOWN])
         more = f" and {len(self.rows) - ROWS_SHOWN} more" if len(self.rows) > ROWS_SHOWN else ""
+        if self.nothing_scored:
+            return (f"nothing was scored: {len(self.rows)} of {self.total} rows failed to run (whatever "
+                    f"max_failure_rate allows): {shown}{more}")
         return (f"{len(self.rows)} of {self.total} rows failed to run (max_failure_rate {self.max_rate:g} allows "
                 f"{self.allowed}): {shown}{more}")
 
@@ -256,10 +268,13 @@ def _compared(baseline: Mapping[str, Mapping[str, float]], now: Mapping[str, flo
 
 def regressions(found: list[Delta], tolerance: float, scores: Scores, grounding: Grounded | None = None) -> list[Miss]:
     """Every metric that dropped more than `tolerance` below its baseline (a field gone entirely, or no
-    longer grounded, counts as 0)."""
+    longer grounded, counts as 0). Rows that never ran are not compared: with no row scored nothing
+    regressed, and a field only they had is not "gone" (they fail the eval on their own)."""
     out = []
     for delta in found:
-        if delta.baseline is None:
+        if delta.baseline is None or scores.rows == 0:
+            continue
+        if delta.now is None and scores.failed and delta.metric != "grounded":
             continue
         now = delta.now if delta.now is not None else 0.0
         if now < delta.baseline - tolerance - SAVED_PRECISION:

@@ -1,6 +1,9 @@
 """Grounding against gold: per field, how many predicted values grounding found in the input, and
 how well "ungrounded" predicts "wrong" (flag precision and recall).
 
+Flag precision needs a flagged value and flag recall a wrong one: without, they are None (shown `-`,
+and a gate on them fails saying why), never a vacuous 1.0.
+
 A predicted value is wrong when the comparison says `wrong` or `extra` (the gold has another value, or
 none). Values grounding does not look for (booleans, enum labels, derived fields) are left out.
 Fields are matched to grounding by pattern (`line_items[*].qty`) and predicted value. Each count
@@ -39,18 +42,29 @@ class GroundingCounts:
         return self.grounded / self.looked if self.looked else 1.0
 
     @property
-    def flag_precision(self) -> float:
+    def flag_precision(self) -> float | None:
+        """The share of flagged (ungrounded) values that were wrong; None when nothing was flagged."""
         flagged = self.flagged_wrong + self.flagged_right
-        return self.flagged_wrong / flagged if flagged else 1.0
+        return self.flagged_wrong / flagged if flagged else None
 
     @property
-    def flag_recall(self) -> float:
+    def flag_recall(self) -> float | None:
+        """The share of wrong values that were flagged; None when no value was wrong."""
         wrong = self.flagged_wrong + self.unflagged_wrong
-        return self.flagged_wrong / wrong if wrong else 1.0
+        return self.flagged_wrong / wrong if wrong else None
 
-    def metric(self, name: str) -> float:
-        """A figure by the name a gate gives it (`grounded`, `flag_precision`, `flag_recall`)."""
-        return self.rate if name == "grounded" else float(getattr(self, name))
+    def metric(self, name: str) -> float | None:
+        """A figure by the name a gate gives it (`grounded`, `flag_precision`, `flag_recall`); None when
+        there is nothing to measure it on (`why_undefined` says why)."""
+        return self.rate if name == "grounded" else getattr(self, name)
+
+    def why_undefined(self, name: str) -> str:
+        """Why the figure `name` has nothing behind it, for a gate's message."""
+        if name == "flag_precision":
+            return "no value was flagged: every value was found in the input"
+        if name == "flag_recall":
+            return "no value was wrong: there was no mistake to flag"
+        return "grounding looked for no value"
 
     def rows_behind(self, name: str) -> list[str]:
         """The rows that lowered the figure `name`: what a failed gate on it names."""
@@ -69,10 +83,14 @@ class GroundingCounts:
                 rows.append(row)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"grounded_rate": round(self.rate, 6), "flag_precision": round(self.flag_precision, 6),
-                "flag_recall": round(self.flag_recall, 6), "looked": self.looked, "grounded": self.grounded,
+        return {"grounded_rate": round(self.rate, 6), "flag_precision": _rounded(self.flag_precision),
+                "flag_recall": _rounded(self.flag_recall), "looked": self.looked, "grounded": self.grounded,
                 "flagged_wrong": self.flagged_wrong, "flagged_right": self.flagged_right,
                 "unflagged_wrong": self.unflagged_wrong}
+
+
+def _rounded(value: float | None) -> float | None:
+    return round(value, 6) if value is not None else None
 
 
 def grounding_counts(rows: Iterable[tuple[str, Comparison, Any]]) -> dict[str, GroundingCounts]:

@@ -17,6 +17,7 @@ from .._util.escape import markdown as md
 from .._util.redact import redact
 from ..grounding import cited_sources
 from ..settings import EVAL_MAX_ALIGN_WORK
+from ..testing.report import project_path
 from .gates import Delta, FailedRows, Miss, failed_rows
 from .grounding_stats import OVERALL, GroundingCounts
 from .run import ArmResult
@@ -101,7 +102,12 @@ def _grounding_cell(verdict: Verdict, name: str, own_support: bool = False) -> s
         return "-"
     of = f" of {counts.looked}" if own_support else ""
     return (f"{counts.rate:.3f} grounded{of}{_change(verdict, name, 'grounded')}, "
-            f"flag P {counts.flag_precision:.2f} R {counts.flag_recall:.2f}")
+            f"flag P {_figure(counts.flag_precision, 2)} R {_figure(counts.flag_recall, 2)}")
+
+
+def _figure(value: float | None, places: int) -> str:
+    """A figure, or `-` when there is nothing to measure it on (never a vacuous 1.0)."""
+    return f"{value:.{places}f}" if value is not None else "-"
 
 
 def _cell(verdict: Verdict, key: str, name: str | None) -> str:
@@ -327,11 +333,11 @@ def _junit_cases(verdict: Verdict) -> list[_Case]:
 def _junit_case(suite: ET.Element, verdict: Verdict, case: _Case) -> int:
     """One test case in the suite; 1 when it failed."""
     element = ET.SubElement(suite, "testcase", classname=xml_text(verdict.result.spec.name), name=xml_text(case.name),
-                            file=xml_text(verdict.result.spec.file))
+                            file=xml_text(project_path(verdict.result.spec.file)))
     if case.grounding is not None:
         properties = ET.SubElement(element, "properties")
         for key, value in case.grounding.to_dict().items():
-            ET.SubElement(properties, "property", name=key, value=str(value))
+            ET.SubElement(properties, "property", name=key, value=str(value) if value is not None else "-")
     if case.reasons:
         failure = ET.SubElement(element, "failure", message=xml_text(redact(case.reasons[0])), type="EvalFailure")
         failure.text = xml_text(redact("\n".join(case.reasons)))
@@ -346,5 +352,6 @@ def _grounding_summary(counts: GroundingCounts) -> str:
     flagged = counts.flagged_wrong + counts.flagged_right
     wrong = counts.flagged_wrong + counts.unflagged_wrong
     return (f"grounded {counts.rate:.3f} ({counts.grounded} of {counts.looked} values found in the input); "
-            f"flag precision {counts.flag_precision:.3f} ({counts.flagged_wrong} of {flagged} ungrounded values "
-            f"wrong); flag recall {counts.flag_recall:.3f} ({counts.flagged_wrong} of {wrong} wrong values ungrounded)")
+            f"flag precision {_figure(counts.flag_precision, 3)} ({counts.flagged_wrong} of {flagged} ungrounded values "
+            f"wrong); flag recall {_figure(counts.flag_recall, 3)} ({counts.flagged_wrong} of {wrong} wrong values "
+            "ungrounded)")

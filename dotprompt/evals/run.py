@@ -8,6 +8,7 @@ by side in one run.
 
 from __future__ import annotations
 
+import re
 import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -68,8 +69,23 @@ class ArmResult:
 
     @property
     def errors(self) -> list[str]:
-        """Rows that could not be replayed: the eval is incomplete, whatever its scores."""
-        return [f"row {r.row.id}: {p}" for r in self.rows for p in r.recording_problems]
+        """Rows that could not be replayed: the eval is incomplete, whatever its scores. Rows with no
+        recording are one line per recordings file, the command that records them said once."""
+        hint = record_hint(self.spec, self.arm)
+        suffix = f": {hint}"
+        lines: list[str] = []
+        missing: dict[str, list[str]] = {}  # recordings file -> the rows it has no reply for
+        for row in self.rows:
+            for problem in row.recording_problems:
+                found = _MISSING.fullmatch(problem.removesuffix(suffix)) if problem.endswith(suffix) else None
+                if found is None:
+                    lines.append(f"row {row.row.id}: {problem}")
+                elif row.row.id not in missing.setdefault(found["file"], []):
+                    missing[found["file"]].append(row.row.id)
+        for file, ids in missing.items():
+            shown = ", ".join(ids[:ROWS_SHOWN]) + (f" and {len(ids) - ROWS_SHOWN} more" if len(ids) > ROWS_SHOWN else "")
+            lines.append(f"no recording for row{'s' if len(ids) > 1 else ''} {shown} ({file}){suffix}")
+        return lines
 
     @property
     def failed_rows(self) -> list[RowResult]:
@@ -83,6 +99,10 @@ class ArmResult:
     def bounded_rows(self) -> list[RowResult]:
         """Rows whose lists were paired by position: their alignment work ran out (EVAL_MAX_ALIGN_WORK)."""
         return [r for r in self.rows if r.comparison.bounded]
+
+
+_MISSING = re.compile(r"no recording for case .*, model call \d+ \((?P<file>[^()]*)\)")
+ROWS_SHOWN = 10
 
 
 def row_case_name(row: GoldRow, arm: Arm) -> str:

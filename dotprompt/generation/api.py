@@ -240,24 +240,30 @@ class GenerateStream:
                 return
             getter = asyncio.ensure_future(queue.get())
             waiting: set[asyncio.Future[Any]] = {getter, task}
-            done, _ = await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+            try:
+                done, _ = await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+            finally:  # the consumer cancelled while waiting: a getter left pending is "Task was destroyed" at exit
+                if not getter.done():
+                    getter.cancel()
             if getter in done:
                 chunk = getter.result()
                 del getter, waiting, done  # the chunk is the caller's now: kept here, it and its output would outlive their use
                 yield chunk
                 del chunk
-            else:
-                getter.cancel()
 
     async def __aiter__(self) -> AsyncIterator[Chunk | GenerateResponse]:
         task = self._start()
+        reason: tuple[Any, ...] = ()
         try:
             async for chunk in self._chunks():
                 yield chunk
             yield task.result()
+        except asyncio.CancelledError as exc:
+            reason = exc.args  # the consumer's cancel(msg): the run's own cancel says why (the run log keeps it)
+            raise
         finally:
             if not task.done():
-                task.cancel()
+                task.cancel(*reason[:1])
 
 
 def generate_stream(options: GenerateActionOptions | GenerateOptions | None = None, /, **kwargs: Any) -> GenerateStream:

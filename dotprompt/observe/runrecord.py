@@ -24,7 +24,7 @@ from ..settings import project_root
 from .cost import price_response
 from .runlog import RunLog
 
-__all__ = ["NOT_LOGGED", "LoggedRun", "log_source", "log_summary", "logged_run"]
+__all__ = ["NOT_LOGGED", "LoggedRun", "log_source", "log_summary", "logged_run", "pending_interrupts", "pending_summary"]
 
 _source: contextvars.ContextVar[tuple[str, dict[str, Any] | None, str]] = contextvars.ContextVar(
     "dotprompt_log_source", default=("api", None, "all"))
@@ -89,7 +89,8 @@ class LoggedRun:
     def __exit__(self, kind: Any, exc: BaseException | None, tb: Any) -> None:
         latency = round((time.perf_counter() - self.clock) * 1000, 1)
         source, context, keep = self.source
-        if keep == "none" or (keep == "failed" and exc is None):
+        pending = pending_interrupts(self.response) if exc is None else []
+        if keep == "none" or (keep == "failed" and exc is None and not pending):
             return
         interrupted = isinstance(exc, (asyncio.CancelledError, KeyboardInterrupt))
         if interrupted and source == "batch":
@@ -104,9 +105,10 @@ class LoggedRun:
                          partials=dict(identity.partials) or None)
         if self.response is not None:
             self._answered(entry, self.response)
+        if pending:  # not a success: the run waits for answers (resume=), its output is not there yet
+            entry.update(status="interrupted", error=f"waiting for {pending_summary(pending)}")
         if interrupted:
-            entry.update(status="error", error_type="Interrupted",
-                         error="interrupted before the run ended (Ctrl-C, or its task was cancelled)")
+            entry.update(status="error", error_type="Interrupted", error=_why_interrupted(exc))
         elif exc is not None:
             self._failed(entry, exc)
         self.run_log.add(entry)
@@ -141,6 +143,33 @@ class LoggedRun:
         if text is not None:
             out["text"] = text
         return out
+
+
+def _why_interrupted(exc: BaseException | None) -> str:
+    """A cancelled run's reason when its canceller gave one (`task.cancel("cancelled from the page")`)."""
+    reason = exc.args[0] if isinstance(exc, asyncio.CancelledError) and exc.args else None
+    if isinstance(reason, str) and reason:
+        return f"interrupted before the run ended: {reason}"
+    return "interrupted before the run ended (Ctrl-C, or its task was cancelled)"
+
+
+def pending_interrupts(response: Any) -> list[dict[str, Any]]:
+    """The tool requests a run stopped on (exit C), as plain data: name, ref, input, and the interrupt's
+    metadata; empty for a run that finished."""
+    if response is None or getattr(response, "finish_reason", None) != "interrupted":
+        return []
+    pending = []
+    for part in response.interrupts:
+        request = part.tool_request
+        marker = (part.metadata or {}).get("interrupt")
+        pending.append({"name": request.name, "ref": request.ref, "input": _plain(request.input),
+                        **({"metadata": marker} if isinstance(marker, dict) else {})})
+    return pending
+
+
+def pending_summary(pending: list[dict[str, Any]]) -> str:
+    """`approve (ref a1), approve (ref a2)`: the requests a run waits on, on one line."""
+    return ", ".join(f"{p['name']}" + (f" (ref {p['ref']})" if p.get("ref") else "") for p in pending)
 
 
 def _usage(entry: dict[str, Any], response: Any) -> None:

@@ -30,7 +30,7 @@ from pydantic import ValidationError
 from .._util import finite
 from .._util.redact import redacted_json
 from ..document.files import is_inside, read_snapshot
-from ..errors import PromptFileError, RecordingMissingError
+from ..errors import DotpromptError, PromptFileError, RecordingMissingError
 from ..identity import PromptIdentity
 from ..providers.base import Model, ModelInfo, OnChunk
 from ..types import GenerateRequest, ModelChunk, ModelResponse, Usage
@@ -239,6 +239,12 @@ class RecordingModel:
         self.stats = CallStats()
         self.stale: list[str] = []  # replayed calls whose recording no longer matches the request
         recorded = store.info_for(name) if mode != "record" else None
+        self.unreachable: DotpromptError | None = None  # auto: the real model could not be made (a missing key)
+        if recorded is None and mode == "auto":
+            try:
+                recorded = self.real.info
+            except DotpromptError as exc:  # replay what exists; a call with no recording says both problems
+                recorded, self.unreachable = ModelInfo(), exc
         self.info = recorded or (ModelInfo() if mode == "replay" else self.real.info)
 
     @property
@@ -262,7 +268,14 @@ class RecordingModel:
             # (e.g. which path of a changed schema it no longer satisfies); the mismatch itself fails the case.
             self.stale.append(self._missing_message(call, request))
             return self._replay(stale, on_chunk)
-        return await self._record(key, call, request, on_chunk)
+        if self.mode != "auto":
+            return await self._record(key, call, request, on_chunk)
+        try:  # auto: no recording, so the model is called; if that fails too, the case says both
+            if self.unreachable is not None:
+                raise self.unreachable
+            return await self._record(key, call, request, on_chunk)
+        except DotpromptError as exc:
+            raise RecordingMissingError(self._missing_message(call, request, exc)) from exc
 
     def _stale_entry(self, call: int) -> Entry | None:
         recorded = self.store.for_case(self.case, self.file)
@@ -302,7 +315,9 @@ class RecordingModel:
         if response.usage is not None and response.usage.total_tokens:
             self.stats.tokens += response.usage.total_tokens
 
-    def _missing_message(self, call: int, request: GenerateRequest) -> str:
+    def _missing_message(self, call: int, request: GenerateRequest, live: DotpromptError | None = None) -> str:
+        """Why a call has no reply to replay, and the command that records one; with `live`, the error of
+        the live call tried instead (auto mode), so a server that is down is not all the case says."""
         recorded = self.store.for_case(self.case, self.file)
         base = f"no recording for case {self.case!r}, model call {call + 1} ({self.store.path})"
         if call < len(recorded):
@@ -310,6 +325,8 @@ class RecordingModel:
             what = f" ({', '.join(fields)} differ)" if fields else ""
             base = (f"the recording of case {self.case!r}, model call {call + 1}, no longer matches its request{what} "
                     f"({self.store.path})")
+        if live is not None:
+            return f"{base}; tried the model live: {type(live).__name__}: {live}; {self.record_hint} once the model answers"
         return f"{base}: {self.record_hint}"
 
 

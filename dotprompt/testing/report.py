@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from pathlib import Path
@@ -10,9 +11,10 @@ from typing import TextIO
 from .._util.escape import json_dumps, terminal, xml_text
 from .._util.redact import redact
 from ..errors import PromptFileError
+from ..settings import project_settings
 from .runner import CaseSummary
 
-__all__ = ["nothing_collected", "print_summary", "rows", "write_json", "write_junit"]
+__all__ = ["nothing_collected", "print_summary", "project_path", "rows", "write_json", "write_junit"]
 
 COLUMNS = ("case", "result", "turns", "repairs", "tokens", "latency", "cost")
 
@@ -96,7 +98,8 @@ def write_junit(summaries: Sequence[CaseSummary], path: Path) -> None:
         by_file.setdefault(s.case.file, []).append(s)
     total = failures = 0
     total_time = 0.0
-    for file, group in by_file.items():
+    for test_file, group in by_file.items():
+        file = project_path(test_file)
         suite = ET.SubElement(root, "testsuite", name=xml_text(file), tests=str(len(group)),
                               failures=str(sum(not s.passed for s in group)), errors="0", skipped="0",
                               time=f"{sum(s.last.latency_ms for s in group) / 1000:.3f}")
@@ -117,6 +120,16 @@ def write_junit(summaries: Sequence[CaseSummary], path: Path) -> None:
     root.set("errors", "0")
     root.set("time", f"{total_time:.3f}")
     ET.ElementTree(root).write(path, encoding="utf-8", xml_declaration=True)
+
+
+def project_path(file: str | Path) -> str:
+    """A test file as CI reports name it: from its project's folder (the nearest pyproject.toml's, else
+    the working folder), the same on every machine and from any working folder; as given when it is
+    outside that folder."""
+    path = Path(file).resolve()
+    root = (project_settings(path.parent)[1] or Path.cwd()).resolve()
+    relative = os.path.relpath(path, root) if path.is_relative_to(root) else None
+    return Path(relative).as_posix() if relative else str(file)
 
 
 def _failures(summary: CaseSummary) -> list[str]:

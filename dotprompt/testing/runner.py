@@ -157,7 +157,10 @@ class TestRun:
             return self._result(case, False, [*corrupt, *recorder.stale, *reasons], recorder, exc.text,
                                 [*corrupt, *recorder.stale])
         except RecordingMissingError as exc:
-            result = self._result(case, False, [*corrupt, str(exc)], recorder, problems=[*corrupt, str(exc)])
+            # No recording, and (auto) the live call failed too: a run that failed, as with --live; the
+            # message names both. Without a live try it is a recording problem (fails an eval outright).
+            tried_live = [] if exc.__cause__ is not None else [str(exc)]
+            result = self._result(case, False, [*corrupt, str(exc)], recorder, problems=[*corrupt, *tried_live])
             result.error = str(exc)
             return result
         except DotpromptError as exc:

@@ -129,7 +129,7 @@ class LiveRun:
         if self.finished or self.task is None or self.task.done():
             return False
         self._cancel_reason = reason
-        self.task.cancel()
+        self.task.cancel(reason)  # the reason reaches the run log's entry
         return True
 
     def ended(self, task: asyncio.Task[None]) -> None:

@@ -85,7 +85,7 @@ def test_replay_without_recordings_fails_naming_rows_and_how_to_record(tmp_path,
     project(tmp_path)
     done = cli("eval", cwd=tmp_path, env=replay_env(cli_env))
     assert done.returncode == 1
-    assert "FAIL inv on gold.jsonl [default]: row a: no recording for case 'eval:a'" in done.stdout
+    assert "FAIL inv on gold.jsonl [default]: no recording for rows a, b, c (prompts/__recordings__/inv.jsonl)" in done.stdout
     assert "record the missing rows with `dotprompt eval --auto prompts/inv.test.yaml`" in done.stdout
 
 

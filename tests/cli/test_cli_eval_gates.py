@@ -44,7 +44,7 @@ def test_the_no_recording_hint_names_the_command_that_records_eval_rows(tmp_path
     done = cli("eval", cwd=tmp_path, env=env)
     assert done.returncode == 1
     assert "dotprompt test --record" not in done.stdout
-    assert "row a: no recording for case 'eval:a', model call 1 (prompts/__recordings__/inv.jsonl): record the " \
+    assert "no recording for rows a, b, c (prompts/__recordings__/inv.jsonl): record the " \
            "missing rows with `dotprompt eval --auto prompts/inv.test.yaml`" in done.stdout, done.stdout
     # ... and following it records them: the eval then replays offline and passes.
     assert cli("eval", "--auto", "prompts/inv.test.yaml", cwd=tmp_path, env=env).returncode == 0
@@ -108,7 +108,7 @@ def test_every_model_call_failing_fails_the_eval_naming_each_row_and_its_error(t
     assert done.returncode == 1, done.stdout + done.stderr
     out = done.stdout
     assert "0 eval(s) passed, 1 failed" in out
-    assert "3 of 3 rows failed to run (max_failure_rate 0 allows 0): a, b, c" in out, out
+    assert "nothing was scored: 3 of 3 rows failed to run (whatever max_failure_rate allows): a, b, c" in out, out
     assert "row a: failed to run: ModelError" in out and "upstream exploded" in out and "HTTP 500" in out
     # The gates on precision were computed from no prediction: they fail too, and say why.
     assert "(overall): precision below threshold: 0.000 < 0.900 (no value was predicted: 3 rows failed to run)" in out
@@ -135,6 +135,18 @@ def test_a_failure_rate_the_eval_allows_scores_the_rows_that_ran_and_notes_the_r
     (tmp_path / "prompts" / "ex.test.yaml").write_text(GATES + "  max_failure_rate: 0.3\n")
     done = cli("eval", "--record", cwd=tmp_path, env=provider)
     assert done.returncode == 1 and "1 of 3 rows failed to run (max_failure_rate 0.3 allows 0): b" in done.stdout
+
+
+def test_an_eval_that_scored_nothing_fails_whatever_the_failure_rate_allows(tmp_path, provider):
+    failing_project(tmp_path, "eval:\n  dataset: gold.jsonl\n  max_failure_rate: 1\n")  # no min: at all
+    _reply.mode = "fails"
+    done = cli("eval", "--record", "--junit", "j.xml", cwd=tmp_path, env=provider)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "0 eval(s) passed, 1 failed" in done.stdout
+    assert "nothing was scored: 3 of 3 rows failed to run (whatever max_failure_rate allows): a, b, c" in done.stdout
+    cases = {c.get("name"): c for c in ET.parse(tmp_path / "j.xml").getroot().iter("testcase")}
+    assert cases["(failed rows)"].find("failure") is not None
+    assert {c.get("file") for c in cases.values()} == {"prompts/ex.test.yaml"}  # from the project folder
 
 
 def test_a_table_of_nothing_scored_shows_no_figure(tmp_path, provider):
@@ -215,3 +227,18 @@ def test_a_baseline_saved_with_the_old_names_is_read_where_it_is_unambiguous(tmp
     assert "±0" in done.stdout and "not compared" not in done.stdout
     assert ("NOTE inv on a/gold.jsonl [default]: old.json was saved by an older version: its scores for "
             "'inv on gold.jsonl' are read as this eval's; re-save it with --save-baseline") in done.stdout
+
+
+def test_missing_recordings_are_said_once_and_rows_that_never_ran_do_not_regress(tmp_path, cli_env):
+    prompts = project(tmp_path)
+    env = replay_env(cli_env)
+    assert cli("eval", "--record", "--save-baseline", "base.json", cwd=tmp_path, env=env).returncode == 0
+    (prompts / "__recordings__" / "inv.jsonl").unlink()
+    done = cli("eval", "--baseline", "base.json", cwd=tmp_path, env=env)
+    assert done.returncode == 1
+    fails = [line for line in done.stdout.splitlines() if line.startswith("FAIL ")]
+    hint = "record the missing rows with `dotprompt eval --auto prompts/inv.test.yaml`"
+    assert sum(hint in line for line in fails) == 1, fails
+    assert any("no recording for rows a, b, c (prompts/__recordings__/inv.jsonl): " + hint in line
+               for line in fails), fails
+    assert not any("regressed" in line for line in fails), fails

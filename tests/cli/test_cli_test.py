@@ -124,3 +124,35 @@ def test_a_report_path_that_cannot_be_written_is_one_line_before_the_run(tmp_pat
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert "--junit reports/junit.xml: cannot create the folder reports" in done.stderr, done.stderr
     assert not (tmp_path / "prompts" / "__recordings__").exists()  # nothing ran
+
+
+def test_outside_ci_a_missing_recording_and_a_failed_live_call_are_both_said(tmp_path, cli_env):
+    import socket
+
+    prompts = project(tmp_path)
+    (prompts / "yesno.prompt").write_text(PROMPT.replace("model: echo", "model: openai/gpt-test"))
+    with socket.socket() as probe:  # a port nothing listens on: the model server is down
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = {k: v for k, v in cli_env.items() if k not in ("CI", "GITHUB_ACTIONS")}
+    env.update(OPENAI_BASE_URL=f"http://127.0.0.1:{port}/v1", OPENAI_API_KEY="sk-test-0001")
+    done = cli("test", "-k", "says yes", cwd=tmp_path, env=env)
+    assert done.returncode == 1, done.stdout + done.stderr
+    line = next(line for line in done.stdout.splitlines() if "says yes" in line and "no recording" in line)
+    assert "no recording for case 'says yes', model call 1" in line, done.stdout
+    assert "tried the model live: ModelError:" in line and "127.0.0.1" in line, line
+    assert "re-record with `dotprompt test --record` once the model answers" in line, line
+
+
+def test_junit_names_test_files_from_the_project_folder(tmp_path, cli_env):
+    project(tmp_path)
+    (tmp_path / "pyproject.toml").write_text('[tool.dotprompt]\nprompts_dir = "prompts"\n')  # resolved to an absolute path
+    (tmp_path / "sub").mkdir()
+    env = {k: v for k, v in cli_env.items() if k != "CI"}
+    assert cli("test", "--record", cwd=tmp_path, env=env).returncode == 0
+    for where in (tmp_path, tmp_path / "sub"):
+        done = cli("test", "--replay", "--junit", "j.xml", cwd=where, env=env)
+        assert done.returncode == 0, done.stdout + done.stderr
+        root = ET.parse(where / "j.xml").getroot()
+        assert [s.get("name") for s in root.iter("testsuite")] == ["prompts/yesno.test.yaml"]
+        assert {c.get("file") for c in root.iter("testcase")} == {"prompts/yesno.test.yaml"}

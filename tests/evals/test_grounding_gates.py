@@ -89,6 +89,35 @@ def test_min_gates_on_grounding_pass_and_fail(tmp_path):
                            "value was found in the input: b, c"]
 
 
+def test_flag_figures_with_nothing_to_measure_show_a_dash_and_fail_their_gates(tmp_path):
+    # The base variant grounds every value: nothing is flagged (no flag precision), and `number` is
+    # never wrong (no flag recall). Neither figure is a vacuous 1.0.
+    project(tmp_path, "  min: {fields: {number: {flag_precision: 0.9, flag_recall: 0.9}}}\n")
+    done = cli("eval", "--json", "r.json", "--junit", "j.xml", cwd=tmp_path, env=ENV)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert fails(done) == [
+        "number (grounding): flag_precision below threshold: - < 0.900 (no value was flagged: every value was "
+        "found in the input)",
+        "number (grounding): flag_recall below threshold: - < 0.900 (no value was wrong: there was no mistake "
+        "to flag)"]
+    row = next(line for line in done.stdout.splitlines() if line.startswith("number (grounding)"))
+    assert row.endswith("flag P - R -"), row
+    currency = next(line for line in done.stdout.splitlines() if line.startswith("currency (grounding)"))
+    assert "flag P - R 0.00" in currency, currency
+    figures = json.loads((tmp_path / "r.json").read_text())["evals"][0]["grounding"]["number"]
+    assert figures["flag_precision"] is None and figures["flag_recall"] is None
+    junit = (tmp_path / "j.xml").read_text()
+    assert "flag precision - (0 of 0 ungrounded values wrong)" in junit
+
+
+def test_undefined_flag_figures_are_none():
+    counts = GroundingCounts()
+    counts.add(True, False, "r1")
+    assert counts.flag_precision is None and counts.flag_recall is None and counts.rate == 1.0
+    counts.add(False, True, "r2")
+    assert counts.flag_precision == 1.0 and counts.flag_recall == 1.0
+
+
 def test_a_grounding_gate_on_an_eval_that_was_not_grounded_fails_saying_why(tmp_path):
     project(tmp_path, "  min: {grounded: 0.5, fields: {number: {flag_precision: 0.5}}}\n")
     done = cli("eval", "--variant", "off", cwd=tmp_path, env=ENV)

@@ -166,6 +166,28 @@ def test_ctrl_c_with_the_page_open_stops_quietly(project):
     assert Script.aborted == 1  # the run's provider stream was closed, not left behind
 
 
+def test_ctrl_c_after_a_cancelled_run_leaves_no_pending_task_and_the_log_says_why(project):
+    """A run cancelled from the page, then Ctrl-C: the process ends without `Task was destroyed but it
+    is pending!` (the stream's queue getter is cancelled with its consumer), and the run log says the
+    run was cancelled from the page, not by Ctrl-C."""
+    processes: list = []
+    with scripted_server(**LONG) as base, \
+            running_ui(project, environment(base, project), process_out=processes) as url:
+        page = Page(url)
+        run = page.start(NOTE)
+        page.events(run, stop_after=3)
+        assert page.post(f"/api/live/{run}/cancel", {}).json()["cancelled"] is True
+        page.events(run)  # to its end
+        logged = wait_for(lambda: page.http.get("/api/runs", params={"all": 1}).json()["runs"], timeout=10)
+        process = processes[0]
+        process.send_signal(signal.SIGINT)
+        process.wait(20)
+        errors = process.stderr.read()
+    assert process.returncode == 0 and "Task was destroyed" not in errors and "Traceback" not in errors, errors
+    assert logged[0]["error_type"] == "Interrupted", logged[0]
+    assert logged[0]["error"] == "interrupted before the run ended: cancelled from the page", logged[0]
+
+
 def test_a_key_split_across_streamed_chunks_never_reaches_the_page(project):
     # 12 pieces of ~4 characters: the key is cut across several of them.
     with scripted_server(chunks=12, delay=0.01) as base, running_ui(project, environment(base, project)) as url:

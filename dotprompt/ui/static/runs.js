@@ -9,7 +9,7 @@ export async function showRuns(view, params) {
   const prompt = el("input", { id: "filter-prompt", placeholder: "prompt", value: params.get("prompt") || "" });
   const model = el("input", { id: "filter-model", placeholder: "model", value: params.get("model") || "" });
   const status = el("select", { id: "filter-status" }, el("option", { value: "" }, "any status"),
-    el("option", { value: "ok" }, "ok"), el("option", { value: "error" }, "error"));
+    el("option", { value: "ok" }, "ok"), el("option", { value: "error" }, "error"), el("option", { value: "interrupted" }, "interrupted"));
   status.value = params.get("status") || "";
   const table = el("div", { id: "runs" });
   const go = el("button", { type: "button", id: "filter" }, "Filter");
@@ -66,7 +66,7 @@ export async function showRun(view, id) {
   // dom.js's append skips the absent parts (null); the DOM's own would write them as the text "null".
   append(view, [el("h1", {}, `Run #${run.id}: ${label || "(no prompt)"}`),
     run.prompt ? replay : null, facts,
-    run.error ? errorBox({ type: run.error_type, message: run.error }) : null,
+    run.error ? errorBox({ type: run.status === "interrupted" ? "Interrupted (tool requests pending)" : run.error_type, message: run.error }) : null,
     section("Input", jsonBlock(run.input, { id: "run-input" })),
     section("Turns", turns.childElementCount ? turns : el("p", { class: "muted" }, "no messages logged")),
     section("Output", jsonBlock(run.output, { id: "run-output" })),

@@ -425,7 +425,8 @@ def step_eval(cli: Cli) -> None:
     cli("eval", test, "--json", "reports/eval.json", ci=True)
     grounding = json.loads((cli.root / "reports" / "eval.json").read_text())["evals"][0]["grounding"]
     email = grounding["email"]
-    vacuous = email["flagged_wrong"] + email["flagged_right"] == 0 and email["flag_precision"] > 0
+    # Nothing flagged: flag precision is undefined (null), never a figure a gate could pass on.
+    vacuous = email["flagged_wrong"] + email["flagged_right"] == 0 and email["flag_precision"] is not None
     record("no vacuous flag precision (nothing flagged)", not vacuous,
            f"email: flagged 0, flag_precision {email['flag_precision']}")
 

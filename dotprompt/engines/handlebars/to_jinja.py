@@ -366,16 +366,7 @@ class _Converter:
             raise _UnconvertibleError(f"subexpression {token}")
         if token.startswith("@"):
             return self._data_path(token, scopes)
-        depth = 0
-        rest = token
-        while rest.startswith("../"):
-            depth, rest = depth + 1, rest[3:]
-        explicit = False
-        for prefix in ("this.", "this/", "./"):
-            if rest.startswith(prefix):
-                rest, explicit = rest[len(prefix):], True
-        if rest in ("this", ".", ""):
-            rest, explicit = "", True
+        depth, rest, explicit = _path_parts(token)
         if depth >= len(scopes):
             raise _UnconvertibleError(f"path {token} goes above the top level")
         segs = _SEGMENT.findall(rest)
@@ -541,14 +532,7 @@ class _Converter:
             if token.startswith("@root."):
                 return self._schema_of(token[6:], scopes[:1])
             return _LOOP_DATA_TYPES.get(token[1:])
-        depth, rest, explicit = 0, token, False
-        while rest.startswith("../"):
-            depth, rest = depth + 1, rest[3:]
-        for prefix in ("this.", "this/", "./"):
-            if rest.startswith(prefix):
-                rest, explicit = rest[len(prefix):], True
-        if rest in ("this", ".", ""):
-            rest, explicit = "", True
+        depth, rest, explicit = _path_parts(token)
         if depth >= len(scopes):
             return None
         segs = [seg[1:-1] if seg.startswith("[") else seg for seg in _SEGMENT.findall(rest)]
@@ -697,3 +681,17 @@ class FastConverter(_Converter):
 
     def _with(self, node: Block, body: list[Any], inverse: list[Any], loc: _Loc, scopes: list[_Scope]) -> None:
         raise _UnconvertibleError("with")
+
+
+def _path_parts(token: str) -> tuple[int, str, bool]:
+    """A Handlebars path as (how many scopes up `../` climbs, the rest, whether `this`/`./` pinned it
+    to the context: such a path is never a block parameter's name)."""
+    depth, rest, explicit = 0, token, False
+    while rest.startswith("../"):
+        depth, rest = depth + 1, rest[3:]
+    for prefix in ("this.", "this/", "./"):
+        if rest.startswith(prefix):
+            rest, explicit = rest[len(prefix):], True
+    if rest in ("this", ".", ""):
+        rest, explicit = "", True
+    return depth, rest, explicit

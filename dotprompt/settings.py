@@ -91,8 +91,6 @@ __all__ = [
     "LOCAL_TEXT_TOKENS",
     "MAX_NAME_LENGTH",
     "MAX_NAME_PART_BYTES",
-    "MAX_NESTING_DEPTH",
-    "MAX_REPORTED_REPAIRS",
     "MAX_RETRY_AFTER",
     "PARTIAL_CACHE_SIZE",
     "PDF_MAX_BYTES",
@@ -115,7 +113,6 @@ __all__ = [
     "RUNLOG_KEEP_DAYS",
     "RUNLOG_KEEP_RUNS",
     "RUNLOG_MAX_FIELD_CHARS",
-    "STREAM_STRING_COPIES",
     "TEMPLATE_ENGINES",
     "TOOL_CONCURRENCY",
     "UI_CHANGES_POLL_SECONDS",
@@ -196,25 +193,6 @@ ANTHROPIC_VERSION: Final = "2023-06-01"
 ANTHROPIC_DEFAULT_MAX_TOKENS: Final = 4096
 """`max_tokens` of an Anthropic request whose config names none (the API refuses a request without it)."""
 
-MAX_NESTING_DEPTH: Final = 512
-"""Arrays and objects nested deeper than this in a model's reply are refused: an OutputParseError for a
-whole reply (an OutputValidationError from `generate()`), and the stream parser stops reading there. Far
-above anything a schema asks for, and well below the interpreter's recursion limit (about 1000 frames),
-which json.loads, partial-json-parser and schema validation all recurse against."""
-
-MAX_REPORTED_REPAIRS: Final = 100
-"""Repairs reported one by one on a parse result (`ParsedOutput.repairs`), in the order they were made.
-Past this many, each further kind of repair is one summary Repair carrying its count and where the first
-of them was: a hostile reply with 250,000 trailing commas costs a counter, not 250,000 messages."""
-
-STREAM_STRING_COPIES: Final = 2000
-"""How many characters of open-string prefix the `json` stream may copy into partial outputs per
-character of reply read, summed over the stream. A string is immutable, so every partial output that
-shows an open string holds a copy of its prefix: reading each chunk's output of a 1 MB string value in
-8-character chunks would copy 68 GB. Within the budget every partial is exact: with every chunk's
-output read, every string up to 4,000 characters per character of chunk size (32,000 in 8-character
-chunks). Past it, a partial shows the prefix as it was last copied, at most 1/2000 of its length
-behind (500 characters of a 1 MB string), and the copies cost about 0.15 s per MB of reply."""
 
 LOCAL_MODEL: Final = "local/smollm2"
 """The small model `dotprompt local setup` prepares; the default model once it is set up."""

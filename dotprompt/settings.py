@@ -67,10 +67,6 @@ __all__ = [
     "ENGINE_MANIFEST_BYTES",
     "ENGINE_SCAN_FILES",
     "ERROR_BODY_BYTES",
-    "EVAL_MAX_ALIGN_ITEMS",
-    "EVAL_MAX_ALIGN_WORK",
-    "EVAL_MAX_DEPTH",
-    "EVAL_MAX_ROW_BYTES",
     "LOCAL_LOGS_KEPT",
     "LOCAL_MAX_CHARS",
     "LOCAL_MAX_ITEMS",
@@ -247,17 +243,6 @@ RENDER_MAX_INT_BITS: Final = 65_536
 RENDER_MAX_JSON_INDENT: Final = 1_000
 """The largest `indent=` of the `json` / `tojson` filters and the Handlebars `{{json}}` helper."""
 
-EVAL_MAX_ROW_BYTES: Final = 8 * 1024 * 1024
-"""The longest line (JSON lines) or record (CSV) a gold dataset may hold: a longer one is a DatasetError
-naming the line, read without ever holding more than this in memory."""
-
-EVAL_MAX_DEPTH: Final = 64
-"""How deep the eval compares nested objects and arrays: gold rows nested deeper are a DatasetError, and a
-model's output is compared as a whole value below this depth (the comparison recurses, the stack is finite)."""
-
-EVAL_MAX_ALIGN_ITEMS: Final = 200
-"""Items per list the eval aligns by best matching (O(n^3)); items past this many pair up by position."""
-
 
 # PDF inputs (dotprompt/documents): a file larger or longer than these is refused with an error naming
 # the variable, before its text is extracted.
@@ -272,11 +257,6 @@ PDF_RENDER_SCALE: Final = 1.5
 
 PDF_RENDER_MAX_PIXELS: Final = 6_000_000
 """The largest page image drawn; a larger page (a poster, a map) is drawn at a smaller scale."""
-
-EVAL_MAX_ALIGN_WORK: Final = 1_000_000
-"""Values one gold row may visit while trying pairings of list items, over all its lists (lists inside
-lists multiply the work); past it the row's remaining lists pair by position and the report says so.
-200 items of 10 fields take about half of it; a second (seconds) in all."""
 
 
 @dataclass(frozen=True)

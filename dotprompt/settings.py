@@ -50,57 +50,21 @@ from typing import Any, Final
 
 from ._util.cache import LRU
 from ._util.escape import terminal
-
-# MAX_RETRY_AFTER (the longest Retry-After wait kept) is defined in errors, where ModelError clamps with it: this
-# module imports errors, so errors cannot import it from here. It is named here with the other settings.
-from .errors import MAX_RETRY_AFTER, UsageError
+from .errors import UsageError
 
 __all__ = [
-    "ANTHROPIC_DEFAULT_MAX_TOKENS",
-    "ANTHROPIC_VERSION",
     "BATCH_KEY_COLUMN",
     "DEFAULT_DEADLINE",
     "DEFAULT_MAX_RESPONSE_BYTES",
     "DEFAULT_MAX_TOOL_CALLS",
     "DEFAULT_MAX_TURNS",
     "DEFAULT_TIMEOUT",
-    "ENGINE_MANIFEST_BYTES",
-    "ENGINE_SCAN_FILES",
-    "ERROR_BODY_BYTES",
-    "LOCAL_LOGS_KEPT",
-    "LOCAL_MAX_CHARS",
-    "LOCAL_MAX_ITEMS",
-    "LOCAL_MAX_TOKENS",
-    "LOCAL_MIN_TOKENS",
     "LOCAL_MODEL",
-    "LOCAL_SAMPLING",
-    "LOCAL_TEXT_TOKENS",
-    "MAX_NAME_LENGTH",
-    "MAX_NAME_PART_BYTES",
-    "MAX_RETRY_AFTER",
-    "PARTIAL_CACHE_SIZE",
-    "PDF_MAX_BYTES",
-    "PDF_MAX_PAGES",
-    "PDF_RENDER_MAX_PIXELS",
-    "PDF_RENDER_SCALE",
-    "RELOAD_ATTEMPTS",
-    "RELOAD_GRACE_SECONDS",
-    "RELOAD_REHASH_SECONDS",
-    "RELOAD_SETTLE_SECONDS",
     "RENDER_MAX_CHARS",
-    "RENDER_MAX_INT_BITS",
-    "RENDER_MAX_JSON_INDENT",
     "RENDER_MAX_SECONDS",
-    "REPLY_SHOWN_CHARS",
-    "RETRYABLE_STATUSES",
-    "RETRYABLE_STREAM_ERRORS",
-    "ROW_ERROR_CHARS",
-    "RUNLOG_BUSY_SECONDS",
     "RUNLOG_KEEP_DAYS",
     "RUNLOG_KEEP_RUNS",
-    "RUNLOG_MAX_FIELD_CHARS",
     "TEMPLATE_ENGINES",
-    "TOOL_CONCURRENCY",
     "UI_DEFAULT_PORT",
     "RenderBudget",
     "RunLogSettings",
@@ -138,8 +102,6 @@ DEFAULT_MAX_TOOL_CALLS: Final = 32
 `maxTurns` bounds rounds, and one reply may hold any number of calls. Real parallel calls are a
 handful; a reply past the limit stops the run before any of its calls runs."""
 
-TOOL_CONCURRENCY: Final = 8
-"""Tool calls of one reply that run at once; the rest wait their turn."""
 
 DEFAULT_TIMEOUT: Final = 120.0
 """Seconds a provider request may take, unless the provider's settings say otherwise."""
@@ -151,73 +113,10 @@ because a long reasoning stream can honestly take many minutes; keep-alives do n
 DEFAULT_MAX_RESPONSE_BYTES: Final = 64 * 1024 * 1024
 """The most a reply (or a whole stream) may send: 64 MiB is ~100x the longest text reply any API gives."""
 
-RETRYABLE_STATUSES: Final = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 529})
-"""HTTP statuses worth another attempt: timeouts, conflicts, rate limits, server errors, overload (529)."""
-
-RETRYABLE_STREAM_ERRORS: Final = frozenset({"overloaded_error", "api_error", "rate_limit_error", "timeout_error",
-                                            "server_error", "rate_limit_exceeded", "UNAVAILABLE", "RESOURCE_EXHAUSTED",
-                                            "INTERNAL", "DEADLINE_EXCEEDED"})
-"""Error types/statuses inside an HTTP 200 stream (no status code) that are worth retrying, all providers."""
-
-ERROR_BODY_BYTES: Final = 256 * 1024
-"""Of an error reply only this much is read: enough for any explanation, and a huge one cannot exhaust memory."""
-
-ANTHROPIC_VERSION: Final = "2023-06-01"
-"""The `anthropic-version` header every Messages API request carries."""
-
-ANTHROPIC_DEFAULT_MAX_TOKENS: Final = 4096
-"""`max_tokens` of an Anthropic request whose config names none (the API refuses a request without it)."""
-
 
 LOCAL_MODEL: Final = "local/smollm2"
 """The small model `dotprompt local setup` prepares; the default model once it is set up."""
 
-LOCAL_MAX_ITEMS: Final = 12
-"""The local model's grammar holds an array without `maxItems` to this many items (a looping model
-ends with a closed array instead of running to the token cap)."""
-
-LOCAL_MIN_TOKENS: Final = 128
-LOCAL_MAX_TOKENS: Final = 2048
-LOCAL_TEXT_TOKENS: Final = 1024
-"""The local model's reply cap when the prompt sets no `maxOutputTokens`: estimated from the output
-schema and kept between LOCAL_MIN_TOKENS and LOCAL_MAX_TOKENS, LOCAL_TEXT_TOKENS for text."""
-
-LOCAL_MAX_CHARS: Final = 256
-"""The local model's grammar holds a string without `maxLength` to this many characters (a model that
-loops inside a value, e.g. a VAT id growing digit by digit, must close it)."""
-
-LOCAL_SAMPLING: Final[Mapping[str, float]] = {}
-"""llama-server decoding settings the local model sends unless the prompt's config sets them. Empty:
-DRY (`dry_multiplier: 0.8`) was tried and made SmolLM2 loop inside the example invoice's VAT id."""
-
-LOCAL_LOGS_KEPT: Final = 20
-"""llama-server logs kept under `<local dir>/logs/` from servers that did not stop cleanly (failed, or
-their process was killed); older ones are removed when a server starts."""
-
-MAX_NAME_LENGTH: Final = 1024
-"""Characters a prompt or partial name (with its namespace folders) may have; longer is an InvalidPromptNameError."""
-
-MAX_NAME_PART_BYTES: Final = 200
-"""UTF-8 bytes one part of a name may have: with `_`, `.variant` and `.prompt` it must fit a file name (255)."""
-
-RELOAD_SETTLE_SECONDS: Final = 0.05
-"""Hot reload: a file changed this recently may still be being written; it is read again after this
-long and used only if it did not change meanwhile (a render never sees half a save)."""
-
-RELOAD_GRACE_SECONDS: Final = 0.5
-"""Hot reload: a changed file that fails to compile (empty, cut off: a save that stalled half-way) raises
-its error only once it is this old; until then renders keep the last whole version."""
-
-RELOAD_ATTEMPTS: Final = 8
-"""Hot reload: reads of a changing or briefly missing file (unlink-then-create saves) before giving up;
-until then, and when giving up on a file that is still there, renders keep the last whole version."""
-
-RELOAD_REHASH_SECONDS: Final = 2.0
-"""Hot reload: a file whose stat looks unchanged is still re-read and hashed this often, so an edit that
-keeps size, mtime and ctime (coarse file system clocks) is seen too."""
-
-PARTIAL_CACHE_SIZE: Final = 256
-"""Parsed partials (jinja2 and Handlebars) kept per library: one entry per partial, least recently used dropped."""
 
 RENDER_MAX_CHARS: Final = 20_000_000
 """Characters one render may produce, and the largest text or list a template may build on the way
@@ -225,27 +124,6 @@ RENDER_MAX_CHARS: Final = 20_000_000
 
 RENDER_MAX_SECONDS: Final = 10.0
 """Seconds one render may take (checked between loop steps, calls and output pieces)."""
-
-RENDER_MAX_INT_BITS: Final = 65_536
-"""The largest whole number a template may compute (about 19,700 digits); `10**(10**10)` is refused."""
-
-RENDER_MAX_JSON_INDENT: Final = 1_000
-"""The largest `indent=` of the `json` / `tojson` filters and the Handlebars `{{json}}` helper."""
-
-
-# PDF inputs (dotprompt/documents): a file larger or longer than these is refused with an error naming
-# the variable, before its text is extracted.
-PDF_MAX_BYTES: Final = 200 * 1024 * 1024
-"""The largest PDF read as a document input, in bytes."""
-
-PDF_MAX_PAGES: Final = 5_000
-"""The most pages of one PDF read as a document input."""
-
-PDF_RENDER_SCALE: Final = 1.5
-"""Pixels per PDF point of a page the workbench shows (108 dpi): text readable, boxes sharp."""
-
-PDF_RENDER_MAX_PIXELS: Final = 6_000_000
-"""The largest page image drawn; a larger page (a poster, a map) is drawn at a smaller scale."""
 
 
 @dataclass(frozen=True)
@@ -296,12 +174,6 @@ def render_budget(value: RenderBudget | Mapping[str, Any] | None = None, *,
 
 TEMPLATE_ENGINES: Final = ("auto", "jinja2", "handlebars")
 """What a library, `[tool.dotprompt] engine` and `--engine` accept; auto (the default) reads each file's syntax."""
-
-ENGINE_SCAN_FILES: Final = 2000
-"""`engine: auto`, a file either engine reads alike: at most this many of its folder's files are read for their engine."""
-
-ENGINE_MANIFEST_BYTES: Final = 256 * 1024
-"""`engine: auto`: at most this much of a project manifest (package.json, pyproject.toml, ...) is read."""
 
 
 def template_engine(value: str | None = None, *, project: Mapping[str, Any] | None = None) -> str:
@@ -537,18 +409,6 @@ BATCH_KEY_COLUMN: Final = "id"
 BATCH_LOG_ROWS: Final = ("failed", "all", "none")
 """Which rows of a batch the run log keeps besides the batch's own entry; the first is the default."""
 
-REPLY_SHOWN_CHARS: Final = 2000
-"""Characters of a failed run's reply the command line prints (its start and end; the run log keeps it whole)."""
-
-ROW_ERROR_CHARS: Final = 400
-"""Characters of a failed batch row's error shown on its stderr line (the output file keeps it whole)."""
-
-RUNLOG_MAX_FIELD_CHARS: Final = 1_000_000
-"""Characters one stored field (rendered request, response, output) may have; the rest is cut, with a note."""
-
-RUNLOG_BUSY_SECONDS: Final = 2.0
-"""How long a write waits for another process's lock on the run log before that batch of entries is dropped."""
-
 
 def tracing_enabled() -> bool:
     """Spans are on unless DOTPROMPT_TRACING says 0/false/no/off."""
@@ -634,8 +494,7 @@ def env_http_transport() -> str | None:
         raise UsageError(f"DOTPROMPT_HTTP_TRANSPORT must be one of {', '.join(HTTP_TRANSPORTS)}, got {value!r}")
     return value
 
-# A provider batch job's downloaded results, all lines together (one line is capped like a live reply).
-BATCH_RESULTS_MAX_BYTES: Final = 4 * 1024 * 1024 * 1024
+
 # The most rows one submitted provider batch job holds (`--batch-size` chooses fewer or more).
 BATCH_JOB_MAX_ROWS: Final = 10_000
 

@@ -1,7 +1,10 @@
-"""Every setting in one place: the defaults, the `DOTPROMPT_*` variables and `[tool.dotprompt]`.
+"""Every user setting in one place: the `DOTPROMPT_*` variables, `[tool.dotprompt]`, and their defaults.
 
 The ground floor: this module imports nothing of the package but `errors`, `_util.cache` and `_util.escape`,
-and every other module reads a default, an environment variable or the project's table from here, never on its own.
+and every other module reads an environment variable, the project's table or a user setting's default from
+here, never on its own. A user setting is one set from outside the source: a variable, a `[tool.dotprompt]`
+key, a command-line option or a prompt key (tests/test_settings_scope.py lists them). An internal limit (a
+cap, a budget, a retry constant) lives beside the module that uses it, or in its subsystem's `limits.py`.
 
     [tool.dotprompt]            in the nearest pyproject.toml (read by `project_settings`)
       prompts_dir, default_model, engine, tools, schemas, helpers,
@@ -53,17 +56,20 @@ from ._util.escape import terminal
 from .errors import UsageError
 
 __all__ = [
+    "BATCH_JOB_MAX_ROWS",
     "BATCH_KEY_COLUMN",
     "DEFAULT_DEADLINE",
     "DEFAULT_MAX_RESPONSE_BYTES",
     "DEFAULT_MAX_TOOL_CALLS",
     "DEFAULT_MAX_TURNS",
     "DEFAULT_TIMEOUT",
+    "HTTP_TRANSPORTS",
     "LOCAL_MODEL",
     "RENDER_MAX_CHARS",
     "RENDER_MAX_SECONDS",
     "RUNLOG_KEEP_DAYS",
     "RUNLOG_KEEP_RUNS",
+    "SAFE_DIRECTORIES_VAR",
     "TEMPLATE_ENGINES",
     "UI_DEFAULT_PORT",
     "RenderBudget",
@@ -71,6 +77,7 @@ __all__ = [
     "check_max_tool_calls",
     "check_max_turns",
     "default_log_path",
+    "env_http_transport",
     "env_model",
     "env_prompts_dir",
     "env_test_mode",
@@ -403,11 +410,6 @@ RUNLOG_KEEP_RUNS: Final = 10_000
 RUNLOG_KEEP_DAYS: Final = 90.0
 """Days the run log keeps a run."""
 
-BATCH_KEY_COLUMN: Final = "id"
-"""The column that keys batch rows unless `--key` names another (rows without it are keyed by content)."""
-
-BATCH_LOG_ROWS: Final = ("failed", "all", "none")
-"""Which rows of a batch the run log keeps besides the batch's own entry; the first is the default."""
 
 
 def tracing_enabled() -> bool:
@@ -482,6 +484,8 @@ def _number(variable: str, project: Any, default: Any, kind: type) -> Any:
         raise UsageError(f"{variable} (or [tool.dotprompt] {variable[10:].lower()}) must be a number of at least 1, "
                          f"got {value!r}")
     return number
+
+
 HTTP_TRANSPORTS: Final = ("httpx", "aiohttp")
 
 
@@ -495,9 +499,16 @@ def env_http_transport() -> str | None:
     return value
 
 
-# The most rows one submitted provider batch job holds (`--batch-size` chooses fewer or more).
-BATCH_JOB_MAX_ROWS: Final = 10_000
+# -- the defaults of command-line options (and of the library calls behind them) ----------------------
 
+BATCH_KEY_COLUMN: Final = "id"
+"""The column that keys batch rows unless `--key` names another (rows without it are keyed by content)."""
+
+BATCH_LOG_ROWS: Final = ("failed", "all", "none")
+"""Which rows of a batch the run log keeps besides the batch's own entry (`--log-rows`); the first is the default."""
+
+BATCH_JOB_MAX_ROWS: Final = 10_000
+"""The most rows one submitted provider batch job holds (`--batch-size` chooses fewer or more)."""
 
 UI_DEFAULT_PORT: Final = 8765
-"""The port `dotprompt ui` listens on unless told."""
+"""The port `dotprompt ui` listens on unless `--port` says otherwise."""

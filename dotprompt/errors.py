@@ -81,7 +81,7 @@ __all__ = [
 
 
 # The longest wait a provider's Retry-After may ask for; more (or infinity) is clamped to it, NaN is ignored.
-# The one setting defined here, not in settings.py (which names it too): settings imports errors.
+# An internal limit, beside ModelError, which clamps with it.
 MAX_RETRY_AFTER = 600.0
 
 

@@ -1,7 +1,10 @@
-"""Every setting in one place: the defaults, the `DOTPROMPT_*` variables and `[tool.dotprompt]`.
+"""Every user setting in one place: the `DOTPROMPT_*` variables, `[tool.dotprompt]`, and their defaults.
 
 The ground floor: this module imports nothing of the package but `errors`, `_util.cache` and `_util.escape`,
-and every other module reads a default, an environment variable or the project's table from here, never on its own.
+and every other module reads an environment variable, the project's table or a user setting's default from
+here, never on its own. A user setting is one set from outside the source: a variable, a `[tool.dotprompt]`
+key, a command-line option or a prompt key (tests/test_settings_scope.py lists them). An internal limit (a
+cap, a budget, a retry constant) lives beside the module that uses it, or in its subsystem's `limits.py`.
 
     [tool.dotprompt]            in the nearest pyproject.toml (read by `project_settings`)
       prompts_dir, default_model, engine, tools, schemas, helpers,
@@ -50,91 +53,31 @@ from typing import Any, Final
 
 from ._util.cache import LRU
 from ._util.escape import terminal
-
-# MAX_RETRY_AFTER (the longest Retry-After wait kept) is defined in errors, where ModelError clamps with it: this
-# module imports errors, so errors cannot import it from here. It is named here with the other settings.
-from .errors import MAX_RETRY_AFTER, UsageError
+from .errors import UsageError
 
 __all__ = [
-    "ANTHROPIC_DEFAULT_MAX_TOKENS",
-    "ANTHROPIC_VERSION",
+    "BATCH_JOB_MAX_ROWS",
     "BATCH_KEY_COLUMN",
     "DEFAULT_DEADLINE",
     "DEFAULT_MAX_RESPONSE_BYTES",
     "DEFAULT_MAX_TOOL_CALLS",
     "DEFAULT_MAX_TURNS",
     "DEFAULT_TIMEOUT",
-    "ENGINE_MANIFEST_BYTES",
-    "ENGINE_SCAN_FILES",
-    "ERROR_BODY_BYTES",
-    "EVAL_MAX_ALIGN_ITEMS",
-    "EVAL_MAX_ALIGN_WORK",
-    "EVAL_MAX_DEPTH",
-    "EVAL_MAX_ROW_BYTES",
-    "GROUNDING_FREE_TEXT_WORDS",
-    "GROUNDING_FUZZY_THRESHOLD",
-    "GROUNDING_MAX_DEPTH",
-    "GROUNDING_MAX_FUZZY",
-    "GROUNDING_MAX_INPUT_CHARS",
-    "GROUNDING_MAX_SOURCES",
-    "GROUNDING_MAX_SPANS",
-    "GROUNDING_MAX_TRIES",
-    "GROUNDING_MAX_VALUES",
-    "GROUNDING_MAX_VALUE_CHARS",
-    "LOCAL_LOGS_KEPT",
-    "LOCAL_MAX_CHARS",
-    "LOCAL_MAX_ITEMS",
-    "LOCAL_MAX_TOKENS",
-    "LOCAL_MIN_TOKENS",
+    "HTTP_TRANSPORTS",
     "LOCAL_MODEL",
-    "LOCAL_SAMPLING",
-    "LOCAL_TEXT_TOKENS",
-    "MAX_NAME_LENGTH",
-    "MAX_NAME_PART_BYTES",
-    "MAX_NESTING_DEPTH",
-    "MAX_REPORTED_REPAIRS",
-    "MAX_RETRY_AFTER",
-    "PARTIAL_CACHE_SIZE",
-    "PDF_MAX_BYTES",
-    "PDF_MAX_PAGES",
-    "PDF_RENDER_MAX_PIXELS",
-    "PDF_RENDER_SCALE",
-    "RELOAD_ATTEMPTS",
-    "RELOAD_GRACE_SECONDS",
-    "RELOAD_REHASH_SECONDS",
-    "RELOAD_SETTLE_SECONDS",
     "RENDER_MAX_CHARS",
-    "RENDER_MAX_INT_BITS",
-    "RENDER_MAX_JSON_INDENT",
     "RENDER_MAX_SECONDS",
-    "REPLY_SHOWN_CHARS",
-    "RETRYABLE_STATUSES",
-    "RETRYABLE_STREAM_ERRORS",
-    "ROW_ERROR_CHARS",
-    "RUNLOG_BUSY_SECONDS",
     "RUNLOG_KEEP_DAYS",
     "RUNLOG_KEEP_RUNS",
-    "RUNLOG_MAX_FIELD_CHARS",
-    "STREAM_STRING_COPIES",
+    "SAFE_DIRECTORIES_VAR",
     "TEMPLATE_ENGINES",
-    "TOOL_CONCURRENCY",
-    "UI_CHANGES_POLL_SECONDS",
     "UI_DEFAULT_PORT",
-    "UI_HEARTBEAT_SECONDS",
-    "UI_KEEP_RUNS",
-    "UI_MAX_ACTIVE_RUNS",
-    "UI_MAX_BODY",
-    "UI_MAX_DEPTH",
-    "UI_MAX_ITEMS",
-    "UI_MAX_LIMIT",
-    "UI_MAX_REPORT_BYTES",
-    "UI_MAX_STRING",
-    "UI_ORPHAN_GRACE_SECONDS",
     "RenderBudget",
     "RunLogSettings",
     "check_max_tool_calls",
     "check_max_turns",
     "default_log_path",
+    "env_http_transport",
     "env_model",
     "env_prompts_dir",
     "env_test_mode",
@@ -166,8 +109,6 @@ DEFAULT_MAX_TOOL_CALLS: Final = 32
 `maxTurns` bounds rounds, and one reply may hold any number of calls. Real parallel calls are a
 handful; a reply past the limit stops the run before any of its calls runs."""
 
-TOOL_CONCURRENCY: Final = 8
-"""Tool calls of one reply that run at once; the rest wait their turn."""
 
 DEFAULT_TIMEOUT: Final = 120.0
 """Seconds a provider request may take, unless the provider's settings say otherwise."""
@@ -179,92 +120,10 @@ because a long reasoning stream can honestly take many minutes; keep-alives do n
 DEFAULT_MAX_RESPONSE_BYTES: Final = 64 * 1024 * 1024
 """The most a reply (or a whole stream) may send: 64 MiB is ~100x the longest text reply any API gives."""
 
-RETRYABLE_STATUSES: Final = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 529})
-"""HTTP statuses worth another attempt: timeouts, conflicts, rate limits, server errors, overload (529)."""
-
-RETRYABLE_STREAM_ERRORS: Final = frozenset({"overloaded_error", "api_error", "rate_limit_error", "timeout_error",
-                                            "server_error", "rate_limit_exceeded", "UNAVAILABLE", "RESOURCE_EXHAUSTED",
-                                            "INTERNAL", "DEADLINE_EXCEEDED"})
-"""Error types/statuses inside an HTTP 200 stream (no status code) that are worth retrying, all providers."""
-
-ERROR_BODY_BYTES: Final = 256 * 1024
-"""Of an error reply only this much is read: enough for any explanation, and a huge one cannot exhaust memory."""
-
-ANTHROPIC_VERSION: Final = "2023-06-01"
-"""The `anthropic-version` header every Messages API request carries."""
-
-ANTHROPIC_DEFAULT_MAX_TOKENS: Final = 4096
-"""`max_tokens` of an Anthropic request whose config names none (the API refuses a request without it)."""
-
-MAX_NESTING_DEPTH: Final = 512
-"""Arrays and objects nested deeper than this in a model's reply are refused: an OutputParseError for a
-whole reply (an OutputValidationError from `generate()`), and the stream parser stops reading there. Far
-above anything a schema asks for, and well below the interpreter's recursion limit (about 1000 frames),
-which json.loads, partial-json-parser and schema validation all recurse against."""
-
-MAX_REPORTED_REPAIRS: Final = 100
-"""Repairs reported one by one on a parse result (`ParsedOutput.repairs`), in the order they were made.
-Past this many, each further kind of repair is one summary Repair carrying its count and where the first
-of them was: a hostile reply with 250,000 trailing commas costs a counter, not 250,000 messages."""
-
-STREAM_STRING_COPIES: Final = 2000
-"""How many characters of open-string prefix the `json` stream may copy into partial outputs per
-character of reply read, summed over the stream. A string is immutable, so every partial output that
-shows an open string holds a copy of its prefix: reading each chunk's output of a 1 MB string value in
-8-character chunks would copy 68 GB. Within the budget every partial is exact: with every chunk's
-output read, every string up to 4,000 characters per character of chunk size (32,000 in 8-character
-chunks). Past it, a partial shows the prefix as it was last copied, at most 1/2000 of its length
-behind (500 characters of a 1 MB string), and the copies cost about 0.15 s per MB of reply."""
 
 LOCAL_MODEL: Final = "local/smollm2"
 """The small model `dotprompt local setup` prepares; the default model once it is set up."""
 
-LOCAL_MAX_ITEMS: Final = 12
-"""The local model's grammar holds an array without `maxItems` to this many items (a looping model
-ends with a closed array instead of running to the token cap)."""
-
-LOCAL_MIN_TOKENS: Final = 128
-LOCAL_MAX_TOKENS: Final = 2048
-LOCAL_TEXT_TOKENS: Final = 1024
-"""The local model's reply cap when the prompt sets no `maxOutputTokens`: estimated from the output
-schema and kept between LOCAL_MIN_TOKENS and LOCAL_MAX_TOKENS, LOCAL_TEXT_TOKENS for text."""
-
-LOCAL_MAX_CHARS: Final = 256
-"""The local model's grammar holds a string without `maxLength` to this many characters (a model that
-loops inside a value, e.g. a VAT id growing digit by digit, must close it)."""
-
-LOCAL_SAMPLING: Final[Mapping[str, float]] = {}
-"""llama-server decoding settings the local model sends unless the prompt's config sets them. Empty:
-DRY (`dry_multiplier: 0.8`) was tried and made SmolLM2 loop inside the example invoice's VAT id."""
-
-LOCAL_LOGS_KEPT: Final = 20
-"""llama-server logs kept under `<local dir>/logs/` from servers that did not stop cleanly (failed, or
-their process was killed); older ones are removed when a server starts."""
-
-MAX_NAME_LENGTH: Final = 1024
-"""Characters a prompt or partial name (with its namespace folders) may have; longer is an InvalidPromptNameError."""
-
-MAX_NAME_PART_BYTES: Final = 200
-"""UTF-8 bytes one part of a name may have: with `_`, `.variant` and `.prompt` it must fit a file name (255)."""
-
-RELOAD_SETTLE_SECONDS: Final = 0.05
-"""Hot reload: a file changed this recently may still be being written; it is read again after this
-long and used only if it did not change meanwhile (a render never sees half a save)."""
-
-RELOAD_GRACE_SECONDS: Final = 0.5
-"""Hot reload: a changed file that fails to compile (empty, cut off: a save that stalled half-way) raises
-its error only once it is this old; until then renders keep the last whole version."""
-
-RELOAD_ATTEMPTS: Final = 8
-"""Hot reload: reads of a changing or briefly missing file (unlink-then-create saves) before giving up;
-until then, and when giving up on a file that is still there, renders keep the last whole version."""
-
-RELOAD_REHASH_SECONDS: Final = 2.0
-"""Hot reload: a file whose stat looks unchanged is still re-read and hashed this often, so an edit that
-keeps size, mtime and ctime (coarse file system clocks) is seen too."""
-
-PARTIAL_CACHE_SIZE: Final = 256
-"""Parsed partials (jinja2 and Handlebars) kept per library: one entry per partial, least recently used dropped."""
 
 RENDER_MAX_CHARS: Final = 20_000_000
 """Characters one render may produce, and the largest text or list a template may build on the way
@@ -272,77 +131,6 @@ RENDER_MAX_CHARS: Final = 20_000_000
 
 RENDER_MAX_SECONDS: Final = 10.0
 """Seconds one render may take (checked between loop steps, calls and output pieces)."""
-
-RENDER_MAX_INT_BITS: Final = 65_536
-"""The largest whole number a template may compute (about 19,700 digits); `10**(10**10)` is refused."""
-
-RENDER_MAX_JSON_INDENT: Final = 1_000
-"""The largest `indent=` of the `json` / `tojson` filters and the Handlebars `{{json}}` helper."""
-
-EVAL_MAX_ROW_BYTES: Final = 8 * 1024 * 1024
-"""The longest line (JSON lines) or record (CSV) a gold dataset may hold: a longer one is a DatasetError
-naming the line, read without ever holding more than this in memory."""
-
-EVAL_MAX_DEPTH: Final = 64
-"""How deep the eval compares nested objects and arrays: gold rows nested deeper are a DatasetError, and a
-model's output is compared as a whole value below this depth (the comparison recurses, the stack is finite)."""
-
-EVAL_MAX_ALIGN_ITEMS: Final = 200
-"""Items per list the eval aligns by best matching (O(n^3)); items past this many pair up by position."""
-
-# Grounding (dotprompt/grounding): the defaults of `grounding.Limits`, the bounds of one run. Past one,
-# the result says what it left out (`Grounding.skipped`, a value's `reason`) instead of taking longer.
-GROUNDING_MAX_INPUT_CHARS: Final = 5_000_000
-"""The largest input (all variables together, in characters) grounded; a larger one is not grounded at all."""
-
-GROUNDING_MAX_VALUES: Final = 10_000
-"""Leaves of one output grounded; the rest are named skipped."""
-
-GROUNDING_MAX_DEPTH: Final = 64
-"""How deep grounding walks an output; values nested deeper are named skipped."""
-
-GROUNDING_MAX_SPANS: Final = 5
-"""Spans reported per value found in several places."""
-
-GROUNDING_MAX_TRIES: Final = 1_000
-"""Candidate places in the input checked per value and step: what bounds the work per value."""
-
-GROUNDING_MAX_FUZZY: Final = 2_000
-"""Values of one run that may go on to the fuzzy (token alignment) step."""
-
-GROUNDING_MAX_VALUE_CHARS: Final = 20_000
-"""The longest text value looked for; a longer one is ungrounded, saying so."""
-
-GROUNDING_FUZZY_THRESHOLD: Final = 2 / 3
-"""The share of a value's words a window of the input must hold for a fuzzy match: one word in three
-may differ ("blue widgets, large" ~ "large blue widget")."""
-
-GROUNDING_FREE_TEXT_WORDS: Final = 6
-"""A string of this many words or more, most of them in lower case, is text the model wrote (a summary,
-an answer, a reason), not a value it copied: when the input does not hold it, it is `not_applicable`
-("generated text") rather than ungrounded, unless its schema says `x-grounded: true`."""
-
-GROUNDING_MAX_SOURCES: Final = 10_000
-"""Input variables (nested values counted one by one) grounding reads from one input."""
-
-# PDF inputs (dotprompt/documents): a file larger or longer than these is refused with an error naming
-# the variable, before its text is extracted.
-PDF_MAX_BYTES: Final = 200 * 1024 * 1024
-"""The largest PDF read as a document input, in bytes."""
-
-PDF_MAX_PAGES: Final = 5_000
-"""The most pages of one PDF read as a document input."""
-
-PDF_RENDER_SCALE: Final = 1.5
-"""Pixels per PDF point of a page the workbench shows (108 dpi): text readable, boxes sharp."""
-
-PDF_RENDER_MAX_PIXELS: Final = 6_000_000
-"""The largest page image drawn; a larger page (a poster, a map) is drawn at a smaller scale."""
-
-EVAL_MAX_ALIGN_WORK: Final = 1_000_000
-"""Values one gold row may visit while trying pairings of list items, over all its lists (lists inside
-lists multiply the work); past it the row's remaining lists pair by position and the report says so.
-200 items of 10 fields take about half of it; a second (seconds) in all."""
 
 
 @dataclass(frozen=True)
@@ -393,12 +181,6 @@ def render_budget(value: RenderBudget | Mapping[str, Any] | None = None, *,
 
 TEMPLATE_ENGINES: Final = ("auto", "jinja2", "handlebars")
 """What a library, `[tool.dotprompt] engine` and `--engine` accept; auto (the default) reads each file's syntax."""
-
-ENGINE_SCAN_FILES: Final = 2000
-"""`engine: auto`, a file either engine reads alike: at most this many of its folder's files are read for their engine."""
-
-ENGINE_MANIFEST_BYTES: Final = 256 * 1024
-"""`engine: auto`: at most this much of a project manifest (package.json, pyproject.toml, ...) is read."""
 
 
 def template_engine(value: str | None = None, *, project: Mapping[str, Any] | None = None) -> str:
@@ -628,23 +410,6 @@ RUNLOG_KEEP_RUNS: Final = 10_000
 RUNLOG_KEEP_DAYS: Final = 90.0
 """Days the run log keeps a run."""
 
-BATCH_KEY_COLUMN: Final = "id"
-"""The column that keys batch rows unless `--key` names another (rows without it are keyed by content)."""
-
-BATCH_LOG_ROWS: Final = ("failed", "all", "none")
-"""Which rows of a batch the run log keeps besides the batch's own entry; the first is the default."""
-
-REPLY_SHOWN_CHARS: Final = 2000
-"""Characters of a failed run's reply the command line prints (its start and end; the run log keeps it whole)."""
-
-ROW_ERROR_CHARS: Final = 400
-"""Characters of a failed batch row's error shown on its stderr line (the output file keeps it whole)."""
-
-RUNLOG_MAX_FIELD_CHARS: Final = 1_000_000
-"""Characters one stored field (rendered request, response, output) may have; the rest is cut, with a note."""
-
-RUNLOG_BUSY_SECONDS: Final = 2.0
-"""How long a write waits for another process's lock on the run log before that batch of entries is dropped."""
 
 
 def tracing_enabled() -> bool:
@@ -719,6 +484,8 @@ def _number(variable: str, project: Any, default: Any, kind: type) -> Any:
         raise UsageError(f"{variable} (or [tool.dotprompt] {variable[10:].lower()}) must be a number of at least 1, "
                          f"got {value!r}")
     return number
+
+
 HTTP_TRANSPORTS: Final = ("httpx", "aiohttp")
 
 
@@ -731,44 +498,17 @@ def env_http_transport() -> str | None:
         raise UsageError(f"DOTPROMPT_HTTP_TRANSPORT must be one of {', '.join(HTTP_TRANSPORTS)}, got {value!r}")
     return value
 
-# A provider batch job's downloaded results, all lines together (one line is capped like a live reply).
-BATCH_RESULTS_MAX_BYTES: Final = 4 * 1024 * 1024 * 1024
-# The most rows one submitted provider batch job holds (`--batch-size` chooses fewer or more).
+
+# -- the defaults of command-line options (and of the library calls behind them) ----------------------
+
+BATCH_KEY_COLUMN: Final = "id"
+"""The column that keys batch rows unless `--key` names another (rows without it are keyed by content)."""
+
+BATCH_LOG_ROWS: Final = ("failed", "all", "none")
+"""Which rows of a batch the run log keeps besides the batch's own entry (`--log-rows`); the first is the default."""
+
 BATCH_JOB_MAX_ROWS: Final = 10_000
-
-# The workbench (`dotprompt ui`, dotprompt/ui): what one request, stream or view may hold.
-UI_MAX_BODY: Final = 10_000_000
-"""Bytes a workbench POST may send (inputs are JSON typed into a page)."""
-
-UI_CHANGES_POLL_SECONDS: Final = 1.0
-"""How often the workbench looks for changed prompt files."""
-
-UI_MAX_REPORT_BYTES: Final = 50_000_000
-"""An eval report larger than this is not opened in the workbench."""
-
-UI_KEEP_RUNS: Final = 64
-"""Live runs the workbench keeps for their streams; older ones are forgotten (the run log keeps them)."""
-
-UI_MAX_ACTIVE_RUNS: Final = 8
-"""Live runs the workbench streams at once; one more is refused (429) until one ends or is cancelled."""
-
-UI_ORPHAN_GRACE_SECONDS: Final = 10.0
-"""A live run no page has followed for this long (its tab closed) is cancelled, its provider stream closed."""
-
-UI_HEARTBEAT_SECONDS: Final = 15.0
-"""Seconds between keep-alive events on a quiet workbench stream."""
-
-UI_MAX_LIMIT: Final = 1000
-"""The most run-log entries one workbench request lists."""
-
-UI_MAX_DEPTH: Final = 40
-"""How deep a value the workbench sends is shown; deeper levels are cut, saying so."""
-
-UI_MAX_STRING: Final = 200_000
-"""The longest string the workbench sends whole; the rest is cut, saying how much."""
-
-UI_MAX_ITEMS: Final = 5_000
-"""Keys or items of one container the workbench sends; the rest are cut, saying how many."""
+"""The most rows one submitted provider batch job holds (`--batch-size` chooses fewer or more)."""
 
 UI_DEFAULT_PORT: Final = 8765
-"""The port `dotprompt ui` listens on unless told."""
+"""The port `dotprompt ui` listens on unless `--port` says otherwise."""

@@ -167,8 +167,8 @@ def test_a_save_stalled_half_way_is_not_served_once_its_timestamps_look_settled(
     # rest. The reader looks only once the half-written file's timestamps are older than the settle time,
     # so the timestamps alone call it settled; a second read a settle time later must see it move on.
     code = PRELUDE + """
-from dotprompt import settings
-settings.RELOAD_SETTLE_SECONDS = 0.3  # wide margins: the timing below holds on a loaded machine
+from dotprompt.document import files
+files.RELOAD_SETTLE_SECONDS = 0.3  # wide margins: the timing below holds on a loaded machine
 path = root / "p.prompt"
 path.write_text(version(1000), encoding="utf-8")
 lib = PromptLibrary(root)
@@ -242,7 +242,6 @@ print(json.dumps({"first": first, "second": second}))
 @pytest.mark.slow
 def test_partial_caches_stay_bounded_over_many_edits(tmp_path):
     code = PRELUDE + """
-from dotprompt import settings
 jp, hp = root / "_j.prompt", root / "_h.prompt"
 jp.write_text("j0", encoding="utf-8"); hp.write_text("h0", encoding="utf-8")
 (root / "j.prompt").write_text("{% include 'j' %}", encoding="utf-8")

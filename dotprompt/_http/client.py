@@ -43,12 +43,10 @@ from ..errors import ModelError, UsageError
 from ..settings import (
     DEFAULT_DEADLINE,
     DEFAULT_MAX_RESPONSE_BYTES,
-    ERROR_BODY_BYTES,
-    RETRYABLE_STATUSES,
     env_http_transport,
     proxy_environment,
 )
-from .errors import body_retry_delay, provider_message, read_capped, request_id, retry_after
+from .errors import ERROR_BODY_BYTES, RETRYABLE_STATUSES, body_retry_delay, provider_message, read_capped, request_id, retry_after
 from .request import Pooled, build_post, pooled_client, send
 from .sse import SSEEvent, sse_events
 

@@ -11,11 +11,18 @@ import math
 import re
 import time
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
 import httpx
 
-__all__ = ["body_retry_delay", "provider_message", "read_capped", "request_id", "retry_after"]
+__all__ = ["ERROR_BODY_BYTES", "RETRYABLE_STATUSES", "body_retry_delay", "provider_message", "read_capped", "request_id",
+           "retry_after"]
+
+RETRYABLE_STATUSES: Final = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 529})
+"""HTTP statuses worth another attempt: timeouts, conflicts, rate limits, server errors, overload (529)."""
+
+ERROR_BODY_BYTES: Final = 256 * 1024
+"""Of an error reply only this much is read: enough for any explanation, and a huge one cannot exhaust memory."""
 
 
 async def read_capped(response: httpx.Response, limit: int) -> bytes:

@@ -19,7 +19,7 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Any
+from typing import Any, Final
 
 from .._util.escape import terminal
 from .._util.shutdown import exit_on_sigterm
@@ -112,11 +112,13 @@ def main(argv: Sequence[str] | None = None, *, commands: Sequence[Any] = COMMAND
         return EXIT_OK
 
 
+REPLY_SHOWN_CHARS: Final = 2000
+"""Characters of a failed run's reply the command line prints (its start and end; the run log keeps it whole)."""
+
+
 def _reply_shown(text: str, limit: int | None = None) -> str:
     """A long reply's start and end, the middle left out: a looping model's 9,000 characters would bury
     the error above them. The run log keeps the reply whole."""
-    from ..settings import REPLY_SHOWN_CHARS  # with the error that shows a reply, not at `--version`
-
     limit = REPLY_SHOWN_CHARS if limit is None else limit
     if len(text) <= limit:
         return text

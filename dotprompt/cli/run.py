@@ -7,12 +7,12 @@ import gc
 import shlex
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from .._util.escape import json_dumps, terminal
 from .._util.redact import redact
 from ..errors import GenerationError
-from ..settings import BATCH_LOG_ROWS, ROW_ERROR_CHARS
+from ..settings import BATCH_LOG_ROWS
 from .common import (
     DIR_HELP,
     EXIT_FAILED,
@@ -27,7 +27,10 @@ from .common import (
 from .grounding_view import show_grounding
 from .progress import StreamView, elapsed_status
 
-__all__ = ["add_parser", "failed_row_line", "run"]
+__all__ = ["ROW_ERROR_CHARS", "add_parser", "failed_row_line", "run"]
+
+ROW_ERROR_CHARS: Final = 400
+"""Characters of a failed batch row's error shown on its stderr line (the output file keeps it whole)."""
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:

@@ -22,12 +22,21 @@ import os
 import stat
 import time
 from dataclasses import dataclass
+from typing import Final
 
-from .. import settings
 from ..errors import PromptFileError
 
-__all__ = ["FileChangingError", "Snapshot", "Stamp", "check_inside", "decode", "digest_of", "file_stamp", "is_inside",
+__all__ = ["RELOAD_ATTEMPTS", "RELOAD_SETTLE_SECONDS", "FileChangingError",
+           "Snapshot", "Stamp", "check_inside", "decode", "digest_of", "file_stamp", "is_inside",
            "kind_of", "lexically_inside", "read_confirmed", "read_settled", "read_snapshot", "stamp_of"]
+
+RELOAD_SETTLE_SECONDS: Final = 0.05
+"""Hot reload: a file changed this recently may still be being written; it is read again after this
+long and used only if it did not change meanwhile (a render never sees half a save)."""
+
+RELOAD_ATTEMPTS: Final = 8
+"""Hot reload: reads of a changing or briefly missing file (unlink-then-create saves) before giving up;
+until then, and when giving up on a file that is still there, renders keep the last whole version."""
 
 Stamp = tuple[int, int, int, int]  # mtime_ns, size, inode, ctime_ns
 
@@ -151,10 +160,10 @@ def read_settled(path: str, root: str | os.PathLike[str] | None = None, what: st
 
     Raises FileNotFoundError when the file stays missing, FileChangingError when it never holds still,
     a PromptFileError for a file that can never be read."""
-    settle = settings.RELOAD_SETTLE_SECONDS
+    settle = RELOAD_SETTLE_SECONDS
     failure: OSError = FileNotFoundError(2, "No such file or directory", path)
     seen = False  # the file was there at some attempt: it is being saved, not gone
-    for attempt in range(max(1, settings.RELOAD_ATTEMPTS)):
+    for attempt in range(max(1, RELOAD_ATTEMPTS)):
         if attempt:
             time.sleep(settle * min(attempt, 3) / 3)
         try:
@@ -181,8 +190,8 @@ def read_confirmed(snapshot: Snapshot, path: str, root: str | os.PathLike[str] |
     """`snapshot` (a version of the file new to the reader) once a read RELOAD_SETTLE_SECONDS later gives
     the same bytes and stamp; the later version when it moved on and then held still; FileChangingError
     when it never holds still within RELOAD_ATTEMPTS reads."""
-    settle = settings.RELOAD_SETTLE_SECONDS
-    for _ in range(max(1, settings.RELOAD_ATTEMPTS)):
+    settle = RELOAD_SETTLE_SECONDS
+    for _ in range(max(1, RELOAD_ATTEMPTS)):
         time.sleep(settle)
         try:
             again = read_snapshot(path, root, what)

@@ -14,15 +14,23 @@ import binascii
 import hashlib
 import os
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
 from .._util.cache import LRU
 from ..errors import InputProblem, InputValidationError
-from ..settings import PDF_MAX_BYTES, PDF_MAX_PAGES
 from .layout import PdfText
 from .pdf import PdfReadError, read_pdf
 
-__all__ = ["PDF_MEDIA_TYPE", "document_fields", "loggable", "media_document", "pdf_bytes", "read_documents"]
+__all__ = ["PDF_MAX_BYTES", "PDF_MAX_PAGES", "PDF_MEDIA_TYPE",
+           "document_fields", "loggable", "media_document", "pdf_bytes", "read_documents"]
+
+# A PDF input larger or longer than these is refused with an error naming the variable, before its text
+# is extracted.
+PDF_MAX_BYTES: Final = 200 * 1024 * 1024
+"""The largest PDF read as a document input, in bytes."""
+
+PDF_MAX_PAGES: Final = 5_000
+"""The most pages of one PDF read as a document input."""
 
 PDF_MEDIA_TYPE = "application/pdf"
 _DATA_URL = "data:application/pdf;base64,"
@@ -98,7 +106,8 @@ def pdf_bytes(value: Any) -> bytes:
 def _checked(value: Any) -> tuple[bytes, str]:
     data, where = _bytes_of(value)
     if len(data) > PDF_MAX_BYTES:
-        raise PdfReadError(f"{where} is {len(data):,} bytes; at most {PDF_MAX_BYTES:,} are read (settings.PDF_MAX_BYTES)")
+        raise PdfReadError(f"{where} is {len(data):,} bytes; at most {PDF_MAX_BYTES:,} are read "
+                           "(PDF_MAX_BYTES, dotprompt/documents/inputs.py)")
     if not data.startswith(_MAGIC):
         raise PdfReadError(f"{where} is not a PDF (it does not start with %PDF-); pass a .pdf file's path or bytes")
     return data, where

@@ -65,7 +65,7 @@ def read_pdf(data: bytes, name: str = "", max_pages: int | None = None) -> PdfTe
     with open_pdf(data) as document:
         count = len(document)
         if max_pages is not None and count > max_pages:
-            raise PdfReadError(f"{count:,} pages; at most {max_pages:,} are read (settings.PDF_MAX_PAGES)")
+            raise PdfReadError(f"{count:,} pages; at most {max_pages:,} are read (PDF_MAX_PAGES, dotprompt/documents/inputs.py)")
         for index in range(count):
             if index:
                 pieces.append(PAGE_BREAK)

@@ -12,13 +12,18 @@ import math
 import struct
 import zlib
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Final
 
-from ..settings import PDF_RENDER_MAX_PIXELS, PDF_RENDER_SCALE
 from .layout import Box
 from .pdf import PdfReadError, open_pdf
 
-__all__ = ["HIGHLIGHT", "page_png"]
+__all__ = ["HIGHLIGHT", "PDF_RENDER_MAX_PIXELS", "PDF_RENDER_SCALE", "page_png"]
+
+PDF_RENDER_SCALE: Final = 1.5
+"""Pixels per PDF point of a page the workbench shows (108 dpi): text readable, boxes sharp."""
+
+PDF_RENDER_MAX_PIXELS: Final = 6_000_000
+"""The largest page image drawn; a larger page (a poster, a map) is drawn at a smaller scale."""
 
 HIGHLIGHT = (220, 20, 120)  # the boxes' outline: a magenta no printed page uses for text
 _LINE = 2  # pixels

@@ -11,7 +11,8 @@ from __future__ import annotations
 import time
 from contextvars import ContextVar
 
-from ..settings import RENDER_MAX_CHARS, RENDER_MAX_INT_BITS, RenderBudget
+from ..settings import RENDER_MAX_CHARS, RenderBudget
+from .limits import RENDER_MAX_INT_BITS
 
 __all__ = ["TICK_EVERY", "BudgetExceededError", "Meter", "check_int_bits", "check_size", "current", "max_chars", "metering"]
 

@@ -23,8 +23,8 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment, SandboxedEscapeFormatt
 from jinja2.utils import Namespace
 from markupsafe import Markup
 
-from ..settings import RENDER_MAX_JSON_INDENT
 from .budget import BudgetExceededError, Meter, check_int_bits, check_size, current
+from .limits import RENDER_MAX_JSON_INDENT
 from .markers import Helper
 
 __all__ = [

@@ -27,8 +27,8 @@ from pathlib import Path
 from ..document.files import decode, read_snapshot
 from ..document.parse import FRONTMATTER_PATTERN
 from ..errors import PromptFileError
-from ..settings import ENGINE_MANIFEST_BYTES, ENGINE_SCAN_FILES
 from .detect import syntax_engine
+from .limits import ENGINE_MANIFEST_BYTES, ENGINE_SCAN_FILES
 
 __all__ = ["ProjectEngine", "project_engine"]
 

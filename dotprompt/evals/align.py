@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..settings import EVAL_MAX_ALIGN_ITEMS
+from .limits import EVAL_MAX_ALIGN_ITEMS
 
 __all__ = ["align", "best_assignment"]
 

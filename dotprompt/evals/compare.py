@@ -22,9 +22,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ..settings import EVAL_MAX_ALIGN_WORK, EVAL_MAX_DEPTH
 from .align import align
 from .config import FieldRule, render_steps
+from .limits import EVAL_MAX_ALIGN_WORK, EVAL_MAX_DEPTH
 from .scorers import SCORERS, as_score
 
 __all__ = ["Comparer", "Comparison", "FieldResult", "ItemResult", "ScorerFailedError"]

@@ -24,7 +24,7 @@ from typing import Any
 
 from .._util import finite
 from ..errors import DatasetError
-from ..settings import EVAL_MAX_DEPTH, EVAL_MAX_ROW_BYTES
+from .limits import EVAL_MAX_DEPTH, EVAL_MAX_ROW_BYTES
 
 __all__ = ["GoldRow", "read_dataset", "too_deep"]
 

@@ -16,10 +16,10 @@ from .._util.escape import json_dumps, terminal, xml_text
 from .._util.escape import markdown as md
 from .._util.redact import redact
 from ..grounding import cited_sources
-from ..settings import EVAL_MAX_ALIGN_WORK
 from ..testing.report import project_path
 from .gates import Delta, FailedRows, Miss, failed_rows
 from .grounding_stats import OVERALL, GroundingCounts
+from .limits import EVAL_MAX_ALIGN_WORK
 from .run import ArmResult
 
 __all__ = ["Verdict", "bounded_note", "fixture_note", "markdown", "print_report", "table", "to_json", "write_json", "write_junit",

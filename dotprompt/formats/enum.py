@@ -7,8 +7,8 @@ from typing import Any, Final
 
 from ..errors import OutputParseError, SchemaError
 from ..schema.refs import resolve
-from ..settings import STREAM_STRING_COPIES
 from .base import Format, ParsedOutput, Repair
+from .reading.limits import STREAM_STRING_COPIES
 from .schema import has_type, js_string
 
 __all__ = ["ENUM_FORMAT", "EnumHandler", "EnumStream", "enum_instructions", "enum_member", "enum_values", "strip_quotes"]

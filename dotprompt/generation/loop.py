@@ -15,7 +15,7 @@ import asyncio
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any, Final, cast
 
 from pydantic import BaseModel, ValidationError
 
@@ -31,7 +31,7 @@ from ..formats import ParsedOutput
 from ..observe.spans import NO_TRACING
 from ..providers.base import Model
 from ..schema.compiled import CompiledSchema, json_path
-from ..settings import DEFAULT_MAX_TOOL_CALLS, TOOL_CONCURRENCY
+from ..settings import DEFAULT_MAX_TOOL_CALLS
 from ..tools.define import Tool, ToolContext
 from ..types import (
     FinishReason,
@@ -62,7 +62,10 @@ from .toolparts import (
     restart_part,
 )
 
-__all__ = ["Loop", "Runtime"]
+__all__ = ["TOOL_CONCURRENCY", "Loop", "Runtime"]
+
+TOOL_CONCURRENCY: Final = 8
+"""Tool calls of one reply that run at once; the rest wait their turn."""
 
 log = logging.getLogger("dotprompt.generate")
 

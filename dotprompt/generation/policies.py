@@ -7,10 +7,10 @@ import random
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from .._http.errors import RETRYABLE_STATUSES
 from ..errors import ModelError, OutputValidationError, UsageError
 from ..providers.base import Model
 from ..providers.registry import resolve_model
-from ..settings import RETRYABLE_STATUSES
 from ..types import GenerateRequest, Message, ModelResponse, Part, Usage
 from .middleware import GenerateNext, ModelNext, TurnEnvelope, model_override
 from .options import GenerateActionOptions

@@ -15,7 +15,12 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from ..settings import (
+from .currency import glued_to_letters, rivals, signs_for
+from .dates import Day, Month, index_dates, index_months, value_dates, value_months
+from .freetext import generated_text
+from .fuzzy import WordSequence, best_window, could_align
+from .leaves import Leaf, walk
+from .limits import (
     GROUNDING_FUZZY_THRESHOLD,
     GROUNDING_MAX_DEPTH,
     GROUNDING_MAX_FUZZY,
@@ -25,11 +30,6 @@ from ..settings import (
     GROUNDING_MAX_VALUE_CHARS,
     GROUNDING_MAX_VALUES,
 )
-from .currency import glued_to_letters, rivals, signs_for
-from .dates import Day, Month, index_dates, index_months, value_dates, value_months
-from .freetext import generated_text
-from .fuzzy import WordSequence, best_window, could_align
-from .leaves import Leaf, walk
 from .numbers import cuts_a_number, index_numbers, value_readings
 from .pages import documents_in, with_pages
 from .result import FieldGrounding, Grounding, Span, Status
@@ -44,7 +44,7 @@ _MAX_SPACED = 64  # the longest value (spaces dropped) looked for with its space
 @dataclass(frozen=True)
 class Limits:
     """Bounds on one grounding run; past them the result says what it left out (`Grounding.skipped`).
-    The defaults, and what each bounds, are in dotprompt/settings.py."""
+    The defaults, and what each bounds, are in grounding/limits.py."""
 
     max_input_chars: int = GROUNDING_MAX_INPUT_CHARS
     max_values: int = GROUNDING_MAX_VALUES

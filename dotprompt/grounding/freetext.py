@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from ..settings import GROUNDING_FREE_TEXT_WORDS
+from .limits import GROUNDING_FREE_TEXT_WORDS
 
 __all__ = ["generated_text"]
 

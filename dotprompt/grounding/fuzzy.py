@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from ..settings import GROUNDING_FUZZY_THRESHOLD
+from .limits import GROUNDING_FUZZY_THRESHOLD
 from .text import WORD, NormalisedText
 
 __all__ = [
@@ -32,7 +32,7 @@ __all__ = [
     "stem",
 ]
 
-THRESHOLD = GROUNDING_FUZZY_THRESHOLD  # one word in three may differ (the default lives in settings)
+THRESHOLD = GROUNDING_FUZZY_THRESHOLD  # one word in three may differ (the default lives in limits.py)
 MIN_WORDS = 3
 MAX_WORDS = 64
 MAX_ANCHORS = 48

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..schema.compiled import json_path
-from ..settings import GROUNDING_MAX_SOURCES
+from .limits import GROUNDING_MAX_SOURCES
 
 __all__ = ["SEPARATOR", "Joined", "cited_sources", "input_sources"]
 

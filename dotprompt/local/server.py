@@ -29,7 +29,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import IO, Any, Literal, TypeVar
+from typing import IO, Any, Final, Literal, TypeVar
 
 import httpx
 
@@ -38,8 +38,12 @@ from ..errors import ModelError
 from .paths import LocalPaths
 from .setup import cpu_count, log_tail
 
-__all__ = ["LlamaServer", "death_signal_hook", "default_threads", "free_port", "in_spawner_thread", "prune_logs", "shared_server",
-           "stop_all"]
+__all__ = ["LOCAL_LOGS_KEPT", "LlamaServer", "death_signal_hook", "default_threads", "free_port", "in_spawner_thread",
+           "prune_logs", "shared_server", "stop_all"]
+
+LOCAL_LOGS_KEPT: Final = 20
+"""llama-server logs kept under `<local dir>/logs/` from servers that did not stop cleanly (failed, or
+their process was killed); older ones are removed when a server starts."""
 
 CONTEXT = 4096
 PORT_ATTEMPTS = 3
@@ -109,7 +113,7 @@ class LlamaServer:
     def _spawn(self, port: int) -> None:
         self.port = port
         self.paths.logs.mkdir(parents=True, exist_ok=True)
-        prune_logs(self.paths.logs, settings.LOCAL_LOGS_KEPT)
+        prune_logs(self.paths.logs, LOCAL_LOGS_KEPT)
         self.log_path = self.paths.logs / f"llama-server-{os.getpid()}-{port}.log"
         self._close_log()
         self._log = self.log_path.open("wb")

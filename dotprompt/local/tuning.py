@@ -8,7 +8,7 @@ defaults bound that, each applied only where the prompt did not decide itself:
 - `cache_prompt: false`, so a reply depends on its request alone: llama-server's reuse of an earlier
   request's cached prompt changes the arithmetic enough to flip a tiny model's greedy answer (a test
   passed alone and failed after other tests); the prompt is short, evaluating it again costs little;
-- decoding settings from `settings.LOCAL_SAMPLING` (none by default: llama.cpp's DRY penalty, tried,
+- decoding settings from `LOCAL_SAMPLING` (none by default: llama.cpp's DRY penalty, tried,
   turned the example invoice's VAT id into an endless run of numbers).
 They are applied below the recording layer: recordings keep the request the prompt made.
 """
@@ -17,12 +17,30 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
-from .. import settings
 from ..types import GenerateRequest
 
-__all__ = ["LocalTuning", "bounded_arrays", "token_estimate"]
+__all__ = ["LOCAL_MAX_CHARS", "LOCAL_MAX_ITEMS", "LOCAL_MAX_TOKENS", "LOCAL_MIN_TOKENS", "LOCAL_SAMPLING",
+           "LOCAL_TEXT_TOKENS", "LocalTuning", "bounded_arrays", "token_estimate"]
+
+LOCAL_MAX_ITEMS: Final = 12
+"""The local model's grammar holds an array without `maxItems` to this many items (a looping model
+ends with a closed array instead of running to the token cap)."""
+
+LOCAL_MIN_TOKENS: Final = 128
+LOCAL_MAX_TOKENS: Final = 2048
+LOCAL_TEXT_TOKENS: Final = 1024
+"""The local model's reply cap when the prompt sets no `maxOutputTokens`: estimated from the output
+schema and kept between LOCAL_MIN_TOKENS and LOCAL_MAX_TOKENS, LOCAL_TEXT_TOKENS for text."""
+
+LOCAL_MAX_CHARS: Final = 256
+"""The local model's grammar holds a string without `maxLength` to this many characters (a model that
+loops inside a value, e.g. a VAT id growing digit by digit, must close it)."""
+
+LOCAL_SAMPLING: Final[Mapping[str, float]] = {}
+"""llama-server decoding settings the local model sends unless the prompt's config sets them. Empty:
+DRY (`dry_multiplier: 0.8`) was tried and made SmolLM2 loop inside the example invoice's VAT id."""
 
 # Rough token counts of a JSON value, enough to size a cap a sane reply never reaches.
 KEY_TOKENS = 6
@@ -34,11 +52,11 @@ LEAF_TOKENS = {"string": 24, "number": 10, "integer": 8, "boolean": 3, "null": 2
 class LocalTuning:
     """The local model's defaults; `LocalTuning.off()` sends requests as they are (for measuring)."""
 
-    max_items: int | None = settings.LOCAL_MAX_ITEMS
-    max_chars: int | None = settings.LOCAL_MAX_CHARS
+    max_items: int | None = LOCAL_MAX_ITEMS
+    max_chars: int | None = LOCAL_MAX_CHARS
     cap_tokens: bool = True
     fresh_prompt: bool = True
-    sampling: Mapping[str, Any] = field(default_factory=lambda: dict(settings.LOCAL_SAMPLING))
+    sampling: Mapping[str, Any] = field(default_factory=lambda: dict(LOCAL_SAMPLING))
 
     @classmethod
     def off(cls) -> LocalTuning:
@@ -52,8 +70,8 @@ class LocalTuning:
             schema = bounded_arrays(schema, self.max_items, self.max_chars)
             output = output.model_copy(update={"json_schema": schema}) if output is not None else None
         if self.cap_tokens and "maxOutputTokens" not in config:
-            wanted = token_estimate(schema, self.max_items) if schema is not None else settings.LOCAL_TEXT_TOKENS
-            config["maxOutputTokens"] = max(settings.LOCAL_MIN_TOKENS, min(wanted, settings.LOCAL_MAX_TOKENS))
+            wanted = token_estimate(schema, self.max_items) if schema is not None else LOCAL_TEXT_TOKENS
+            config["maxOutputTokens"] = max(LOCAL_MIN_TOKENS, min(wanted, LOCAL_MAX_TOKENS))
         return request.model_copy(update={"config": config, "output": output})
 
 
@@ -92,7 +110,7 @@ def token_estimate(schema: Any, max_items: int | None, depth: int = 0) -> int:
         fields = schema.get("properties", {})
         return 2 + sum(KEY_TOKENS + token_estimate(sub, max_items, depth + 1) for sub in fields.values())
     if "array" in types:
-        count = min(n for n in (schema.get("maxItems"), max_items, settings.LOCAL_MAX_ITEMS) if n is not None)
+        count = min(n for n in (schema.get("maxItems"), max_items, LOCAL_MAX_ITEMS) if n is not None)
         return 2 + count * (1 + token_estimate(schema.get("items", {}), max_items, depth + 1))
     return max((LEAF_TOKENS.get(t, LEAF_TOKENS["string"]) for t in types), default=LEAF_TOKENS["string"])
 

@@ -30,14 +30,32 @@ import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from .._util.redact import known_secrets, redact, redacted_json
 from ..errors import RunLogError
-from ..settings import RUNLOG_BUSY_SECONDS, RUNLOG_MAX_FIELD_CHARS, RunLogSettings
+from ..settings import RunLogSettings
 
-__all__ = ["COLUMNS", "JSON_COLUMNS", "TEXT_COLUMNS", "LogQuery", "RunLog", "get_run", "has_fts", "list_runs", "open_run_log",
-           "search_runs"]
+__all__ = [
+    "COLUMNS",
+    "JSON_COLUMNS",
+    "RUNLOG_BUSY_SECONDS",
+    "RUNLOG_MAX_FIELD_CHARS",
+    "TEXT_COLUMNS",
+    "LogQuery",
+    "RunLog",
+    "get_run",
+    "has_fts",
+    "list_runs",
+    "open_run_log",
+    "search_runs",
+]
+
+RUNLOG_MAX_FIELD_CHARS: Final = 1_000_000
+"""Characters one stored field (rendered request, response, output) may have; the rest is cut, with a note."""
+
+RUNLOG_BUSY_SECONDS: Final = 2.0
+"""How long a write waits for another process's lock on the run log before that batch of entries is dropped."""
 
 log = logging.getLogger("dotprompt.runlog")
 

@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any
 
 from jinja2 import FunctionLoader
 
-from .. import settings
 from .._util.cache import LRU
 from .._util.suggest import close_matches
 from ..document.files import Snapshot, decode, digest_of
@@ -27,6 +26,7 @@ from ..document.parse import USE_HINT, PromptSource, parse_source, use_arguments
 from ..engines.detect import ENGINE_SETTINGS, EngineChoice, choose_engine
 from ..engines.handlebars import KNOWN_HELPERS
 from ..engines.jinja import RESERVED_NAMES, make_environment, with_line_offset
+from ..engines.limits import PARTIAL_CACHE_SIZE
 from ..engines.project import project_engine
 from ..errors import DotpromptError, PromptFileError, PromptNotFoundError, UsageError
 from ..identity import PromptIdentity, content_hash
@@ -80,8 +80,8 @@ class PromptLibrary:
         self._runtime = RuntimeRegistry()
         self._defaults = LibraryDefaults(default_model, model_configs, self._runtime.tool_definition)
         self._partials: dict[str, str] = {}
-        self._partial_asts: LRU[Any] = LRU(settings.PARTIAL_CACHE_SIZE)
-        self._partial_bodies: LRU[str] = LRU(settings.PARTIAL_CACHE_SIZE)  # a partial file's template, by its bytes
+        self._partial_asts: LRU[Any] = LRU(PARTIAL_CACHE_SIZE)
+        self._partial_bodies: LRU[str] = LRU(PARTIAL_CACHE_SIZE)  # a partial file's template, by its bytes
         # .depends: partial files read by the compile running on this thread; .partials: every partial it
         # read (files, definitions, resolver) with its content hash, for the prompt's identity
         self._reading = threading.local()

@@ -19,14 +19,29 @@ import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
-from .. import settings
+from ..document import files as file_reads
 from ..document.files import FileChangingError, Snapshot, file_stamp, read_confirmed, read_settled, read_snapshot
 from ..errors import InvalidPromptNameError, PromptFileError, PromptNotFoundError
 from .compiler import CompiledPrompt, Dependency
 
-__all__ = ["PromptFiles", "PromptInfo", "check_name", "current_stamp"]
+__all__ = ["MAX_NAME_LENGTH", "MAX_NAME_PART_BYTES", "RELOAD_GRACE_SECONDS", "RELOAD_REHASH_SECONDS", "PromptFiles",
+           "PromptInfo", "check_name", "current_stamp"]
+
+MAX_NAME_LENGTH: Final = 1024
+"""Characters a prompt or partial name (with its namespace folders) may have; longer is an InvalidPromptNameError."""
+
+MAX_NAME_PART_BYTES: Final = 200
+"""UTF-8 bytes one part of a name may have: with `_`, `.variant` and `.prompt` it must fit a file name (255)."""
+
+RELOAD_GRACE_SECONDS: Final = 0.5
+"""Hot reload: a changed file that fails to compile (empty, cut off: a save that stalled half-way) raises
+its error only once it is this old; until then renders keep the last whole version."""
+
+RELOAD_REHASH_SECONDS: Final = 2.0
+"""Hot reload: a file whose stat looks unchanged is still re-read and hashed this often, so an edit that
+keeps size, mtime and ctime (coarse file system clocks) is seen too."""
 
 
 @dataclass(frozen=True)
@@ -128,7 +143,7 @@ class PromptFiles:
             return True
         if any(current_stamp(partial) != stamp for partial, stamp, _ in compiled.depends):
             return True
-        return time.monotonic() - compiled.checked_at >= settings.RELOAD_REHASH_SECONDS
+        return time.monotonic() - compiled.checked_at >= RELOAD_REHASH_SECONDS
 
     def refresh(self, path: str, label: tuple[str | None, str | None], compiled: CompiledPrompt, *, current: bool,
                 compile_snapshot: Callable[[Snapshot], CompiledPrompt],
@@ -163,14 +178,14 @@ class PromptFiles:
             # settle time: a file that fails to compile, or is newly empty (which compiles, to no
             # messages), is trusted only once it is RELOAD_GRACE_SECONDS old. Until then this thread
             # waits for it and other renders keep the last whole version.
-            trusted = time.time_ns() - snapshot.stamp[0] >= settings.RELOAD_GRACE_SECONDS * 1e9
+            trusted = time.time_ns() - snapshot.stamp[0] >= RELOAD_GRACE_SECONDS * 1e9
             if trusted or snapshot.data.strip():
                 try:
                     return compile_snapshot(snapshot)
                 except PromptFileError:
                     if trusted:
                         raise
-            time.sleep(settings.RELOAD_SETTLE_SECONDS)
+            time.sleep(file_reads.RELOAD_SETTLE_SECONDS)  # read at the call: a test may change it
             try:
                 snapshot = self._reread(path, label)
                 snapshot = read_confirmed(snapshot, path, self.directory)
@@ -230,10 +245,10 @@ def _name_problem(name: str) -> str | None:
         return "names are relative paths inside the prompt folder, without '..', empty parts or a leading '/'"
     if any(ord(c) < 32 or ord(c) == 127 for c in name):
         return "names cannot hold control characters (such as NUL or a newline)"
-    if len(name) > settings.MAX_NAME_LENGTH:
-        return f"names are at most {settings.MAX_NAME_LENGTH} characters, this one has {len(name)}"
-    if any(len(part.encode("utf-8", "surrogatepass")) > settings.MAX_NAME_PART_BYTES for part in name.split("/")):
-        return f"each part of a name (between '/') is at most {settings.MAX_NAME_PART_BYTES} bytes, to fit a file name"
+    if len(name) > MAX_NAME_LENGTH:
+        return f"names are at most {MAX_NAME_LENGTH} characters, this one has {len(name)}"
+    if any(len(part.encode("utf-8", "surrogatepass")) > MAX_NAME_PART_BYTES for part in name.split("/")):
+        return f"each part of a name (between '/') is at most {MAX_NAME_PART_BYTES} bytes, to fit a file name"
     return None
 
 

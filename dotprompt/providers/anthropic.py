@@ -21,10 +21,9 @@ import base64
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from ..errors import ModelError, UsageError
-from ..settings import ANTHROPIC_DEFAULT_MAX_TOKENS, ANTHROPIC_VERSION, RETRYABLE_STREAM_ERRORS
 from ..types import GenerateRequest, Media, Message, ModelChunk, ModelResponse, Part, ToolRequest, Usage
 from .base import ModelInfo, OnChunk
 from .config import ProviderSpec
@@ -37,7 +36,7 @@ from .dialects.strict import (
     Structured,
     structured_output,
 )
-from .events import sse_json, stream_error
+from .events import RETRYABLE_STREAM_ERRORS, sse_json, stream_error
 from .http_model import HttpModel
 from .media import IMAGE, PDF, TEXT, MediaInput, media_input, unsupported
 
@@ -45,6 +44,12 @@ __all__ = ["PROVIDERS", "AnthropicModel", "anthropic_structured", "cache_markers
            "tool_input"]
 
 # Our config names (Genkit's spelling) -> Messages API fields; anything else passes through as is.
+ANTHROPIC_VERSION: Final = "2023-06-01"
+"""The `anthropic-version` header every Messages API request carries."""
+
+ANTHROPIC_DEFAULT_MAX_TOKENS: Final = 4096
+"""`max_tokens` of an Anthropic request whose config names none (the API refuses a request without it)."""
+
 CONFIG_KEYS = {"maxOutputTokens": "max_tokens", "topP": "top_p", "topK": "top_k", "stopSequences": "stop_sequences"}
 FINISH = {"end_turn": "stop", "stop_sequence": "stop", "tool_use": "stop", "max_tokens": "length",
           "model_context_window_exceeded": "length", "refusal": "blocked", "pause_turn": "other"}

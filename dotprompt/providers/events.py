@@ -7,13 +7,18 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Final
 
+from .._http.errors import RETRYABLE_STATUSES
 from .._http.sse import SSEEvent
 from ..errors import ModelError
-from ..settings import RETRYABLE_STATUSES, RETRYABLE_STREAM_ERRORS
 
-__all__ = ["sse_json", "stream_error"]
+__all__ = ["RETRYABLE_STREAM_ERRORS", "sse_json", "stream_error"]
+
+RETRYABLE_STREAM_ERRORS: Final = frozenset({"overloaded_error", "api_error", "rate_limit_error", "timeout_error",
+                                            "server_error", "rate_limit_exceeded", "UNAVAILABLE", "RESOURCE_EXHAUSTED",
+                                            "INTERNAL", "DEADLINE_EXCEEDED"})
+"""Error types/statuses inside an HTTP 200 stream (no status code) that are worth retrying, all providers."""
 
 
 def sse_json(event: SSEEvent, provider: str, partial: Callable[[], Any] = lambda: None,

@@ -22,13 +22,12 @@ from typing import Any
 
 from .._http.sse import SSEEvent
 from ..errors import ModelError, UsageError
-from ..settings import RETRYABLE_STREAM_ERRORS
 from ..types import GenerateRequest, Media, Message, ModelChunk, ModelResponse, Part, ToolRequest, Usage
 from .base import ModelInfo, OnChunk
 from .config import ProviderSpec
 from .dialects.shape import COUNT, STR, By, check, shape_guard
 from .dialects.strict import OWN_CONFIG_KEYS, Structured, structured_output
-from .events import sse_json, stream_error
+from .events import RETRYABLE_STREAM_ERRORS, sse_json, stream_error
 from .http_model import HttpModel
 from .media import parse_data_url
 

@@ -30,12 +30,12 @@ from .. import __version__
 from ..errors import DotpromptError, UsageError
 from ..prompts.library import PromptLibrary
 from ..providers.registry import list_models
-from ..settings import UI_CHANGES_POLL_SECONDS as CHANGES_POLL_SECONDS
-from ..settings import UI_MAX_BODY as MAX_BODY
 from . import rendering
 from . import runs as runlog
 from .folder import Folder
 from .guard import Guard, new_token
+from .limits import UI_CHANGES_POLL_SECONDS as CHANGES_POLL_SECONDS
+from .limits import UI_MAX_BODY as MAX_BODY
 from .live import LiveRuns, sse
 from .pdfpage import page_image
 from .safejson import SafeJSON

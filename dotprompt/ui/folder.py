@@ -22,7 +22,7 @@ from ..errors import DotpromptError, PromptFileError
 from ..lint.check import Diagnostic, check_library
 from ..prompts.compiler import read_text
 from ..prompts.library import PromptLibrary, check_name
-from ..settings import UI_MAX_REPORT_BYTES as MAX_REPORT_BYTES
+from .limits import UI_MAX_REPORT_BYTES as MAX_REPORT_BYTES
 
 __all__ = ["MAX_REPORT_BYTES", "REPORT_GLOB", "Folder"]
 

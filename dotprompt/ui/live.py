@@ -34,11 +34,11 @@ from ..observe.cost import price_response
 from ..observe.runrecord import log_source
 from ..prompts.library import PromptLibrary
 from ..prompts.prompt import Prompt
-from ..settings import UI_HEARTBEAT_SECONDS as HEARTBEAT_SECONDS
-from ..settings import UI_KEEP_RUNS as KEEP_RUNS
-from ..settings import UI_MAX_ACTIVE_RUNS as MAX_ACTIVE_RUNS
-from ..settings import UI_ORPHAN_GRACE_SECONDS as ORPHAN_GRACE_SECONDS
 from .holdback import HeldText
+from .limits import UI_HEARTBEAT_SECONDS as HEARTBEAT_SECONDS
+from .limits import UI_KEEP_RUNS as KEEP_RUNS
+from .limits import UI_MAX_ACTIVE_RUNS as MAX_ACTIVE_RUNS
+from .limits import UI_ORPHAN_GRACE_SECONDS as ORPHAN_GRACE_SECONDS
 from .safejson import dumps
 
 __all__ = ["HEARTBEAT_SECONDS", "KEEP_RUNS", "MAX_ACTIVE_RUNS", "ORPHAN_GRACE_SECONDS", "LiveRun", "LiveRuns",

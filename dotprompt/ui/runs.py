@@ -14,8 +14,8 @@ from typing import Any
 from ..errors import UsageError
 from ..grounding import cited_sources
 from ..observe.runlog import LogQuery, get_run, list_runs, search_runs
-from ..settings import UI_MAX_LIMIT as MAX_LIMIT
 from ..settings import project_root
+from .limits import UI_MAX_LIMIT as MAX_LIMIT
 
 __all__ = ["FILTERS", "MAX_LIMIT", "SUMMARY", "run", "runs"]
 

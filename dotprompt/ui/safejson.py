@@ -17,9 +17,9 @@ from typing import Any
 from starlette.responses import Response
 
 from .._util.redact import known_secrets, redact
-from ..settings import UI_MAX_DEPTH as MAX_DEPTH
-from ..settings import UI_MAX_ITEMS as MAX_ITEMS
-from ..settings import UI_MAX_STRING as MAX_STRING
+from .limits import UI_MAX_DEPTH as MAX_DEPTH
+from .limits import UI_MAX_ITEMS as MAX_ITEMS
+from .limits import UI_MAX_STRING as MAX_STRING
 
 __all__ = ["CUT", "MAX_DEPTH", "MAX_ITEMS", "MAX_STRING", "SafeJSON", "clean", "dumps"]
 

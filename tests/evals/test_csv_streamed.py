@@ -9,7 +9,7 @@ import pytest
 
 from dotprompt.errors import DatasetError
 from dotprompt.evals.datasets import read_dataset
-from dotprompt.settings import EVAL_MAX_ROW_BYTES
+from dotprompt.evals.limits import EVAL_MAX_ROW_BYTES
 from tests.isolation import assert_finishes
 
 

@@ -19,8 +19,8 @@ from dotprompt.formats import IncrementalJsonParser, get_format
 from dotprompt.formats.reading.extract import parse_json_at
 from dotprompt.formats.reading.flatline import read_flat_object
 from dotprompt.formats.reading.lenient import one_kind_repairs
+from dotprompt.formats.reading.limits import MAX_REPORTED_REPAIRS
 from dotprompt.formats.reading.textpos import LineCursor
-from dotprompt.settings import MAX_REPORTED_REPAIRS
 
 FUZZ = settings(max_examples=int(os.environ.get("FUZZ_EXAMPLES", "300")), deadline=None,
                 suppress_health_check=[HealthCheck.too_slow])

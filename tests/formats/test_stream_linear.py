@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 
 import dotprompt.formats.reading.snapshots as snapshots
 from dotprompt.formats import IncrementalJsonParser, get_format
-from dotprompt.settings import STREAM_STRING_COPIES
+from dotprompt.formats.reading.limits import STREAM_STRING_COPIES
 from tests.formats.jsondocs import SCALARS, SEEDS, Writer, split
 from tests.isolation import assert_finishes
 

@@ -10,7 +10,8 @@ import pytest
 
 from dotprompt import GenerationResponseError, PromptLibrary, generate, tool
 from dotprompt.doubles import ScriptedModel, tool_call
-from dotprompt.settings import DEFAULT_MAX_TOOL_CALLS, TOOL_CONCURRENCY
+from dotprompt.generation.loop import TOOL_CONCURRENCY
+from dotprompt.settings import DEFAULT_MAX_TOOL_CALLS
 from tests.generation.generation_support import run
 from tests.isolation import assert_finishes
 

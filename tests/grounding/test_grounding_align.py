@@ -160,11 +160,11 @@ def test_currency_codes_printed_as_signs(value, text, found):
     assert field.text == found and field.status == ("normalised" if found else "ungrounded")
 
 
-def test_the_limits_default_to_the_settings():
+def test_the_limits_default_to_the_grounding_limits():
     import dataclasses
 
-    from dotprompt import settings
+    from dotprompt.grounding import limits
 
     defaults = {f.name: f.default for f in dataclasses.fields(Limits)}
-    assert defaults == {name: getattr(settings, f"GROUNDING_{name.upper()}") for name in defaults}
-    assert settings.GROUNDING_MAX_INPUT_CHARS == 5_000_000 and settings.GROUNDING_MAX_TRIES == 1_000
+    assert defaults == {name: getattr(limits, f"GROUNDING_{name.upper()}") for name in defaults}
+    assert limits.GROUNDING_MAX_INPUT_CHARS == 5_000_000 and limits.GROUNDING_MAX_TRIES == 1_000

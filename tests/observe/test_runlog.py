@@ -16,9 +16,9 @@ from dotprompt.batch.runner import read_rows, run_batch
 from dotprompt.doubles import ScriptedModel, tool_call
 from dotprompt.errors import UsageError
 from dotprompt.observe.cost import price_response
-from dotprompt.observe.runlog import LogQuery, RunLog, get_run, list_runs, search_runs
+from dotprompt.observe.runlog import RUNLOG_MAX_FIELD_CHARS, LogQuery, RunLog, get_run, list_runs, search_runs
 from dotprompt.observe.runrecord import log_source
-from dotprompt.settings import RUNLOG_MAX_FIELD_CHARS, RunLogSettings, run_log_settings
+from dotprompt.settings import RunLogSettings, run_log_settings
 
 TEXT = """---
 model: openai/gpt-4o-mini

@@ -34,7 +34,16 @@ from dotprompt.local.model import (
 )
 from dotprompt.local.server import free_port, prune_logs
 from dotprompt.local.setup import CHAT_TEMPLATE, SERVER_SOURCE, pip_detail
-from dotprompt.local.tuning import LocalTuning, bounded_arrays, token_estimate
+from dotprompt.local.tuning import (
+    LOCAL_MAX_CHARS,
+    LOCAL_MAX_ITEMS,
+    LOCAL_MAX_TOKENS,
+    LOCAL_MIN_TOKENS,
+    LOCAL_TEXT_TOKENS,
+    LocalTuning,
+    bounded_arrays,
+    token_estimate,
+)
 from dotprompt.types import GenerateRequest, Message, OutputConfig, Part
 from tests import cli_inprocess
 from tests.conftest import ROOT
@@ -657,8 +666,8 @@ def test_tuning_fills_only_what_the_prompt_left_open():
                               output=OutputConfig(format="json", schema=INVOICE_SCHEMA, constrained=True))
     sampling = {"dry_multiplier": 0.8}  # the shipped defaults send none; the rule is the same for any
     tuned = LocalTuning(sampling=sampling).apply(request)
-    assert tuned.output.json_schema["properties"]["items"]["maxItems"] == settings.LOCAL_MAX_ITEMS
-    assert settings.LOCAL_MIN_TOKENS <= tuned.config["maxOutputTokens"] <= settings.LOCAL_MAX_TOKENS
+    assert tuned.output.json_schema["properties"]["items"]["maxItems"] == LOCAL_MAX_ITEMS
+    assert LOCAL_MIN_TOKENS <= tuned.config["maxOutputTokens"] <= LOCAL_MAX_TOKENS
     assert tuned.config == {"temperature": 0, "dry_multiplier": 0.8, "cache_prompt": False,
                             "maxOutputTokens": tuned.config["maxOutputTokens"]}
     assert request.config == {"temperature": 0} and request.output.json_schema == INVOICE_SCHEMA
@@ -666,7 +675,7 @@ def test_tuning_fills_only_what_the_prompt_left_open():
     kept = LocalTuning(sampling=sampling).apply(own)
     assert kept.config["maxOutputTokens"] == 50 and kept.config["dry_multiplier"] == 0
     text = LocalTuning().apply(GenerateRequest(messages=request.messages))
-    assert text.config["maxOutputTokens"] == settings.LOCAL_TEXT_TOKENS and text.output is None
+    assert text.config["maxOutputTokens"] == LOCAL_TEXT_TOKENS and text.output is None
     assert LocalTuning.off().apply(request) == request
 
 
@@ -676,10 +685,10 @@ def test_the_server_receives_the_tuned_request(fake_setup: Path, tmp_path: Path,
     schema = {"type": "object", "properties": {"answer": {"type": "string"}, "list": {"type": "array"}}}
     asyncio.run(generate(model=LocalModel(), prompt="hi", output_schema=schema))
     body = json.loads(seen.read_text().splitlines()[-1])
-    assert body["max_tokens"] == token_estimate(bounded_arrays(schema, settings.LOCAL_MAX_ITEMS), settings.LOCAL_MAX_ITEMS) \
-        or body["max_tokens"] == settings.LOCAL_MIN_TOKENS
+    assert body["max_tokens"] == token_estimate(bounded_arrays(schema, LOCAL_MAX_ITEMS), LOCAL_MAX_ITEMS) \
+        or body["max_tokens"] == LOCAL_MIN_TOKENS
     sent = body["response_format"]["json_schema"]["schema"]["properties"]
-    assert sent["list"]["maxItems"] == settings.LOCAL_MAX_ITEMS and sent["answer"]["maxLength"] == settings.LOCAL_MAX_CHARS
+    assert sent["list"]["maxItems"] == LOCAL_MAX_ITEMS and sent["answer"]["maxLength"] == LOCAL_MAX_CHARS
     assert "dry_multiplier" not in body and body["cache_prompt"] is False  # a reply depends on its request alone
 
 
@@ -696,6 +705,6 @@ def test_a_strict_schema_keeps_its_string_bounds_in_the_grammar(fake_setup: Path
     sent = json.loads(seen.read_text().splitlines()[-1])["response_format"]["json_schema"]
     assert sent["strict"] is True
     props = sent["schema"]["properties"]
-    assert props["vat_id"]["maxLength"] == settings.LOCAL_MAX_CHARS and "description" not in props["vat_id"]
-    assert props["lines"]["maxItems"] == settings.LOCAL_MAX_ITEMS
-    assert props["lines"]["items"]["maxLength"] == settings.LOCAL_MAX_CHARS
+    assert props["vat_id"]["maxLength"] == LOCAL_MAX_CHARS and "description" not in props["vat_id"]
+    assert props["lines"]["maxItems"] == LOCAL_MAX_ITEMS
+    assert props["lines"]["items"]["maxLength"] == LOCAL_MAX_CHARS

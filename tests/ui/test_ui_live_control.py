@@ -19,7 +19,7 @@ import pytest
 pytest.importorskip("uvicorn")
 import httpx
 
-from dotprompt.settings import UI_MAX_ACTIVE_RUNS
+from dotprompt.ui.limits import UI_MAX_ACTIVE_RUNS
 from tests.ui.scripted_openai import FINAL, LEAKED, Script, scripted_server
 from tests.ui.workbench_project import KEY, environment, make_project, running_ui, wait_for
 
@@ -97,8 +97,8 @@ def test_a_run_is_cancelled_on_request_and_its_provider_stream_closed(project):
 
 
 def test_a_run_nobody_follows_is_cancelled_after_the_grace_period(project):
-    settings = {"UI_ORPHAN_GRACE_SECONDS": 0.5}
-    with scripted_server(**LONG) as base, running_ui(project, environment(base, project), settings=settings) as url:
+    limits = {"UI_ORPHAN_GRACE_SECONDS": 0.5}
+    with scripted_server(**LONG) as base, running_ui(project, environment(base, project), limits=limits) as url:
         page = Page(url)
         followed = page.start(NOTE)
         page.events(followed, stop_after=2)  # the tab is closed: its event stream ends
@@ -111,9 +111,9 @@ def test_a_run_nobody_follows_is_cancelled_after_the_grace_period(project):
 
 
 def test_a_page_that_comes_back_within_the_grace_period_keeps_its_run(project):
-    settings = {"UI_ORPHAN_GRACE_SECONDS": 3.0}
+    limits = {"UI_ORPHAN_GRACE_SECONDS": 3.0}
     with scripted_server(chunks=20, delay=0.05) as base, \
-            running_ui(project, environment(base, project), settings=settings) as url:
+            running_ui(project, environment(base, project), limits=limits) as url:
         page = Page(url)
         run = page.start(NOTE)
         page.events(run, stop_after=2)  # a dropped connection; EventSource reconnects
@@ -122,8 +122,8 @@ def test_a_page_that_comes_back_within_the_grace_period_keeps_its_run(project):
 
 
 def test_a_running_run_pushed_out_of_the_table_is_cancelled(project):
-    settings = {"UI_KEEP_RUNS": 2, "UI_MAX_ACTIVE_RUNS": 4}
-    with scripted_server(**LONG) as base, running_ui(project, environment(base, project), settings=settings) as url:
+    limits = {"UI_KEEP_RUNS": 2, "UI_MAX_ACTIVE_RUNS": 4}
+    with scripted_server(**LONG) as base, running_ui(project, environment(base, project), limits=limits) as url:
         page = Page(url)
         runs = [page.start(NOTE) for _ in range(3)]
         wait_for(lambda: Script.aborted == 1, timeout=5)

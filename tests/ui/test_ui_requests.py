@@ -15,7 +15,8 @@ pytest.importorskip("uvicorn")
 import httpx
 
 from dotprompt.observe.runlog import RunLog
-from dotprompt.settings import UI_MAX_BODY, UI_MAX_LIMIT, RunLogSettings
+from dotprompt.settings import RunLogSettings
+from dotprompt.ui.limits import UI_MAX_BODY, UI_MAX_LIMIT
 from tests.ui.workbench_project import environment, make_project, running_ui
 
 pytestmark = pytest.mark.slow  # a real server in a child process

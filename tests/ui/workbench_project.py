@@ -111,22 +111,22 @@ def environment(base_url: str, root: Path) -> dict[str, str]:
     return env
 
 
-def ui_command(*extra: str, settings: dict[str, object] | None = None) -> list[str]:
-    """`python -m dotprompt.cli ui --port 0 ...`; with `settings`, those values of dotprompt.settings are
+def ui_command(*extra: str, limits: dict[str, object] | None = None) -> list[str]:
+    """`python -m dotprompt.cli ui --port 0 ...`; with `limits`, those values of dotprompt.ui.limits are
     set first (a short grace period, a small table), as if the constants said so."""
-    if not settings:
+    if not limits:
         return [sys.executable, "-m", "dotprompt.cli", "ui", "--port", "0", *extra]
-    code = ("import sys, dotprompt.settings as s\n"
-            + "".join(f"s.{name} = {value!r}\n" for name, value in settings.items())
+    code = ("import sys, dotprompt.ui.limits as s\n"
+            + "".join(f"s.{name} = {value!r}\n" for name, value in limits.items())
             + f"from dotprompt.cli import main\nsys.exit(main({['ui', '--port', '0', *extra]!r}))\n")
     return [sys.executable, "-c", code]
 
 
 @contextmanager
-def running_ui(root: Path, env: dict[str, str], *extra: str, settings: dict[str, object] | None = None,
+def running_ui(root: Path, env: dict[str, str], *extra: str, limits: dict[str, object] | None = None,
                process_out: list[subprocess.Popen[str]] | None = None) -> Iterator[str]:
     """`dotprompt ui --port 0` in `root`; its URL while the block runs (its process in `process_out`)."""
-    process = subprocess.Popen(ui_command(*extra, settings=settings), cwd=root, env=env,
+    process = subprocess.Popen(ui_command(*extra, limits=limits), cwd=root, env=env,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     if process_out is not None:
         process_out.append(process)

@@ -13,12 +13,11 @@ import httpx
 
 from ...providers.anthropic import from_message, to_body
 from ...providers.http_model import HttpModel
-from ...settings import BATCH_RESULTS_MAX_BYTES
 from ...types import GenerateRequest
 from .base import ENDED, IN_PROGRESS, Fetched, JobStatus
 from .capture import Result
 from .ids import FROM_PROVIDER, checked_id
-from .transfer import call_json, download, result_lines
+from .transfer import BATCH_RESULTS_MAX_BYTES, call_json, download, result_lines
 
 __all__ = ["AnthropicBatch"]
 

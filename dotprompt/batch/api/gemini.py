@@ -11,12 +11,11 @@ from typing import Any
 
 from ...providers.gemini import GeminiModel, from_response, to_body
 from ...providers.http_model import HttpModel
-from ...settings import BATCH_RESULTS_MAX_BYTES
 from ...types import GenerateRequest
 from .base import CANCELLED, ENDED, EXPIRED, FAILED, IN_PROGRESS, Fetched, JobStatus
 from .capture import Result
 from .ids import FROM_PROVIDER, checked_id
-from .transfer import call_json, download
+from .transfer import BATCH_RESULTS_MAX_BYTES, call_json, download
 
 __all__ = ["GeminiBatch"]
 

@@ -10,12 +10,11 @@ from typing import Any
 
 from ...providers.http_model import HttpModel
 from ...providers.openai import from_completion, to_body
-from ...settings import BATCH_RESULTS_MAX_BYTES
 from ...types import GenerateRequest
 from .base import CANCELLED, ENDED, EXPIRED, FAILED, IN_PROGRESS, Fetched, JobStatus
 from .capture import Result
 from .ids import FROM_PROVIDER, checked_id
-from .transfer import call_json, download, result_lines
+from .transfer import BATCH_RESULTS_MAX_BYTES, call_json, download, result_lines
 
 __all__ = ["OpenAIBatch"]
 

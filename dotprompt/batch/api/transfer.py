@@ -6,16 +6,18 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import httpx
 
-from ..._http.errors import read_capped, request_id
+from ..._http.errors import ERROR_BODY_BYTES, read_capped, request_id
 from ...errors import ModelError
 from ...providers.http_model import HttpModel
-from ...settings import ERROR_BODY_BYTES
 
-__all__ = ["call_json", "download", "result_lines"]
+__all__ = ["BATCH_RESULTS_MAX_BYTES", "call_json", "download", "result_lines"]
+
+# A provider batch job's downloaded results, all lines together (one line is capped like a live reply).
+BATCH_RESULTS_MAX_BYTES: Final = 4 * 1024 * 1024 * 1024
 
 # A batch job's status reply is small; its results may be large, and are written to a file as they arrive.
 STATUS_BYTES = 16 * 1024 * 1024

@@ -18,12 +18,12 @@ import re
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from ... import settings
 from ..._util.cache import LRU
 from ...document.files import digest_of
 from ...document.unresolved import near_miss
 from ...errors import PromptFileError
 from ..budget import BudgetExceededError, current
+from ..limits import PARTIAL_CACHE_SIZE
 from ..markers import Markers
 from .helpers import KNOWN_HELPERS, HelperFn, helpers_for
 from .metered import PRINT, innermost_line, metered_data, metered_print, metered_program
@@ -145,7 +145,7 @@ class HandlebarsEngine:
         self._helpers = helpers if helpers is not None else {}
         # One entry per file (or per distinct source without one), holding its content hash: an edit
         # replaces the entry instead of adding one, and the least recently used go past the bound.
-        self._programs: LRU[list[Node]] = LRU(cache_size or settings.PARTIAL_CACHE_SIZE)
+        self._programs: LRU[list[Node]] = LRU(cache_size or PARTIAL_CACHE_SIZE)
 
     def clear(self) -> None:
         self._programs.clear()

@@ -23,7 +23,7 @@ import sys
 from itertools import islice
 from typing import Any, Final, Protocol
 
-from ...settings import STREAM_STRING_COPIES
+from .limits import STREAM_STRING_COPIES
 
 __all__ = ["Frame", "OpenStrings", "SpineCopies"]
 

@@ -112,6 +112,7 @@ NOT_FOR_EXAMPLES = ("jsonschema", "referencing", "jsonschema_specifications", "r
 def test_check_and_render_of_the_example_project_load_no_jsonschema():
     code = ("from dotprompt.cli import main\nimport contextlib, io\n"
             "with contextlib.redirect_stdout(io.StringIO()):\n"
-            "    assert main(['check']) == 0\n    assert main(['render', 'classify', '--input', '{\"subject\": \"s\", \"body\": \"b\"}']) == 0\n"
+            "    assert main(['check']) == 0\n"
+            "    assert main(['render', 'classify', '--input', '{\"subject\": \"s\", \"body\": \"b\"}']) == 0\n"
             "    assert main(['render', 'extract', '--input', '{\"text\": \"x\"}']) == 0")
     assert loaded_after(code, *NOT_FOR_EXAMPLES) == []

@@ -101,3 +101,19 @@ def test_a_command_loads_its_own_module_only():
     assert loaded_after(_main("check", "--help"), *COMMAND_MODULES) == ["dotprompt.cli.check"]
     assert loaded_after(_main("render", "--help"), *COMMAND_MODULES) == ["dotprompt.cli.render"]
     assert loaded_after(_main("eval", "--help"), *COMMAND_MODULES) == ["dotprompt.cli.evaluate", "dotprompt.cli.test"]
+
+
+# What `check` and `render` of the example project leave out: jsonschema's meta-schema check runs only for a
+# hand-written schema the quick check cannot vouch for (`dotprompt.schema.metacheck`), and the example
+# prompts' schemas are all of the common kind.
+NOT_FOR_EXAMPLES = ("jsonschema", "referencing", "jsonschema_specifications", "rpds", "attrs",
+                    "multiprocessing", "concurrent")  # the workers of a large folder only
+
+
+def test_check_and_render_of_the_example_project_load_no_jsonschema_and_no_workers():
+    code = ("from dotprompt.cli import main\nimport contextlib, io\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            "    assert main(['check']) == 0\n"
+            "    assert main(['render', 'classify', '--input', '{\"subject\": \"s\", \"body\": \"b\"}']) == 0\n"
+            "    assert main(['render', 'extract', '--input', '{\"text\": \"x\"}']) == 0")
+    assert loaded_after(code, *NOT_FOR_EXAMPLES) == []

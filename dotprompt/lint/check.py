@@ -87,8 +87,11 @@ def check_library(lib: PromptLibrary, *, jobs: int | None = None,
     when the library was built without their code."""
     infos = lib.prompts()
     jobs = jobs if jobs is not None else (os.cpu_count() or 1)
-    inherit = forkable()  # decided once: a thread started later must not leave workers with neither
-    if jobs > 1 and len(infos) >= PARALLEL_FROM and (inherit or _rebuildable(lib)):
+    large = jobs > 1 and len(infos) >= PARALLEL_FROM
+    # decided once: a thread started later must not leave workers with neither; asked only of a large
+    # folder, as asking loads multiprocessing
+    inherit = large and forkable()
+    if large and (inherit or _rebuildable(lib)):
         found = _check_in_parallel(lib, infos, jobs, inherit=inherit, declared=declared)
     else:
         found = [d for info in infos for d in check_prompt(lib, info, declared)]

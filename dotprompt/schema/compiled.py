@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel
 
 from ..errors import InputProblem, SchemaError
+from .metacheck import surely_valid
 from .validator import compile_check
 
 if TYPE_CHECKING:
@@ -92,6 +93,8 @@ def check_schema(schema: Any) -> str | None:
     if bad_key is not None:  # json.dumps would turn it into a string and the schema would pass
         where, key = bad_key
         return f"the key {key!r} at {where or '(root)'} is not a string (quote it: JSON keys are strings)"
+    if surely_valid(schema):  # the common hand-written fragment: jsonschema is not even imported
+        return None
     try:
         key = json.dumps(schema, sort_keys=True)
     except (TypeError, ValueError):

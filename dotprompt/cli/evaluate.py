@@ -88,7 +88,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def collect(args: argparse.Namespace, folder: Path) -> tuple[list[EvalSpec], list[PromptFileError]]:
-    from ..evals.config import EvalSpec, load_eval, project_root
+    from ..evals.config import EvalSpec, load_eval
+    from ..settings import project_root
 
     if args.prompt:
         if not args.dataset or args.paths:

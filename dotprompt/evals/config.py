@@ -35,13 +35,13 @@ from typing import Any
 from ..document.parse import did_you_mean, yaml_child, yaml_key_node
 from ..errors import TestFileError
 from ..schema.compiled import key_step
-from ..settings import project_settings
+from ..settings import project_root
 from ..testing.cases import read_test_yaml, sidecar_prompt
 from ..testing.functions import is_function_spec
 from ..testing.paths import PathError, parse_path
 from .scorers import SCORERS, scorer_names
 
-__all__ = ["GROUNDING_METRICS", "EvalSpec", "FieldRule", "field_name", "line_of", "load_eval", "project_root",
+__all__ = ["GROUNDING_METRICS", "EvalSpec", "FieldRule", "field_name", "line_of", "load_eval",
            "render_steps"]
 
 EVAL_KEYS = ("dataset", "fields", "ignore", "strict", "min", "max_regression", "max_failure_rate", "model", "variant",
@@ -95,11 +95,6 @@ class EvalSpec:
     def legacy_name(self) -> str:
         """The name baselines of format 1 used: the dataset's file name only, which two evals could share."""
         return f"{self.prompt} on {self.dataset.name if self.dataset else '?'}"
-
-
-def project_root(prompts_dir: Path) -> Path:
-    """The folder eval names start from: the nearest pyproject.toml's at or above the prompt folder, else that folder."""
-    return project_settings(prompts_dir)[1] or prompts_dir
 
 
 def _from_root(path: Path, root: Path | None) -> str:

@@ -62,7 +62,7 @@ def _optional(annotation: Any, building: dict[type[BaseModel], str]) -> Any:
     if origin is typing.Annotated:
         return typing.Annotated[(inner[0], *args[1:])]
     if origin in (Union, types.UnionType):
-        return Union[inner]
+        return Union.__getitem__(inner)  # a union built at run time (X | Y cannot take a ForwardRef)
     if origin is typing.Literal:
         return annotation
     try:

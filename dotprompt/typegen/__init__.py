@@ -1,0 +1,1 @@
+"""`dotprompt types`: a typed Python module for a prompt folder, and whether it is stale."""

@@ -41,6 +41,8 @@ __all__ = ["Prompt", "render_record"]
 InputT = TypeVar("InputT", default=Any)
 OutputT = TypeVar("OutputT", default=Any)
 PartialT = TypeVar("PartialT", default=Any)
+_NO_INPUT: Any = None  # the default input, typed Any: a typed prompt's parameter is its TypedDict, not Optional,
+# so that a type checker names the missing or unknown key (a union with None hides which one)
 _Model = TypeVar("_Model", bound=BaseModel)
 _Twin = TypeVar("_Twin", bound=BaseModel)
 
@@ -115,7 +117,7 @@ class Prompt(Generic[InputT, OutputT, PartialT]):
         """Frontmatter-shaped metadata with schemas as JSON Schema."""
         return self.compiled.meta
 
-    def render(self, input: InputT | None = None, *, context: Mapping[str, Any] | None = None,
+    def render(self, input: InputT = _NO_INPUT, *, context: Mapping[str, Any] | None = None,
                history: Sequence[Message | Mapping[str, Any]] | None = None,
                options: Mapping[str, Any] | None = None) -> RenderedPrompt:
         """Messages, model, config, tools and output schema exactly as they would be sent."""
@@ -171,7 +173,7 @@ class Prompt(Generic[InputT, OutputT, PartialT]):
 
     # -- running ----------------------------------------------------------------------------
 
-    def to_options(self, input: InputT | None = None, *, context: Mapping[str, Any] | None = None,
+    def to_options(self, input: InputT = _NO_INPUT, *, context: Mapping[str, Any] | None = None,
                 history: Sequence[Message | Mapping[str, Any]] | None = None,
                 options: Mapping[str, Any] | None = None) -> GenerateActionOptions:
         """The rendered prompt as plain, serialisable generate options."""
@@ -179,7 +181,7 @@ class Prompt(Generic[InputT, OutputT, PartialT]):
 
         return rendered_options(self.render(input, context=context, history=history, options=options))
 
-    async def generate(self, input: InputT | None = None, *, context: Mapping[str, Any] | None = None,
+    async def generate(self, input: InputT = _NO_INPUT, *, context: Mapping[str, Any] | None = None,
                        history: Sequence[Message | Mapping[str, Any]] | None = None,
                        options: Mapping[str, Any] | None = None, model: Any = None, tools: Sequence[Any] = (),
                        use: Sequence[Any] = (), output_type: Any = None, on_chunk: ChunkCallback | None = None,
@@ -191,13 +193,13 @@ class Prompt(Generic[InputT, OutputT, PartialT]):
         call = self._call(input, context, history, options, tools, use, overrides)
         return await self._run(call, model, output_type, on_chunk)
 
-    def generate_sync(self, input: InputT | None = None, **kwargs: Any) -> GenerateResponse[OutputT]:
+    def generate_sync(self, input: InputT = _NO_INPUT, **kwargs: Any) -> GenerateResponse[OutputT]:
         """`generate` for sync code (also works inside a running event loop), as `dotprompt.generate_sync`."""
         from ..generation.api import run_sync
 
         return run_sync(self.generate(input, **kwargs))
 
-    def generate_stream(self, input: InputT | None = None, *, context: Mapping[str, Any] | None = None,
+    def generate_stream(self, input: InputT = _NO_INPUT, *, context: Mapping[str, Any] | None = None,
                         history: Sequence[Message | Mapping[str, Any]] | None = None,
                         options: Mapping[str, Any] | None = None, model: Any = None, tools: Sequence[Any] = (),
                         use: Sequence[Any] = (), output_type: Any = None,
@@ -209,11 +211,11 @@ class Prompt(Generic[InputT, OutputT, PartialT]):
         call = self._call(input, context, history, options, tools, use, overrides)
         return GenerateStream(lambda push: self._run(call, model, output_type, push))
 
-    def __call__(self, input: InputT | None = None, **kwargs: Any) -> GenerateResponse[OutputT]:
+    def __call__(self, input: InputT = _NO_INPUT, **kwargs: Any) -> GenerateResponse[OutputT]:
         """`prompt(input)`: the short form of `prompt.generate_sync(input, ...)`."""
         return self.generate_sync(input, **kwargs)
 
-    def stream(self, input: InputT | None = None, **kwargs: Any) -> GenerateStream[OutputT, PartialT]:
+    def stream(self, input: InputT = _NO_INPUT, **kwargs: Any) -> GenerateStream[OutputT, PartialT]:
         """`prompt.stream(input)`: the short form of `prompt.generate_stream(input, ...)`."""
         return self.generate_stream(input, **kwargs)
 

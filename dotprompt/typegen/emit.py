@@ -130,7 +130,7 @@ class Emitter:
         if any(not n.isidentifier() or keyword.iskeyword(n) for n, *_ in fields):  # keys Python cannot spell
             entries = ", ".join(f"{json.dumps(n)}: {self._maybe_required(t, req)}" for n, t, req, _ in fields)
             return [f"{name} = TypedDict({json.dumps(name)}, {{{entries}}})"]
-        lines = [f"class {name}(TypedDict):", *docstring(schema.get("description"), "    ")]
+        lines = [f"class {name}(TypedDict):", *_class_docstring(schema)]
         for key, type_, req, description in fields:
             lines.append(f"    {key}: {self._maybe_required(type_, req)}")
             lines += docstring(description, "    ")
@@ -145,7 +145,7 @@ class Emitter:
     def _model(self, name: str, schema: Mapping[str, Any], fields: list[tuple[str, str, bool, Any]], *,
                partial: bool) -> list[str]:
         self.pydantic_names.add("BaseModel")
-        lines = [f"class {name}(BaseModel):", *docstring(schema.get("description"), "    ")]
+        lines = [f"class {name}(BaseModel):", *_class_docstring(schema)]
         aliased = False
         for key, type_, req, description in fields:
             attribute = _attribute(key)
@@ -261,6 +261,12 @@ def _attribute(key: str) -> str:
     if name.startswith("model_") or name in _BASEMODEL_NAMES:
         name = f"{name}_"
     return name
+
+
+def _class_docstring(schema: Mapping[str, Any]) -> list[str]:
+    """The schema's description, then a blank line, as the formatters keep a class docstring."""
+    lines = docstring(schema.get("description"), "    ")
+    return [*lines, ""] if lines else []
 
 
 def docstring(text: Any, indent: str) -> list[str]:

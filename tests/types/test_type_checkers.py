@@ -76,18 +76,18 @@ from app import prompt_types as prompts
 
 async def misuse() -> None:
     extract = prompts.extract()
-    {0}
-    {1}
-    {2}
+    {}
+    {}
+    {}
     out = extract({{"text": "x"}}).output
-    {3}
-    {4}
-    {5}
+    {}
+    {}
+    {}
         pass
     async for chunk in extract.stream({{"text": "x"}}).stream:
-        {6}
-    {7}
-    {8}
+        {}
+    {}
+    {}
 '''.format(*(m[0] for m in MISUSES))
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import keyword
+import re
 import textwrap
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -25,6 +26,7 @@ Kind = Literal["input", "output", "partial", "data"]
 """input: TypedDict (keys not required unless the schema says so); output: pydantic model; partial:
 its twin, every field optional; data: TypedDict for objects inside output that stays JSON data."""
 
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _SCALARS = {"string": "str", "number": "float", "integer": "int", "boolean": "bool", "null": "None"}
 _SUFFIX = {"input": "", "output": "", "partial": "Partial", "data": ""}
 _BASEMODEL_NAMES = frozenset({"copy", "dict", "json", "schema", "construct", "validate", "parse_obj", "parse_raw",
@@ -53,6 +55,7 @@ class Emitter:
 
     classes: list[_Class] = field(default_factory=list)
     taken: set[str] = field(default_factory=set)
+    defined: set[str] = field(default_factory=set)  # classes written so far: a name not among them is quoted
     typing_names: set[str] = field(default_factory=set)
     pydantic_names: set[str] = field(default_factory=set)
     _refs: dict[tuple[str, str, str], str] = field(default_factory=dict)
@@ -69,6 +72,7 @@ class Emitter:
         """`name: TypeAlias = expression`, as a class-like entry in definition order."""
         self.typing_names.add("TypeAlias")
         self.classes.append(_Class(name, wrapped(f"{name}: TypeAlias = ", expression)))
+        self.defined.add(name)
 
     def type_of(self, schema: Any, hint: str, kind: Kind, root: Root) -> str:
         """The type expression of `schema`; nested objects become classes named from `hint`."""
@@ -116,7 +120,7 @@ class Emitter:
         (the caller need not give them)."""
         properties = schema.get("properties") or {}
         required = set(schema.get("required") or ()) - defaults
-        fields = [(key, self.type_of(sub, name.removesuffix(_SUFFIX[kind]) + class_name(key), kind, root),
+        fields = [(key, self.forward(self.type_of(sub, name.removesuffix(_SUFFIX[kind]) + class_name(key), kind, root)),
                    key in required, sub.get("description") if isinstance(sub, Mapping) else None)
                   for key, sub in properties.items()]
         if kind in ("input", "data"):
@@ -124,6 +128,14 @@ class Emitter:
         else:
             lines = self._model(name, schema, fields, partial=kind == "partial")
         self.classes.append(_Class(name, lines))
+        self.defined.add(name)
+
+    def forward(self, type_: str) -> str:
+        """`type_`, quoted when it names a class not yet written (a model that refers to itself): the module
+        has no `from __future__ import annotations`, which would hide NotRequired from TypedDict at run time."""
+        if not set(_NAME.findall(type_)) & (self.taken - self.defined):
+            return type_
+        return f"'{type_}'" if '"' in type_ else f'"{type_}"'
 
     def _typed_dict(self, name: str, schema: Mapping[str, Any], fields: list[tuple[str, str, bool, Any]]) -> list[str]:
         self.typing_names.add("TypedDict")
@@ -150,8 +162,8 @@ class Emitter:
         for key, type_, req, description in fields:
             attribute = _attribute(key)
             optional = partial or not req
-            if optional and not _has_none(type_):
-                type_ = f"{type_} | None"
+            if optional and not _has_none(type_.strip("'\"")):
+                type_ = f"{type_} | None" if type_[0] not in "'\"" else f"{type_[0]}{type_[1:-1]} | None{type_[0]}"
             if attribute != key:
                 aliased = True
                 self.pydantic_names.add("Field")

@@ -160,8 +160,7 @@ def _header(prompts: list[TypedPrompt], folder_label: str) -> list[str]:
     lines = [f"{HEADER} from {folder_label}: do not edit, run it again.",
              "# The prompt files, each with a hash of its frontmatter:"]
     lines += [f"#   {Path(p.info.path).relative_to(_folder(p)).as_posix()} {p.frontmatter}" for p in prompts]
-    return [*lines, "", '"""Typed prompts: each accessor gives `Prompt[Input, Output, OutputPartial]`."""',
-            "", "from __future__ import annotations"]
+    return [*lines, "", '"""Typed prompts: each accessor gives `Prompt[Input, Output, OutputPartial]`."""']
 
 
 def _folder(prompt: TypedPrompt) -> Path:

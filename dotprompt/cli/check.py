@@ -64,11 +64,11 @@ def stale_types(lib: Any) -> list[Diagnostic]:
     nothing when the project has no such module, or it was written for another folder."""
     from ..errors import UsageError
     from ..settings import project_root, types_module
-    from ..typegen.stale import folder_label, read_folder, staleness
+    from ..typegen.stale import folder_label, read_folder, read_header, staleness
 
     try:
         out = types_module()
-        text = out.read_text(encoding="utf-8")
+        text = read_header(out)
     except UsageError as exc:
         return [Diagnostic("pyproject.toml", None, None, "warning", str(exc))]
     except (OSError, UnicodeDecodeError):

@@ -55,7 +55,7 @@ class Emitter:
 
     classes: list[_Class] = field(default_factory=list)
     taken: set[str] = field(default_factory=set)
-    defined: set[str] = field(default_factory=set)  # classes written so far: a name not among them is quoted
+    pending: set[str] = field(default_factory=set)  # names reserved, their class not written yet: quoted when used
     typing_names: set[str] = field(default_factory=set)
     pydantic_names: set[str] = field(default_factory=set)
     _refs: dict[tuple[str, str, str], str] = field(default_factory=dict)
@@ -66,13 +66,14 @@ class Emitter:
         while candidate in self.taken:
             candidate, number = f"{name}{number}", number + 1
         self.taken.add(candidate)
+        self.pending.add(candidate)
         return candidate
 
     def alias(self, name: str, expression: str) -> None:
         """`name: TypeAlias = expression`, as a class-like entry in definition order."""
         self.typing_names.add("TypeAlias")
         self.classes.append(_Class(name, wrapped(f"{name}: TypeAlias = ", expression)))
-        self.defined.add(name)
+        self.pending.discard(name)
 
     def type_of(self, schema: Any, hint: str, kind: Kind, root: Root) -> str:
         """The type expression of `schema`; nested objects become classes named from `hint`."""
@@ -128,12 +129,12 @@ class Emitter:
         else:
             lines = self._model(name, schema, fields, partial=kind == "partial")
         self.classes.append(_Class(name, lines))
-        self.defined.add(name)
+        self.pending.discard(name)
 
     def forward(self, type_: str) -> str:
         """`type_`, quoted when it names a class not yet written (a model that refers to itself): the module
         has no `from __future__ import annotations`, which would hide NotRequired from TypedDict at run time."""
-        if not set(_NAME.findall(type_)) & (self.taken - self.defined):
+        if self.pending.isdisjoint(_NAME.findall(type_)):
             return type_
         return f"'{type_}'" if '"' in type_ else f'"{type_}"'
 

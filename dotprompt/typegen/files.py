@@ -72,7 +72,7 @@ def problems_of(generated: Generated, out: Path) -> list[str]:
     current = read_sources(generated.text) or {}
     lines = [f"{generated.folder / name}: {_what(name, recorded, current)} since {out.name} was written"
              for name in sorted(set(recorded) | set(current)) if recorded.get(name) != current.get(name)]
-    if not lines and not _same_code(existing, generated.text):
+    if not lines and existing != generated.text and not _same_code(existing, generated.text):
         lines.append(f"{out}: its code differs from what dotprompt types writes (edited by hand, or by another "
                      "version of dotprompt)")
     return lines
@@ -87,7 +87,8 @@ def _what(name: str, recorded: dict[str, str], current: dict[str, str]) -> str:
 
 
 def _same_code(a: str, b: str) -> bool:
-    """Equal as code: a formatter run over the module (black, ruff format) is not a change."""
+    """Equal as code: a formatter run over the module (black, ruff format) is not a change. (Only asked when
+    the bytes differ: ~3 s for 500 prompts.)"""
     try:
         return ast.dump(ast.parse(a)) == ast.dump(ast.parse(b))
     except SyntaxError:

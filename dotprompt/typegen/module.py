@@ -45,12 +45,11 @@ def typed_prompts(lib: PromptLibrary, code_classes: Mapping[str, str] | None = N
 
 def _typed(lib: PromptLibrary, info: PromptInfo, names: PromptNames, code_classes: Mapping[str, str]) -> TypedPrompt:
     try:
-        compiled = lib.load(info.name, info.variant).compiled
+        source, meta = lib.schemas(info)
     except DotpromptError as exc:
         raise UsageError(f"{info.path}: cannot read its types: {str(exc)[:300]} (`dotprompt check` shows every "
                          "problem of the file)") from None
-    meta = compiled.meta
-    written = compiled.source.raw.get("output")
+    written = source.raw.get("output")
     named = written.get("schema") if isinstance(written, Mapping) else None
     block_in = _block(meta, "input")
     block_out = _block(meta, "output")
@@ -58,7 +57,7 @@ def _typed(lib: PromptLibrary, info: PromptInfo, names: PromptNames, code_classe
     code_class = (code_classes[named], named) if isinstance(named, str) and named in code_classes else None
     return TypedPrompt(info, names, block_in.get("schema"), frozenset(defaults) if isinstance(defaults, Mapping)
                        else frozenset(), block_out.get("format"), block_out.get("schema"), code_class,
-                       frontmatter_hash(Path(info.path).read_text(encoding="utf-8")))
+                       frontmatter_hash(source.yaml_text, parsed=True))
 
 
 def _block(meta: Mapping[str, Any], key: str) -> Mapping[str, Any]:

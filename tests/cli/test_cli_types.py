@@ -130,3 +130,21 @@ def test_a_broken_prompt_is_one_line_naming_it(tmp_path):
     done = cli("types", cwd=root)
     assert done.returncode == 1 and "bad.prompt: cannot read its types" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.slow
+def test_the_pre_commit_hook_entry_runs_the_real_cli(project, cli_env):
+    import shlex
+
+    import yaml
+
+    from tests.cli_process import run
+    from tests.conftest import ROOT
+
+    [hook] = [h for h in yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
+              if h["id"] == "dotprompt-types"]
+    command = [str(Path(sys.executable).with_name("dotprompt")), *shlex.split(hook["entry"])[1:]]
+    assert run(command, cwd=project, env=cli_env).returncode == 0
+    edit(project / "prompts" / "route.prompt", "enum: [billing, bug]", "enum: [billing, bug, other]")
+    done = run(command, cwd=project, env=cli_env)
+    assert done.returncode == 1 and "route.prompt: its frontmatter (schemas) changed" in done.stdout

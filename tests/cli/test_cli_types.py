@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli_inprocess import cli
-from tests.types.project import make_project
+from tests.typegen.project import make_project
 
 RUFF = Path(sys.executable).with_name("ruff")
 
@@ -45,7 +45,7 @@ def test_check_names_the_prompt_whose_schema_changed(project):
     assert "is stale: run `dotprompt types`" in done.stderr
     assert cli("types", cwd=project).returncode == 0
     assert cli("types", "--check", cwd=project).returncode == 0
-    assert "    total: str\n" in (project / "app" / "prompt_types.py").read_text(encoding="utf-8")
+    assert "    total: str\n" in (project / "myapp" / "prompt_types.py").read_text(encoding="utf-8")
 
 
 def test_check_names_new_and_removed_prompt_files(project):
@@ -59,14 +59,14 @@ def test_check_names_new_and_removed_prompt_files(project):
 
 def test_a_template_edit_or_a_formatter_run_is_no_change(project):
     edit(project / "prompts" / "extract.prompt", "Read {{ text }}", "Read this: {{ text }}")
-    module = project / "app" / "prompt_types.py"
+    module = project / "myapp" / "prompt_types.py"
     subprocess.run([str(RUFF), "format", "--isolated", "--line-length", "50", str(module)], check=True,
                    capture_output=True, timeout=120)
     assert cli("types", "--check", cwd=project).returncode == 0
 
 
 def test_a_hand_edit_of_the_module_is_caught(project):
-    edit(project / "app" / "prompt_types.py", "    paid: bool\n", "    paid: int\n")
+    edit(project / "myapp" / "prompt_types.py", "    paid: bool\n", "    paid: int\n")
     done = cli("types", "--check", cwd=project)
     assert done.returncode == 1 and "its code differs from what dotprompt types writes" in done.stdout
 
@@ -81,7 +81,7 @@ def test_dotprompt_check_warns_when_the_module_is_stale(project):
     assert "stale" not in cli("check", cwd=project).stdout
     edit(project / "prompts" / "extract.short.prompt", "    paid: boolean", "    paid: string")
     done = cli("check", cwd=project)
-    assert (f"prompts/extract.short.prompt: warning: its frontmatter changed since prompt_types.py was written: the "
+    assert ("prompts/extract.short.prompt: warning: its frontmatter changed since prompt_types.py was written: the "
             "typed module is stale (run `dotprompt types` to write prompt_types.py again)") in done.stdout
     assert cli("check", "--strict", cwd=project).returncode == 1
 
@@ -94,7 +94,7 @@ def test_dotprompt_check_is_silent_without_a_typed_module(tmp_path):
 
 def test_a_file_it_did_not_write_is_left_alone(tmp_path):
     root = make_project(tmp_path)
-    mine = root / "app" / "prompt_types.py"
+    mine = root / "myapp" / "prompt_types.py"
     mine.write_text("MY_CODE = 1\n", encoding="utf-8")
     done = cli("types", cwd=root)
     assert done.returncode == 1 and "was not written by dotprompt types; it is left alone" in done.stderr
@@ -118,7 +118,7 @@ def test_the_setting_must_name_a_python_file(tmp_path):
 
 def test_out_writes_elsewhere_and_the_default_is_beside_pyproject(tmp_path):
     root = make_project(tmp_path)
-    (root / "pyproject.toml").write_text('[tool.dotprompt]\nschemas = ["app/schemas.py"]\n', encoding="utf-8")
+    (root / "pyproject.toml").write_text('[tool.dotprompt]\nschemas = ["myapp/schemas.py"]\n', encoding="utf-8")
     assert cli("types", cwd=root).returncode == 0 and (root / "prompt_types.py").is_file()
     assert cli("types", "--out", str(root / "other.py"), cwd=root).returncode == 0
     assert (root / "other.py").read_text(encoding="utf-8") == (root / "prompt_types.py").read_text(encoding="utf-8")

@@ -97,14 +97,14 @@ class Receipt(BaseModel):
 
 
 def make_project(root: Path) -> Path:
-    """The project under `root` (pyproject.toml naming app/schemas.py and app/prompt_types.py); returns root."""
+    """The project under `root` (pyproject.toml naming myapp/schemas.py and myapp/prompt_types.py); returns root."""
     for name, text in PROMPTS.items():
         path = root / "prompts" / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
-    (root / "app").mkdir(exist_ok=True)
-    (root / "app" / "__init__.py").write_text("", encoding="utf-8")
-    (root / "app" / "schemas.py").write_text(SCHEMAS, encoding="utf-8")
-    (root / "pyproject.toml").write_text('[tool.dotprompt]\nschemas = ["app/schemas.py"]\n'
-                                         'types = "app/prompt_types.py"\n', encoding="utf-8")
+    (root / "myapp").mkdir(exist_ok=True)
+    (root / "myapp" / "__init__.py").write_text("", encoding="utf-8")
+    (root / "myapp" / "schemas.py").write_text(SCHEMAS, encoding="utf-8")
+    (root / "pyproject.toml").write_text('[tool.dotprompt]\nschemas = ["myapp/schemas.py"]\n'
+                                         'types = "myapp/prompt_types.py"\n', encoding="utf-8")
     return root

@@ -13,13 +13,13 @@ from pathlib import Path
 import pytest
 
 from tests.cli_inprocess import cli
-from tests.types.project import make_project
+from tests.typegen.project import make_project
 
 pytestmark = pytest.mark.slow  # each checker takes seconds
 
 GOOD = '''from __future__ import annotations
 
-from app import prompt_types as prompts
+from myapp import prompt_types as prompts
 
 
 def use() -> float:
@@ -71,7 +71,7 @@ MISUSES = [
 
 BAD = '''from __future__ import annotations
 
-from app import prompt_types as prompts
+from myapp import prompt_types as prompts
 
 
 async def misuse() -> None:
@@ -130,7 +130,7 @@ def test_mypy_passes_correct_use_and_names_each_misuse(project):
 def test_pyright_passes_correct_use_and_names_each_misuse(project):
     pyright = Path(sys.executable).with_name("pyright")
     out = checker(project, str(pyright), "--pythonpath", sys.executable, "good.py", "bad.py",
-                  "app/prompt_types.py")
+                  "myapp/prompt_types.py")
     errors = re.findall(r"^\s+(\S+):(\d+):\d+ - error: (.*?)(?: \((report\w+)\))?$", out, re.M)
     assert not [e for e in errors if not e[0].endswith("bad.py")], out
     by_line: dict[int, list[str]] = {}

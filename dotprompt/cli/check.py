@@ -64,7 +64,7 @@ def stale_types(lib: Any) -> list[Diagnostic]:
     nothing when the project has no such module, or it was written for another folder."""
     from ..errors import UsageError
     from ..settings import project_root, types_module
-    from ..typegen.stale import folder_label, read_folder, read_header, staleness
+    from ..typegen.stale import folder_label, read_folder, read_header, source_key, staleness
 
     try:
         out = types_module()
@@ -76,8 +76,9 @@ def stale_types(lib: Any) -> list[Diagnostic]:
     folder = lib.directory.resolve()
     if read_folder(text) != folder_label(folder, project_root()):
         return []
-    paths = {Path(info.path).resolve().relative_to(folder).as_posix(): info.path for info in lib.prompts()}
-    found = staleness(text, folder, list(paths))
+    relative = {Path(info.path).resolve().relative_to(folder).as_posix(): info.path for info in lib.prompts()}
+    found = staleness(text, folder, list(relative))
+    paths = {source_key(name): path for name, path in relative.items()}
     if not found:
         return []
     fix = f"run `dotprompt types` to write {out.name} again"

@@ -17,7 +17,7 @@ from ..prompts.loader import code_entries
 from ..prompts.store import PromptInfo
 from .emit import LINE, Emitter, Root, docstring
 from .names import PromptNames, prompt_names
-from .stale import HEADER, frontmatter_hash
+from .stale import HEADER, frontmatter_hash, source_key
 
 __all__ = ["TypedPrompt", "generate_module", "typed_prompts"]
 
@@ -75,6 +75,8 @@ def code_classes(settings: Mapping[str, Any], root: Path | None) -> dict[str, st
         base = root or Path.cwd()
         path = base / entry if entry.endswith(".py") else base / (entry.replace(".", "/") + ".py")
         dotted = entry.removesuffix(".py").replace("/", ".").replace("\\", ".") if entry.endswith(".py") else entry
+        if not all(part.isidentifier() for part in dotted.split(".")):
+            continue  # not importable by that name (`my schemas.py`): its schemas are written out instead
         try:
             tree = ast.parse(path.read_text(encoding="utf-8"))
         except (OSError, SyntaxError, UnicodeDecodeError):
@@ -158,7 +160,7 @@ def _is_object(schema: Any) -> bool:
 def _header(prompts: list[TypedPrompt], folder_label: str) -> list[str]:
     lines = [f"{HEADER} from {folder_label}: do not edit, run it again.",
              "# The prompt files, each with a hash of its frontmatter:"]
-    lines += [f"#   {Path(p.info.path).relative_to(_folder(p)).as_posix()} {p.frontmatter}" for p in prompts]
+    lines += [f"#   {source_key(Path(p.info.path).relative_to(_folder(p)).as_posix())} {p.frontmatter}" for p in prompts]
     return [*lines, "", '"""Typed prompts: each accessor gives `Prompt[Input, Output, OutputPartial]`."""']
 
 

@@ -176,3 +176,19 @@ x""")
     odd = importlib.import_module("odd_types")  # it runs, and reads its aliases
     assert odd.OddOutput.model_validate({"model_name": "m", "1st": True}).p_1st is True
     assert odd.OddInput.__required_keys__ == {"from"}
+
+
+def test_a_line_break_in_a_folder_or_file_name_stays_in_the_comment(tmp_path):
+    import ast
+
+    from dotprompt.typegen.stale import folder_label, read_folder, read_sources
+
+    folder = tmp_path / "pro\nimport os\nmpts"
+    folder.mkdir()
+    (folder / "ok.prompt").write_text("---\noutput:\n  schema:\n    n: integer\n---\nx", encoding="utf-8")
+    label = folder_label(folder, tmp_path)
+    text = generate_module(typed_prompts(PromptLibrary(folder)), label)
+    tree = ast.parse(text)
+    assert not [n for n in tree.body if isinstance(n, ast.Import)]  # `import os` stayed inside the comment
+    assert read_folder(text) == label == "pro\\nimport os\\nmpts/" and list(read_sources(text) or {}) == ["ok.prompt"]
+

@@ -76,7 +76,7 @@ def code_classes(settings: Mapping[str, Any], root: Path | None) -> dict[str, st
         path = base / entry if entry.endswith(".py") else base / (entry.replace(".", "/") + ".py")
         dotted = entry.removesuffix(".py").replace("/", ".").replace("\\", ".") if entry.endswith(".py") else entry
         if not all(part.isidentifier() for part in dotted.split(".")):
-            continue  # not importable by that name (`my schemas.py`): its schemas are written out instead
+            continue  # not importable by that name (a file name with a space or a dash): its schemas are written out instead
         try:
             tree = ast.parse(path.read_text(encoding="utf-8"))
         except (OSError, SyntaxError, UnicodeDecodeError):

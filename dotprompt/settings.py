@@ -10,7 +10,8 @@ cap, a budget, a retry constant) lives beside the module that uses it, or in its
       prompts_dir, default_model, engine, tools, schemas, helpers,
       providers.NAME.{base_url, api_key_env, timeout, headers, ...},
       render_max_chars, render_max_seconds, log, log_path, log_keep_runs, log_keep_days,
-      pytest (true: plain `pytest` collects the project's *.test.yaml files)
+      pytest (true: plain `pytest` collects the project's *.test.yaml files),
+      types (the module `dotprompt types` writes; default prompt_types.py)
     DOTPROMPT_DIR               the prompt folder (over prompts_dir)
     DOTPROMPT_MODEL             the model when none is named (over the local model)
     DOTPROMPT_TEST_MODE         record | replay | auto | live for `dotprompt test` and pytest
@@ -71,6 +72,7 @@ __all__ = [
     "RUNLOG_KEEP_RUNS",
     "SAFE_DIRECTORIES_VAR",
     "TEMPLATE_ENGINES",
+    "TYPES_MODULE",
     "UI_DEFAULT_PORT",
     "RenderBudget",
     "RunLogSettings",
@@ -98,6 +100,7 @@ __all__ = [
     "template_engine",
     "trace_content",
     "tracing_enabled",
+    "types_module",
     "valid_max_turns",
 ]
 
@@ -239,6 +242,29 @@ def project_settings(start: Path | None = None) -> tuple[dict[str, Any], Path | 
         _PARSED.put(candidate, version, table)
         return table, Path(candidate).parent
     return {}, None
+
+
+TYPES_MODULE: Final = "prompt_types.py"
+"""The module `dotprompt types` writes and `dotprompt check` compares, relative to pyproject.toml's
+folder, when `[tool.dotprompt] types` names none."""
+
+
+def types_module(start: Path | None = None) -> Path:
+    """`[tool.dotprompt] types` (a .py path relative to pyproject.toml, inside the project folder), else
+    TYPES_MODULE there (the working folder without a pyproject.toml). A path outside the project is
+    refused: a checkout's settings must not make `dotprompt types` write elsewhere on the machine."""
+    table, root = project_settings(start)
+    base = (root or Path(os.getcwd() if start is None else start)).resolve()
+    where = f"{root / 'pyproject.toml'}: [tool.dotprompt] types" if root is not None else "types"
+    value = table.get("types", TYPES_MODULE)
+    if not isinstance(value, str) or not value.endswith(".py"):
+        raise UsageError(f"{where} must be the path of a .py file (relative to pyproject.toml), got "
+                         f"{terminal(repr(value))[:200]}")
+    path = (base / value).resolve()
+    if not path.is_relative_to(base):
+        raise UsageError(f"{where}: {terminal(value)[:200]!r} is outside the project folder {base} (write a path "
+                         "inside it, relative to pyproject.toml)")
+    return path
 
 
 def project_root(start: Path | None = None) -> Path:

@@ -107,7 +107,7 @@ PATH = re.compile(r"(?<![\w./-])((?:[A-Za-z_][\w-]*/)+[A-Za-z_]\w*\.py)\b")  # w
 BARE = re.compile(r"(?<![\w./-])([A-Za-z_]\w*\.py)\b")  # a module alone: `server.py`
 # Bare names in dotprompt/ that are not modules of ours: a user's file, or a name a module avoids.
 NOT_OURS = {"list.py": "the name cli/listing.py avoids", "checks.py": "a user's module in an example",
-            "setup.py": "a Python project's manifest",
+            "setup.py": "a Python project's manifest", "prompt_types.py": "the module `dotprompt types` writes for a user",
             "__init__.py": "a package's own", "__main__.py": "a package's own", "conftest.py": "pytest's"}
 # Paths of examples in tests/ (a user's project) and of folders beside the checkout (the shared tools).
 OUTSIDE = re.compile(r"^(lib|myapp|myap|shared|\.\./shared)/")

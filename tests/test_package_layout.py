@@ -27,7 +27,7 @@ FLOORS: list[tuple[str, ...]] = [
     ("observe",),  # run log, spans, cost
     ("generation",),  # the model <-> tool loop
     ("prompts",),  # compile, render, the library
-    ("testing", "evals", "batch", "lint"),  # what runs prompts: tests, evals, batches, check
+    ("testing", "evals", "batch", "lint", "typegen"),  # what runs prompts: tests, evals, batches, check, types
     ("cli", "ui"),  # the commands, and the workbench they serve
 ]
 

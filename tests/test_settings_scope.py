@@ -36,6 +36,7 @@ USER_SETTINGS: dict[str, str] = {
     "HTTP_TRANSPORTS": "DOTPROMPT_HTTP_TRANSPORT",
     "SAFE_DIRECTORIES_VAR": "DOTPROMPT_SAFE_DIRECTORIES",
     "UI_DEFAULT_PORT": "--port",
+    "TYPES_MODULE": "`types`",                      # [tool.dotprompt] types, the module `dotprompt types` writes
 }
 
 

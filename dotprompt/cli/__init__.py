@@ -51,6 +51,7 @@ class Command:
 COMMANDS: tuple[Command, ...] = (
     Command("render", "print the messages and settings a prompt would send", "render"),
     Command("check", "lint every prompt file without calling a model", "check"),
+    Command("types", "write a typed Python module for the prompts (mypy, pyright, editors)", "types"),
     Command("schema", "print a prompt's output (or input) JSON Schema, or the JSON Schema of the frontmatter or "
                       "of test files (for editors)", "schema"),
     Command("run", "run a prompt on a model and print the validated output", "run"),

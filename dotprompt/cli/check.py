@@ -7,6 +7,7 @@ import atexit
 import gc
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
 from ..lint.check import Diagnostic, check_library, engine_choices
@@ -37,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
     _quick_exit()
     lib = library(args.dir, engine=args.template_engine, import_code=args.import_code)
     declared = None if args.import_code else read_declared()
-    diagnostics = check_library(lib, declared=declared)
+    diagnostics = check_library(lib, declared=declared) + stale_types(lib)
     if args.verbose and args.format != "sarif":
         print_engines(lib, args.format)
     if args.format == "sarif":
@@ -55,6 +56,38 @@ def run(args: argparse.Namespace) -> int:
               "a name they define only when run stays a warning (--import-code imports them: trusted code only)",
               file=sys.stderr)
     return EXIT_FAILED if errors or (args.strict and warnings) else EXIT_OK
+
+
+def stale_types(lib: Any) -> list[Diagnostic]:
+    """A warning per prompt file whose frontmatter changed since `dotprompt types` wrote the project's typed
+    module (and one for files added or removed). Cheap: the module's header against the files' hashes;
+    nothing when the project has no such module, or it was written for another folder."""
+    from ..errors import UsageError
+    from ..settings import project_root, types_module
+    from ..typegen.stale import folder_label, read_folder, read_header, source_key, staleness
+
+    try:
+        out = types_module()
+        text = read_header(out)
+    except UsageError as exc:
+        return [Diagnostic("pyproject.toml", None, None, "warning", str(exc))]
+    except (OSError, UnicodeDecodeError):
+        return []  # no typed module: nothing to compare
+    folder = lib.directory.resolve()
+    if read_folder(text) != folder_label(folder, project_root()):
+        return []
+    relative = {Path(info.path).resolve().relative_to(folder).as_posix(): info.path for info in lib.prompts()}
+    found = staleness(text, folder, list(relative))
+    paths = {source_key(name): path for name, path in relative.items()}
+    if not found:
+        return []
+    fix = f"run `dotprompt types` to write {out.name} again"
+    warnings = [Diagnostic(paths[name], None, None, "warning",
+                           f"its frontmatter changed since {out.name} was written: the typed module is stale ({fix})")
+                for name in found.changed]
+    if found.added or found.removed:
+        warnings.append(Diagnostic(str(out), None, None, "warning", f"the typed module is stale ({found.summary()}): {fix}"))
+    return warnings
 
 
 def _quick_exit() -> None:

@@ -10,7 +10,7 @@ import copy
 import warnings
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic
 
 from .._util.sync_runner import run_sync
 from ..errors import UsageError
@@ -27,7 +27,7 @@ from .lookup import ToolLookup
 from .loop import Loop, Runtime
 from .middleware import added_tools, generate_hook, model_hook, tool_hook
 from .options import GenerateActionOptions, GenerateOptions, output_type_of, to_action_options
-from .response import Chunk, ChunkCallback, GenerateResponse
+from .response import Chunk, ChunkCallback, GenerateResponse, OutputT, PartialT
 from .use import resolve_use
 
 __all__ = ["GenerateStream", "RunSource", "generate", "generate_run", "generate_stream", "generate_sync", "prepare", "preview",
@@ -35,7 +35,7 @@ __all__ = ["GenerateStream", "RunSource", "generate", "generate_run", "generate_
 
 def prepare(options: GenerateActionOptions | GenerateOptions, *, library: ToolLookup | None = None,
             tools: Sequence[Any] = (), use: Sequence[Any] = (), output_type: Any = None, model: Any = None,
-            on_chunk: ChunkCallback | None = None,
+            on_chunk: ChunkCallback | None = None, partial_type: Any = None,
             context: Mapping[str, Any] | None = None,
             identity: PromptIdentity | None = None,
             grounding_input: Any = None) -> tuple[GenerateActionOptions, Runtime]:
@@ -62,6 +62,7 @@ def prepare(options: GenerateActionOptions | GenerateOptions, *, library: ToolLo
     tool_map = _resolve_tools(names, live_tools, library)
     plan = plan_output(options.output, resolved_model.info, bool(tool_map))
     runtime = Runtime(model=resolved_model, tools=tool_map, plan=plan, output_type=output_type_of(output_type),
+                      partial_type=output_type_of(partial_type),
                       generate_hooks=[h for h in map(generate_hook, layers) if h is not None],
                       model_hooks=[h for h in map(model_hook, layers) if h is not None],
                       tool_hooks=[h for h in map(tool_hook, layers) if h is not None], on_chunk=on_chunk,
@@ -163,11 +164,13 @@ async def generate(options: GenerateActionOptions | GenerateOptions | None = Non
 async def generate_run(options: GenerateActionOptions | GenerateOptions | None, source: RunSource, /, *,
                        tools: Sequence[Any] = (), use: Sequence[Any] = (), output_type: Any = None,
                        on_chunk: ChunkCallback | None = None, context: Mapping[str, Any] | None = None,
-                       **kwargs: Any) -> GenerateResponse:
-    """`generate` with what a prompt adds (`source`): the one core every entry point runs."""
+                       partial_type: Any = None, **kwargs: Any) -> GenerateResponse:
+    """`generate` with what a prompt adds (`source`): the one core every entry point runs. `partial_type`
+    is what streamed chunks' object outputs are read into (a typed prompt's partial twin)."""
     options, model = _options_and_model(options, kwargs)
     action, runtime = prepare(options, library=source.library, tools=tools, use=use, output_type=output_type,
                               model=model, on_chunk=on_chunk, context=context, identity=source.identity,
+                              partial_type=partial_type,
                               grounding_input=source.grounding_input)
     response = await Loop(runtime).run(action)
     response.identity = source.identity
@@ -200,7 +203,7 @@ def preview(options: GenerateActionOptions | GenerateOptions | None, source: Run
     return copy.deepcopy(body)  # the caller's to change: it shares parts (the strict schema) with later calls
 
 
-class GenerateStream:
+class GenerateStream(Generic[OutputT, PartialT]):
     """A streamed run, in two shapes.
 
     Genkit's: `stream.stream` is an async iterator of the chunks of every turn, `await stream.response`
@@ -210,27 +213,27 @@ class GenerateStream:
     response may still be awaited).
     """
 
-    def __init__(self, run: Callable[[ChunkCallback], Awaitable[GenerateResponse]]) -> None:
+    def __init__(self, run: Callable[[ChunkCallback], Awaitable[GenerateResponse[OutputT]]]) -> None:
         self._run = run
-        self._queue: asyncio.Queue[Chunk] = asyncio.Queue()
-        self._task: asyncio.Future[GenerateResponse] | None = None
+        self._queue: asyncio.Queue[Chunk[PartialT]] = asyncio.Queue()
+        self._task: asyncio.Future[GenerateResponse[OutputT]] | None = None
 
-    def _start(self) -> asyncio.Future[GenerateResponse]:
+    def _start(self) -> asyncio.Future[GenerateResponse[OutputT]]:
         if self._task is None:
             self._task = asyncio.ensure_future(self._run(self._queue.put_nowait))
         return self._task
 
     @property
-    def response(self) -> Awaitable[GenerateResponse]:
+    def response(self) -> Awaitable[GenerateResponse[OutputT]]:
         """The final response, to await (Genkit's `response` promise)."""
         return self._start()
 
     @property
-    def stream(self) -> AsyncIterator[Chunk]:
+    def stream(self) -> AsyncIterator[Chunk[PartialT]]:
         """The chunks of every turn (Genkit's `stream`); raises the run's error after the last chunk."""
         return self._chunks()
 
-    async def _chunks(self) -> AsyncIterator[Chunk]:
+    async def _chunks(self) -> AsyncIterator[Chunk[PartialT]]:
         task, queue = self._start(), self._queue
         while True:
             while not queue.empty():  # take what is already there without waiting
@@ -251,7 +254,7 @@ class GenerateStream:
                 yield chunk
                 del chunk
 
-    async def __aiter__(self) -> AsyncIterator[Chunk | GenerateResponse]:
+    async def __aiter__(self) -> AsyncIterator[Chunk[PartialT] | GenerateResponse[OutputT]]:
         task = self._start()
         reason: tuple[Any, ...] = ()
         try:

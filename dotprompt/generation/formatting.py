@@ -17,6 +17,7 @@ from ..formats.builtin import BUILTIN_FORMATS
 from ..formats.finite import finite_output
 from ..providers.base import ModelInfo
 from ..schema.compiled import CompiledSchema, check_schema, compile_validator
+from ..schema.partial import read_partial
 from ..types import Message, Part, construct
 from .options import OutputOptions
 
@@ -67,19 +68,27 @@ class OutputPlan:
                                         [InputProblem("$", str(exc))], text=text, response=response,
                                         messages=response.messages) from None
 
-    def chunk_output(self, parser: Any, text: str, output_type: type[BaseModel] | None) -> Any:
-        """The chunk's output; a LazyValue (read by `Chunk.output`) when the stream offers one."""
+    def chunk_output(self, parser: Any, text: str, output_type: type[BaseModel] | None,
+                     partial_type: type[BaseModel] | None = None) -> Any:
+        """The chunk's output; a LazyValue (read by `Chunk.output`) when the stream offers one. With a
+        `partial_type` (a typed prompt's partial twin), an object is validated into it; else with an
+        `output_type`, it is that model built unvalidated, the fields not yet arrived None."""
         feed_lazy = getattr(parser, "feed_lazy", None)
         snapshot = feed_lazy(text) if feed_lazy is not None else parser.feed(text)
-        if output_type is None:
+        if output_type is None and partial_type is None:
             return snapshot
         if isinstance(snapshot, LazyValue):
-            return snapshot.map(lambda value: _typed(output_type, value))
-        return _typed(output_type, snapshot)
+            return snapshot.map(lambda value: _typed(output_type, partial_type, value))
+        return _typed(output_type, partial_type, snapshot)
 
 
-def _typed(output_type: type[BaseModel], snapshot: Any) -> Any:
-    return partial_instance(output_type, snapshot) if isinstance(snapshot, dict) else snapshot
+def _typed(output_type: type[BaseModel] | None, partial_type: type[BaseModel] | None, snapshot: Any) -> Any:
+    if not isinstance(snapshot, dict):
+        return snapshot
+    if partial_type is not None:
+        return read_partial(partial_type, snapshot)
+    assert output_type is not None
+    return partial_instance(output_type, snapshot)
 
 
 def partial_instance(output_type: type[BaseModel], data: dict[str, Any]) -> BaseModel:

@@ -78,6 +78,7 @@ class Runtime:
     tools: dict[str, Tool]
     plan: OutputPlan
     output_type: type[BaseModel] | None = None
+    partial_type: type[BaseModel] | None = None  # streamed object outputs are read into it (a typed prompt's twin)
     generate_hooks: list[Any] = field(default_factory=list)
     model_hooks: list[Any] = field(default_factory=list)
     tool_hooks: list[Any] = field(default_factory=list)
@@ -365,7 +366,7 @@ class Loop:
         if self._parser_index != chunk.index:
             self._parser, self._parser_index = plan.handler.new_stream(), chunk.index
             self.stream.reparse[chunk.index] = self._reparse  # earlier chunks' outputs, rebuilt on request
-        chunk.output = plan.chunk_output(self._parser, chunk.text, self.rt.output_type)
+        chunk.output = plan.chunk_output(self._parser, chunk.text, self.rt.output_type, self.rt.partial_type)
 
     def _reparse(self, before: str, text: str) -> Any:
         """The output an earlier chunk had: a fresh stream fed its message's text before it, then its own text."""
@@ -374,7 +375,7 @@ class Loop:
         parser = plan.handler.new_stream()
         if before:
             parser.feed(before)
-        return plan.chunk_output(parser, text, self.rt.output_type)
+        return plan.chunk_output(parser, text, self.rt.output_type, self.rt.partial_type)
 
     def _emit(self, role: str, content: list[Part]) -> Chunk:
         assert self.rt.on_chunk is not None  # only called while streaming

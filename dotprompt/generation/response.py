@@ -5,15 +5,21 @@ from __future__ import annotations
 from array import array
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic
 
 from pydantic import Field
+from typing_extensions import TypeVar
 
 from ..formats.base import LazyValue
 from ..identity import PromptIdentity
 from ..types import FinishReason, GenerateRequest, Message, Part, ToolRequest, Usage, WireModel
 
-__all__ = ["Attempt", "Chunk", "ChunkCallback", "ChunkHistory", "GenerateResponse"]
+__all__ = ["Attempt", "Chunk", "ChunkCallback", "ChunkHistory", "GenerateResponse", "OutputT", "PartialT"]
+
+# What a typed prompt's output and its streamed chunks' output are (`Prompt[Input, Output, Partial]`,
+# `dotprompt types`); Any when untyped: the JSON data, as before.
+OutputT = TypeVar("OutputT", default=Any)
+PartialT = TypeVar("PartialT", default=Any)
 
 
 @dataclass(frozen=True)
@@ -25,7 +31,7 @@ class Attempt:
     usage: Usage | None
 
 
-class GenerateResponse(WireModel):
+class GenerateResponse(WireModel, Generic[OutputT]):
     """The final model message plus the whole conversation, the request of the last turn and the output."""
 
     message: Message
@@ -56,7 +62,7 @@ class GenerateResponse(WireModel):
         return self.message.text
 
     @property
-    def output(self) -> Any:
+    def output(self) -> OutputT:
         """The validated output: a pydantic instance when an output type was given, else JSON data or text."""
         return self.parsed
 
@@ -181,7 +187,7 @@ class _Reparsed(LazyValue):
         return output.value if isinstance(output, LazyValue) else output
 
 
-class Chunk:
+class Chunk(Generic[PartialT]):
     """One streamed piece. `index` is the message it belongs to; it advances when the role changes."""
 
     __slots__ = ("_end", "_output", "_position", "_state", "content", "index", "role")
@@ -211,7 +217,7 @@ class Chunk:
         return {"index": self.index, "role": self.role, "content": [p.to_dict() for p in self.content]}
 
     @property
-    def output(self) -> Any:
+    def output(self) -> PartialT:
         """The output parsed so far. Built on first read (a copy per chunk would cost memory
         quadratic in the reply), then kept: later chunks never change it."""
         if isinstance(self._output, LazyValue):
@@ -227,7 +233,7 @@ class Chunk:
         return "".join(p.text for p in self.content if p.text is not None)
 
     @property
-    def previous_chunks(self) -> list[Chunk]:
+    def previous_chunks(self) -> list[Chunk[PartialT]]:
         """The chunks of the run before this one. Rebuilt from the run's compact record (the run
         does not keep chunk objects): equal in index, role, content and output, not the same objects."""
         return self._state.chunks(self._position)

@@ -12,7 +12,9 @@ import threading
 import warnings
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar, overload
+
+from pydantic import BaseModel
 
 from ..errors import UsageError
 from ..schema.compiled import is_model_class
@@ -167,9 +169,32 @@ def _define_helpers(lib: PromptLibrary, module: ModuleType) -> None:
             lib.define_helper(name, value)
 
 
-def load_prompt(name: str, variant: str | None = None, directory: str | os.PathLike[str] | None = None) -> Prompt:
-    """`load_prompt("extract")` loads prompts/extract.prompt (cached; reloaded when the file changes)."""
-    return default_library(directory).load(name, variant)
+_Model = TypeVar("_Model", bound=BaseModel)
+_Twin = TypeVar("_Twin", bound=BaseModel)
+
+
+@overload
+def load_prompt(name: str, variant: str | None = None, directory: str | os.PathLike[str] | None = None, *,
+                output_type: None = None) -> Prompt: ...
+@overload
+def load_prompt(name: str, variant: str | None = None, directory: str | os.PathLike[str] | None = None, *,
+                output_type: type[_Model], partial_type: type[_Twin]) -> Prompt[Any, _Model, _Twin]: ...
+@overload
+def load_prompt(name: str, variant: str | None = None, directory: str | os.PathLike[str] | None = None, *,
+                output_type: type[_Model]) -> Prompt[Any, _Model, Any]: ...
+def load_prompt(name: str, variant: str | None = None, directory: str | os.PathLike[str] | None = None, *,
+                output_type: type[BaseModel] | None = None, partial_type: type[BaseModel] | None = None) -> Prompt:
+    """`load_prompt("extract")` loads prompts/extract.prompt (cached; reloaded when the file changes).
+
+    `output_type=Model` validates the output into `Model` (`response.output` is a `Model`) and reads each
+    streamed object output into `partial_type` (default: the model's partial twin, every field optional);
+    `dotprompt types` writes both, and an accessor per prompt that passes them."""
+    prompt = default_library(directory).load(name, variant)
+    if output_type is None:
+        if partial_type is not None:
+            raise UsageError(f"load_prompt({name!r}): partial_type= needs output_type= (the model it is the partial of)")
+        return prompt
+    return prompt.typed(output_type, partial_type)
 
 
 def define_tool(tool: Any, *args: Any, directory: str | os.PathLike[str] | None = None, **kwargs: Any) -> Tool:

@@ -7,11 +7,12 @@ import json
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic
 
 from jinja2 import Template
 from jinja2.exceptions import SecurityError, TemplateError
 from pydantic import BaseModel
+from typing_extensions import TypeVar
 
 from ..document.rendered import RenderedPrompt
 from ..documents.inputs import loggable, media_document, read_documents
@@ -22,7 +23,7 @@ from ..engines.jinja import render_metered
 from ..engines.markers import Markers, to_messages
 from ..errors import DotpromptError, InputValidationError, RenderError, UsageError
 from ..identity import PromptIdentity
-from ..schema.compiled import CompiledSchema, compile_validator
+from ..schema.compiled import CompiledSchema, compile_validator, is_model_class
 from ..types import Message, construct
 from .compiler import CompiledPrompt
 
@@ -34,9 +35,26 @@ if TYPE_CHECKING:
 
 __all__ = ["Prompt", "render_record"]
 
+# A typed prompt's input (a TypedDict), output (a pydantic model) and streamed chunk output (the model's
+# partial twin): `Prompt[ExtractInput, ExtractOutput, ExtractOutputPartial]`, as `dotprompt types`
+# writes. Untyped, each is Any: the input any mapping, the output JSON data, as it always was.
+InputT = TypeVar("InputT", default=Any)
+OutputT = TypeVar("OutputT", default=Any)
+PartialT = TypeVar("PartialT", default=Any)
+_NO_INPUT: Any = None  # the default input, typed Any: a typed prompt's parameter is its TypedDict, not Optional,
+# so that a type checker names the missing or unknown key (a union with None hides which one)
+_Model = TypeVar("_Model", bound=BaseModel)
+_Twin = TypeVar("_Twin", bound=BaseModel)
 
-class Prompt:
-    """A prompt loaded from a library. Recompiles itself when its file changes on disk."""
+
+class Prompt(Generic[InputT, OutputT, PartialT]):
+    """A prompt loaded from a library. Recompiles itself when its file changes on disk.
+
+    Generic in its input, output and streamed output; `typed(Model)` (or `load_prompt(name,
+    output_type=Model)`) is the same prompt with its output validated into `Model`."""
+
+    output_type: type[BaseModel] | None = None  # the model the output is validated into (None: JSON data)
+    partial_type: type[BaseModel] | None = None  # the model streamed chunks' object outputs are read into
 
     def __init__(self, library: PromptLibrary, name: str | None, variant: str | None,
                  path: str | None, compiled: CompiledPrompt, source: str | None = None) -> None:
@@ -47,6 +65,24 @@ class Prompt:
         self._compiled = compiled
         self.source = source  # for prompts made from a string: recompiled when the library changes
         self._lock = threading.Lock()
+
+    def typed(self, output_type: type[_Model], partial_type: type[_Twin] | None = None) -> Prompt[Any, _Model, _Twin]:
+        """This prompt with its output validated into `output_type` (`response.output.total` is a float at
+        run time too) and streamed object outputs read into `partial_type` (default: the model's partial
+        twin, every field optional). A new object: the library's own prompt stays untyped for other callers."""
+        for what, given in (("output_type", output_type), ("partial_type", partial_type)):
+            if given is not None and not is_model_class(given):
+                raise UsageError(f"prompt {self._label()}: {what} must be a pydantic model class, got "
+                                 f"{type(given).__name__} {given!r}"[:300] + " (write class Output(BaseModel): ...)")
+        if partial_type is None:
+            from ..schema.partial import partial_model
+
+            partial_type = partial_model(output_type)  # type: ignore[assignment]  # the twin of _Model
+        twin: Prompt[Any, _Model, _Twin] = Prompt(self.library, self.name, self.variant, self.path, self._compiled,
+                                                  self.source)
+        twin._lock = self._lock  # one refresh at a time for both views of the file
+        twin.output_type, twin.partial_type = output_type, partial_type
+        return twin
 
     def __repr__(self) -> str:
         label = f"{self.name}.{self.variant}" if self.variant else self.name
@@ -81,7 +117,7 @@ class Prompt:
         """Frontmatter-shaped metadata with schemas as JSON Schema."""
         return self.compiled.meta
 
-    def render(self, input: Any = None, *, context: Mapping[str, Any] | None = None,
+    def render(self, input: InputT = _NO_INPUT, *, context: Mapping[str, Any] | None = None,
                history: Sequence[Message | Mapping[str, Any]] | None = None,
                options: Mapping[str, Any] | None = None) -> RenderedPrompt:
         """Messages, model, config, tools and output schema exactly as they would be sent."""
@@ -137,7 +173,7 @@ class Prompt:
 
     # -- running ----------------------------------------------------------------------------
 
-    def to_options(self, input: Any = None, *, context: Mapping[str, Any] | None = None,
+    def to_options(self, input: InputT = _NO_INPUT, *, context: Mapping[str, Any] | None = None,
                 history: Sequence[Message | Mapping[str, Any]] | None = None,
                 options: Mapping[str, Any] | None = None) -> GenerateActionOptions:
         """The rendered prompt as plain, serialisable generate options."""
@@ -145,11 +181,11 @@ class Prompt:
 
         return rendered_options(self.render(input, context=context, history=history, options=options))
 
-    async def generate(self, input: Any = None, *, context: Mapping[str, Any] | None = None,
+    async def generate(self, input: InputT = _NO_INPUT, *, context: Mapping[str, Any] | None = None,
                        history: Sequence[Message | Mapping[str, Any]] | None = None,
                        options: Mapping[str, Any] | None = None, model: Any = None, tools: Sequence[Any] = (),
                        use: Sequence[Any] = (), output_type: Any = None, on_chunk: ChunkCallback | None = None,
-                       **overrides: Any) -> GenerateResponse:
+                       **overrides: Any) -> GenerateResponse[OutputT]:
         """Render, then run the model <-> tool loop to a validated result.
 
         `overrides` replace fields of the compiled options: max_turns, tool_errors, resume,
@@ -157,16 +193,17 @@ class Prompt:
         call = self._call(input, context, history, options, tools, use, overrides)
         return await self._run(call, model, output_type, on_chunk)
 
-    def generate_sync(self, input: Any = None, **kwargs: Any) -> GenerateResponse:
+    def generate_sync(self, input: InputT = _NO_INPUT, **kwargs: Any) -> GenerateResponse[OutputT]:
         """`generate` for sync code (also works inside a running event loop), as `dotprompt.generate_sync`."""
         from ..generation.api import run_sync
 
         return run_sync(self.generate(input, **kwargs))
 
-    def generate_stream(self, input: Any = None, *, context: Mapping[str, Any] | None = None,
+    def generate_stream(self, input: InputT = _NO_INPUT, *, context: Mapping[str, Any] | None = None,
                         history: Sequence[Message | Mapping[str, Any]] | None = None,
                         options: Mapping[str, Any] | None = None, model: Any = None, tools: Sequence[Any] = (),
-                        use: Sequence[Any] = (), output_type: Any = None, **overrides: Any) -> GenerateStream:
+                        use: Sequence[Any] = (), output_type: Any = None,
+                        **overrides: Any) -> GenerateStream[OutputT, PartialT]:
         """`async for item in prompt.generate_stream(...)`: chunks across all turns, then the final response
         (or `.stream` and `await .response`), as `dotprompt.generate_stream`."""
         from ..generation.api import GenerateStream
@@ -174,11 +211,11 @@ class Prompt:
         call = self._call(input, context, history, options, tools, use, overrides)
         return GenerateStream(lambda push: self._run(call, model, output_type, push))
 
-    def __call__(self, input: Any = None, **kwargs: Any) -> GenerateResponse:
+    def __call__(self, input: InputT = _NO_INPUT, **kwargs: Any) -> GenerateResponse[OutputT]:
         """`prompt(input)`: the short form of `prompt.generate_sync(input, ...)`."""
         return self.generate_sync(input, **kwargs)
 
-    def stream(self, input: Any = None, **kwargs: Any) -> GenerateStream:
+    def stream(self, input: InputT = _NO_INPUT, **kwargs: Any) -> GenerateStream[OutputT, PartialT]:
         """`prompt.stream(input)`: the short form of `prompt.generate_stream(input, ...)`."""
         return self.generate_stream(input, **kwargs)
 
@@ -203,10 +240,14 @@ class Prompt:
         from ..generation.api import RunSource, generate_run
         from ..observe.runrecord import logged_run
 
+        # A call's own output_type wins over the prompt's (and then its chunks are that model, unvalidated, as before).
+        partial_type = self.partial_type if output_type is None else None
+        output_type = output_type or self.output_type
         source = RunSource(library=self.library, identity=call.identity, grounding_input=call.grounding_input)
         with logged_run(self.library.run_log, call.identity, call.input, call.action, model) as logged:
             return logged.ended(await generate_run(call.action, source, model=model, tools=call.tools, use=call.use,
-                                                   output_type=output_type, on_chunk=on_chunk, context=call.context))
+                                                   output_type=output_type, on_chunk=on_chunk, context=call.context,
+                                                   partial_type=partial_type))
 
     def _grounding_input(self, data: Any, action: GenerateActionOptions) -> Any:
         """The input variables the output is grounded in: the data as rendered (defaults filled in, PDF

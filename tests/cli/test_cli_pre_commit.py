@@ -22,16 +22,24 @@ KNOWN = REQUIRED | {"alias", "files", "exclude", "types", "types_or", "exclude_t
                     "minimum_pre_commit_version", "require_serial", "stages", "verbose"}
 
 
+CHECKS = [hook for hook in HOOKS if hook["id"].startswith("dotprompt-check")]
+
+
 def test_manifest_is_well_formed():
-    assert isinstance(HOOKS, list) and {h["id"] for h in HOOKS} == {"dotprompt-check", "dotprompt-check-strict"}
+    assert isinstance(HOOKS, list)
+    assert {h["id"] for h in HOOKS} == {"dotprompt-check", "dotprompt-check-strict", "dotprompt-types"}
     for hook in HOOKS:
         assert REQUIRED <= set(hook) <= KNOWN, hook
         assert hook["language"] == "python" and hook["pass_filenames"] is False
+    for hook in CHECKS:
         assert shlex.split(hook["entry"])[:2] == ["dotprompt", "check"]
+    [types] = [hook for hook in HOOKS if hook["id"] == "dotprompt-types"]
+    assert shlex.split(types["entry"]) == ["dotprompt", "types", "--check"]
+    assert re.search(types["files"], "prompts/extract.prompt") and not re.search(types["files"], "x.test.yaml")
 
 
 def test_hooks_fire_on_prompt_and_test_files_only():
-    for hook in HOOKS:
+    for hook in CHECKS:
         files = re.compile(hook["files"])
         assert files.search("prompts/extract.prompt") and files.search("prompts/billing/_policy.prompt")
         assert files.search("prompts/extract.test.yaml")
@@ -47,7 +55,7 @@ def test_hook_entries_run_the_real_cli(tmp_path, cli_env):
     (tmp_path / "prompts").mkdir()
     (tmp_path / "prompts" / "ok.prompt").write_text("---\nmodle: x\n---\nhello")
     results = {}
-    for hook in HOOKS:
+    for hook in CHECKS:
         command = [script, *shlex.split(hook["entry"])[1:]]
         results[hook["id"]] = run(command, cwd=tmp_path, env=cli_env)
     assert results["dotprompt-check"].returncode == 0  # an unknown key is a warning

@@ -74,6 +74,10 @@ class PromptTestItem(pytest.Item):
         super().__init__(**kwargs)
         self.case = case
         self.runner = runner
+        # No fixtures, as a plain function test without arguments has. Other plugins' hook wrappers read
+        # `item.funcargs` (pytest-lsp 1.0's `pytest_runtest_call` returns without yielding when it is
+        # missing, which fails every case of a project that also has pytest-lsp installed).
+        self.funcargs: dict[str, Any] = {}
 
     def runtest(self) -> None:
         # run_sync: another plugin or fixture may hold a running event loop in this thread (Playwright's

@@ -29,7 +29,7 @@ _EAGER = frozenset({".errors"})
 
 _API: dict[str, tuple[str, ...]] = {
     ".errors": ("DotpromptError", "GenerationError", "GenerationResponseError", "InputValidationError", "Interrupt",
-                "InvalidPromptNameError", "ModelError", "OutputParseError", "OutputValidationError", "PicoschemaError",
+                "InvalidPromptNameError", "McpServerError", "ModelError", "OutputParseError", "OutputValidationError", "PicoschemaError",
                 "PromptFileError", "PromptNotFoundError", "RenderError", "SchemaError", "ToolExecutionError",
                 "ToolInputError", "UnknownFormatError", "UsageError"),
     ".prompts.library": ("PromptLibrary",),
@@ -85,7 +85,7 @@ _MOVED: dict[str, tuple[str, str]] = {
 
 __all__ = [
     "Chunk", "DotpromptError", "Format", "GenerateActionOptions", "GenerateResponse", "GenerationError",
-    "GenerationResponseError", "InputValidationError", "Interrupt", "InvalidPromptNameError", "Media", "Message",
+    "GenerationResponseError", "InputValidationError", "Interrupt", "InvalidPromptNameError", "McpServerError", "Media", "Message",
     "ModelError", "OutputParseError", "OutputValidationError", "Part", "PicoschemaError", "Prompt", "PromptFileError",
     "PromptLibrary", "PromptNotFoundError", "RenderError", "RenderedPrompt", "Resume", "SchemaError", "Tool",
     "ToolContext", "ToolExecutionError", "ToolInputError", "ToolRequest", "ToolResponse", "UnknownFormatError",
@@ -104,6 +104,7 @@ if TYPE_CHECKING:
         InputValidationError,
         Interrupt,
         InvalidPromptNameError,
+        McpServerError,
         ModelError,
         OutputParseError,
         OutputValidationError,

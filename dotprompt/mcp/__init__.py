@@ -1,0 +1,1 @@
+"""The Model Context Protocol (extra `[mcp]`): MCP servers' tools in prompt files (docs/mcp.md)."""

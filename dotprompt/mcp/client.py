@@ -17,6 +17,7 @@ import asyncio
 import atexit
 import concurrent.futures
 import contextlib
+import logging
 import tempfile
 import threading
 import weakref
@@ -25,6 +26,9 @@ from typing import IO, Any, TypeVar
 
 import mcp_types
 from mcp import ClientSession
+from mcp.shared.exceptions import MCPError
+from mcp_types import CONNECTION_CLOSED
+from pydantic import ValidationError
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
@@ -34,6 +38,10 @@ from ..errors import McpServerError
 from .config import McpServer
 
 __all__ = ["MAX_RESULT_CHARS", "MAX_TOOLS", "McpConnections"]
+
+# The SDK logs a server's protocol errors with tracebacks; we report them in our errors, once, instead.
+# A NullHandler keeps Python's last-resort handler from printing them; an application's handlers still see them.
+logging.getLogger("mcp").addHandler(logging.NullHandler())
 
 MAX_TOOLS = 1000  # tools one server may list: past any model's tool limit (OpenAI's is 128), far short of a flood
 MAX_PAGES = 100  # tools/list pages followed: a server that pages forever is bounded too
@@ -75,6 +83,7 @@ class _Connection:
         self._task: asyncio.Task[None] | None = None
         self._stderr: IO[str] = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")
         self._on_list_changed = on_list_changed
+        self.noise: str | None = None  # the first thing it wrote to stdout that was not a JSON-RPC message
 
     @property
     def alive(self) -> bool:
@@ -105,8 +114,8 @@ class _Connection:
                 await self._stop.wait()
         except BaseException as exc:  # noqa: BLE001 - kept for the next caller's error, never lost
             self.failure = exc
-            if not ready.done():
-                ready.set_exception(exc if isinstance(exc, Exception) else McpServerError("stopped"))
+            if not ready.done():  # a start that was given up on (a timeout) awaits it no more: cancel, never log
+                ready.set_exception(exc) if isinstance(exc, Exception) else ready.cancel()
         finally:
             self.session = None
 
@@ -123,6 +132,8 @@ class _Connection:
     async def _on_message(self, message: Any) -> None:
         if isinstance(message, mcp_types.ToolListChangedNotification):  # listed again on next use
             self._on_list_changed()
+        elif isinstance(message, Exception) and self.noise is None:  # a line on stdout that is no JSON-RPC
+            self.noise = _reason(message)
 
     async def stop(self) -> None:
         self._stop.set()
@@ -136,7 +147,12 @@ class _Connection:
         self.session = None
 
     def stderr_tail(self) -> str:
-        """The last lines the server wrote to stderr, redacted, as `: it said ...` (empty when it said nothing)."""
+        """What the server said besides JSON-RPC, redacted: the first non-protocol line on its stdout, the
+        end of its stderr (empty when it said nothing)."""
+        noise = f" (it wrote what is not JSON-RPC to stdout, {self.noise[:300]})" if self.noise else ""
+        return noise + self._stderr_end()
+
+    def _stderr_end(self) -> str:
         with contextlib.suppress(OSError, ValueError):
             self._stderr.flush()
             size = self._stderr.seek(0, 2)
@@ -148,9 +164,20 @@ class _Connection:
 
 
 def _reason(exc: BaseException) -> str:
+    """One redacted line: a pydantic error as its first problems (where, what), the rest as type: message."""
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         exc = exc.exceptions[0]
+    if isinstance(exc, ValidationError):
+        problems = [f"{'.'.join(map(str, e['loc'])) or 'the message'}: {e['msg']}"
+                    + (f" (got {str(e['input'])[:80]!r})" if e["type"] == "json_invalid" else "")
+                    for e in exc.errors()[:3]]
+        return redact("out of shape: " + "; ".join(problems))[:500]
     return redact(f"{type(exc).__name__}: {exc}")[:500]
+
+
+def _closed(exc: BaseException) -> bool:
+    """The SDK's word for a connection that ended (the server exited, its stdout closed)."""
+    return isinstance(exc, MCPError) and exc.error.code == CONNECTION_CLOSED
 
 
 class McpConnections:
@@ -239,12 +266,12 @@ class McpConnections:
         except McpServerError:
             raise
         except Exception as exc:
-            stopped = connection is not None and not connection.alive
+            stopped = _closed(exc) or (connection is not None and not connection.alive)
             tail = connection.stderr_tail() if connection else ""
             if stopped:
                 await self._drop(name)
                 raise McpServerError(f"MCP server {name!r} stopped during {what}{tail}; it starts again on the "
-                                     f"next call ({_reason(connection.failure or exc) if connection else ''})") from None
+                                     "next call") from None
             raise McpServerError(f"MCP server {name!r} failed {what}: {_reason(exc)}{tail}") from None
 
     async def _drop(self, name: str) -> None:

@@ -13,6 +13,7 @@ from typing import Any
 
 import mcp_types
 
+from .._util.redact import redact, redact_data
 from .._util.suggest import close_matches
 from ..errors import Interrupt, McpServerError, SchemaError, UsageError
 from ..tools.define import Tool, ToolContext
@@ -62,9 +63,10 @@ def tool_response(name: str, result: Any) -> dict[str, Any]:
                              f"{MAX_RESULT_CHARS:,}: ask it for less (a narrower query, a page)")
     text = "\n".join(texts)
     if result.is_error:
-        raise McpToolError(f"MCP tool {name!r} reported an error: {text[:2000] or '(no text)'}")
+        raise McpToolError(redact(f"MCP tool {name!r} reported an error: {text[:2000] or '(no text)'}"))
     output = result.structured_content if result.structured_content is not None else text
-    return {"output": output, "content": parts or None}
+    # The server was handed secrets by name (env, headers): none goes on to the model, the log or the spans.
+    return {"output": redact_data(output), "content": parts or None}
 
 
 def _add_block(block: Any, texts: list[str], parts: list[dict[str, Any]]) -> None:

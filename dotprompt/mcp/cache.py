@@ -17,9 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from .._util.escape import json_dumps
+from ..settings import MCP_TOOLS_CACHE, project_root
 from .config import McpServer
 
-__all__ = ["CachedServer", "fingerprint", "read_cache", "write_cache"]
+__all__ = ["CachedServer", "cache_path", "cached_servers", "fingerprint", "read_cache", "write_cache"]
 
 MAX_CACHE_BYTES = 32 * 1024 * 1024  # a cache file larger than this is not ours: read as absent
 
@@ -74,3 +75,26 @@ def write_cache(path: Path, listed: dict[str, tuple[McpServer, list[dict[str, An
     with os.fdopen(fd, "w", encoding="utf-8") as out:
         out.write(text)
     os.replace(temporary, path)
+
+
+def cache_path() -> Path:
+    """Where the project keeps it: settings.MCP_TOOLS_CACHE under the project's root (pyproject.toml's folder)."""
+    return project_root() / MCP_TOOLS_CACHE
+
+
+def cached_servers() -> dict[str, CachedServer]:
+    """The project's cache, read once per version of the file (check asks for every prompt)."""
+    path = cache_path()
+    try:
+        stat = path.stat()
+    except OSError:
+        return {}
+    key = (str(path), stat.st_mtime_ns, stat.st_size)
+    if _READ.get("key") != key:
+        _READ.clear()
+        _READ.update(key=key, servers=read_cache(path))
+    found: dict[str, CachedServer] = _READ["servers"]
+    return found
+
+
+_READ: dict[str, Any] = {}

@@ -22,16 +22,16 @@ import tempfile
 import threading
 import weakref
 from collections.abc import Awaitable, Callable, Mapping
-from typing import IO, Any, TypeVar
+from typing import Any, TextIO, TypeVar
 
 import mcp_types
 from mcp import ClientSession
-from mcp.shared.exceptions import MCPError
-from mcp_types import CONNECTION_CLOSED
-from pydantic import ValidationError
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp.shared.exceptions import MCPError
+from mcp_types import CONNECTION_CLOSED
+from pydantic import ValidationError
 
 from .._util.redact import redact
 from ..errors import McpServerError
@@ -75,13 +75,14 @@ def _submit(coro: Awaitable[T]) -> concurrent.futures.Future[T]:
 class _Connection:
     """One server's session, held open by a task on the MCP thread until stopped."""
 
-    def __init__(self, server: McpServer, on_list_changed: Callable[[], None]) -> None:
+    def __init__(self, server: McpServer, on_list_changed: Callable[[], object]) -> None:
         self.server = server
         self.session: ClientSession | None = None
         self.failure: BaseException | None = None
         self._stop = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
-        self._stderr: IO[str] = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")
+        # its stderr, kept for errors (a file: the child writes to it directly); closed with the connection
+        self._stderr: TextIO = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")  # noqa: SIM115
         self._on_list_changed = on_list_changed
         self.noise: str | None = None  # the first thing it wrote to stdout that was not a JSON-RPC message
 
@@ -95,14 +96,16 @@ class _Connection:
         try:
             await asyncio.wait_for(asyncio.shield(ready), self.server.startup_timeout)
         except TimeoutError:
+            said = self.stderr_tail()
             await self.stop()
             raise McpServerError(f"MCP server {self.server.name!r} did not answer `initialize` within "
-                                 f"{self.server.startup_timeout:g}s{self.stderr_tail()}; check its command "
+                                 f"{self.server.startup_timeout:g}s{said}; check its command "
                                  f"(or raise `startup_timeout` in {self.server.where})") from None
         except Exception as exc:
+            said = self.stderr_tail()
             await self.stop()
             raise McpServerError(f"MCP server {self.server.name!r} could not start: {_reason(exc)}"
-                                 f"{self.stderr_tail()}; check {self.server.where}") from None
+                                 f"{said}; check {self.server.where}") from None
 
     async def _hold(self, ready: asyncio.Future[None]) -> None:
         try:
@@ -112,7 +115,7 @@ class _Connection:
                 self.session = session
                 ready.set_result(None)
                 await self._stop.wait()
-        except BaseException as exc:  # noqa: BLE001 - kept for the next caller's error, never lost
+        except BaseException as exc:
             self.failure = exc
             if not ready.done():  # a start that was given up on (a timeout) awaits it no more: cancel, never log
                 ready.set_exception(exc) if isinstance(exc, Exception) else ready.cancel()
@@ -145,6 +148,7 @@ class _Connection:
                 with contextlib.suppress(BaseException):
                     await asyncio.wait_for(self._task, STOP_SECONDS)
         self.session = None
+        self._stderr.close()
 
     def stderr_tail(self) -> str:
         """What the server said besides JSON-RPC, redacted: the first non-protocol line on its stdout, the
@@ -258,17 +262,15 @@ class McpConnections:
         connection = self._connections.get(name)
         try:
             return await asyncio.wait_for(call, seconds)
-        except TimeoutError:
-            await self._drop(name)  # a session with a lost request may be wedged: the next use starts afresh
-            raise McpServerError(f"MCP server {name!r} did not answer {what} within {seconds:g}s"
-                                 f"{connection.stderr_tail() if connection else ''}; raise `timeout` in "
-                                 f"{self.servers[name].where} if it is just slow") from None
         except McpServerError:
             raise
         except Exception as exc:
-            stopped = _closed(exc) or (connection is not None and not connection.alive)
             tail = connection.stderr_tail() if connection else ""
-            if stopped:
+            if isinstance(exc, TimeoutError):
+                await self._drop(name)  # a session with a lost request may be wedged: the next use starts afresh
+                raise McpServerError(f"MCP server {name!r} did not answer {what} within {seconds:g}s{tail}; raise "
+                                     f"`timeout` in {self.servers[name].where} if it is just slow") from None
+            if _closed(exc) or (connection is not None and not connection.alive):
                 await self._drop(name)
                 raise McpServerError(f"MCP server {name!r} stopped during {what}{tail}; it starts again on the "
                                      "next call") from None

@@ -9,6 +9,7 @@ or answers it with `Resume(respond=[...])` (it never runs), as any interrupt.
 from __future__ import annotations
 
 import fnmatch
+from pathlib import Path
 from typing import Any
 
 import mcp_types
@@ -18,10 +19,11 @@ from .._util.suggest import close_matches
 from ..errors import Interrupt, McpServerError, SchemaError, UsageError
 from ..tools.define import Tool, ToolContext
 from ..tools.mcp_names import is_pattern, matching, split_mcp_name
+from .cache import write_cache
 from .client import MAX_RESULT_CHARS, McpConnections
 from .config import McpServer
 
-__all__ = ["McpToolError", "McpTools", "mcp_tool", "tool_response"]
+__all__ = ["McpToolError", "McpTools", "mcp_tool", "refresh_tool_cache", "tool_response"]
 
 
 class McpToolError(RuntimeError):
@@ -142,3 +144,23 @@ class McpTools:
 def _listing(tools: list[str]) -> str:
     shown = ", ".join(tools[:20]) + (f", ... ({len(tools)} in all)" if len(tools) > 20 else "")
     return f"it offers: {shown}" if tools else "it offers none"
+
+
+def refresh_tool_cache(servers: dict[str, McpServer], path: Path) -> dict[str, str]:
+    """Start each server, list its tools, write them to the cache at `path`; the servers that failed, with why."""
+    connections = McpConnections(servers)
+    listed: dict[str, tuple[McpServer, list[dict[str, Any]]]] = {}
+    failed: dict[str, str] = {}
+    try:
+        for name, server in servers.items():
+            try:
+                tools = connections.list_tools(name)
+            except (McpServerError, UsageError) as exc:
+                failed[name] = str(exc)
+                continue
+            listed[name] = (server, [{"name": t.name, "description": t.description or ""} for t in tools])
+    finally:
+        connections.close()
+    if listed:
+        write_cache(path, listed)
+    return failed

@@ -38,3 +38,17 @@ def everything(**extra) -> dict:
 def filesystem(folder: Path, **extra) -> dict:
     reference_servers()
     return {"command": shutil.which("node") or "node", "args": [str(FILESYSTEM), str(folder)], **extra}
+
+
+def processes_in(folder: Path) -> list[int]:
+    """The pids of live processes whose working folder is `folder` (a test starts its servers there, so
+    it counts its own servers, not another test's)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if Path(entry / "cwd").resolve() == folder.resolve() and (entry / "stat").read_text().split()[2] != "Z":
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found

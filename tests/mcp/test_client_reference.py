@@ -9,7 +9,7 @@ import pytest
 
 from dotprompt import PromptLibrary, Resume
 from dotprompt.doubles import ScriptedModel, tool_call
-from tests.mcp.reference import everything, filesystem
+from tests.mcp.reference import everything, filesystem, processes_in
 
 pytestmark = pytest.mark.slow  # node processes: seconds each
 
@@ -84,18 +84,19 @@ def test_an_image_result_becomes_a_media_part(tmp_path):
     assert media and media[0].url.startswith("data:image/png;base64,")
 
 
-def test_one_server_process_serves_every_run_of_a_library(tmp_path):
-    lib = _library(tmp_path, {"everything": everything()}, "---\ntools: [everything/echo]\n---\nsay")
+def test_one_server_process_serves_every_run_of_a_library_and_close_stops_it(tmp_path):
+    lib = _library(tmp_path, {"everything": everything(cwd=str(tmp_path))}, "---\ntools: [everything/echo]\n---\nsay")
     prompt = lib.load("ask")
+    assert processes_in(tmp_path) == []  # loading a prompt starts nothing
     try:
         for word in ("one", "two", "three"):
             model = ScriptedModel([tool_call("everything/echo", {"message": word}), "ok"])
             prompt.generate_sync({}, model=model)
             assert model.requests[1].messages[-1].content[0].tool_response.output == f"Echo: {word}"
-        connections = lib._mcp_tools.connections  # noqa: SLF001 - the test counts the starts
-        assert len(connections._connections) == 1
+            assert len(processes_in(tmp_path)) == 1
     finally:
         lib.close()
+    assert processes_in(tmp_path) == []
 
 
 def test_a_tool_marked_for_approval_interrupts_and_runs_once_approved(tmp_path):

@@ -13,6 +13,7 @@ import pytest
 
 from dotprompt import McpServerError, PromptLibrary, UsageError
 from dotprompt.doubles import ScriptedModel, tool_call
+from tests.mcp.reference import processes_in
 
 pytestmark = pytest.mark.slow  # a server process each
 
@@ -33,8 +34,9 @@ def test_is_error_goes_back_to_the_model_as_the_tools_error():
         # `fail` is not listed, so the server's list is given an extra tool through a definition-only name
         prompt = lib.from_source("---\ntools: [h/echo]\n---\nhi")
         tool = lib.tool("h/echo")
-        from dotprompt.mcp.tools import McpToolError, tool_response  # the conversion, on a result with isError
         import mcp_types
+
+        from dotprompt.mcp.tools import McpToolError, tool_response  # the conversion, on a result with isError
 
         result = mcp_types.CallToolResult(content=[mcp_types.TextContent(type="text", text="the disk is full")],
                                           is_error=True)
@@ -81,15 +83,15 @@ def test_a_stdio_server_sees_only_the_variables_it_is_allowed_and_they_never_rea
     assert b"SERVICE_CREDENTIAL" in stored and b"cred-1234567890-secret" not in stored
 
 
-def test_the_async_api_on_its_own_event_loops_shares_the_session():
-    lib = PromptLibrary(None, mcp_servers={"h": server()})
+def test_the_async_api_on_its_own_event_loops_shares_the_session(tmp_path):
+    lib = PromptLibrary(None, mcp_servers={"h": server(cwd=str(tmp_path))})
     prompt = lib.from_source("---\ntools: [h/echo]\n---\nhi")
     try:
         for word in ("a", "b"):  # two asyncio.run calls: two event loops, one server
             model = ScriptedModel([tool_call("h/echo", {"text": word}), "ok"])
             response = asyncio.run(prompt.generate({}, model=model))
             assert outputs(response) == [word]
-        assert len(lib._mcp_tools.connections._connections) == 1  # noqa: SLF001 - counting the starts
+        assert len(processes_in(tmp_path)) == 1
     finally:
         lib.close()
 

@@ -4,7 +4,8 @@ protocol in ways an SDK would not let it: `python hostile_server.py MODE`.
 Modes: well (behaves: tools `echo` and `add_tool`), never (reads, never answers), garbage (answers
 with non-JSON lines), tools10k (lists 10,000 tools), huge (a 20 MB result), crash (exits during a
 call, after a line on stderr), shapes (a tool list and a result of the wrong shapes), slow (answers a
-call after 60 s), env (the result is its environment).
+call after 60 s), env (the result is its environment). With `--sticky` it outlives its stdin: only
+its client stopping it ends it.
 """
 
 from __future__ import annotations
@@ -78,3 +79,6 @@ for line in sys.stdin:
         send({"jsonrpc": "2.0", "id": request["id"], "error": {"code": -32601, "message": "no such method"}})
     else:
         send({"jsonrpc": "2.0", "id": request["id"], "result": result})
+
+if "--sticky" in sys.argv:
+    time.sleep(3600)

@@ -22,13 +22,15 @@ def mcp_name_problem(name: str, servers: Mapping[str, McpServer],
                      cache: Mapping[str, CachedServer] | None = None) -> tuple[Level, str] | None:
     """(level, message) for an MCP tool name that no configured server provides; None when it is fine."""
     server, tool = split_mcp_name(name)
+    cache = cached_servers() if cache is None else cache
     if server not in servers:
-        close = close_matches(server, list(servers), n=1)
-        hint = f"did you mean {close[0]}/{tool}?" if close else (
+        known = [f"{s}/{t}" for s in servers if s in cache for t in cache[s].tools]
+        close = close_matches(name, known, n=1) or [f"{s}/{tool}" for s in close_matches(server, list(servers), n=1)]
+        hint = f"did you mean {close[0]}?" if close else (
             f"configured: {', '.join(servers)}" if servers else "no MCP server is configured")
         return "error", (f"tool `{name}` names MCP server `{server}`, which is not configured ({hint}); a prompt "
                          f"file cannot start one: add [tool.dotprompt.mcp.servers.{server}] to pyproject.toml")
-    cached = (cached_servers() if cache is None else cache).get(server)
+    cached = cache.get(server)
     if cached is None:
         return "warning", f"tool `{name}` is unchecked: MCP server `{server}` has no cached tool list ({REFRESH})"
     if cached.fingerprint != fingerprint(servers[server]):

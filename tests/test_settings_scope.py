@@ -36,6 +36,9 @@ USER_SETTINGS: dict[str, str] = {
     "HTTP_TRANSPORTS": "DOTPROMPT_HTTP_TRANSPORT",
     "SAFE_DIRECTORIES_VAR": "DOTPROMPT_SAFE_DIRECTORIES",
     "UI_DEFAULT_PORT": "--port",
+    "MCP_CALL_TIMEOUT": "seconds one tool call may take",  # [tool.dotprompt.mcp.servers.NAME] timeout
+    "MCP_STARTUP_TIMEOUT": "startup_timeout",
+    "MCP_TOOLS_CACHE": ".dotprompt/mcp-tools.json",     # written by `dotprompt mcp tools --refresh`
 }
 
 

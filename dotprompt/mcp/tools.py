@@ -23,11 +23,7 @@ from .cache import write_cache
 from .client import MAX_RESULT_CHARS, McpConnections
 from .config import McpServer
 
-__all__ = ["McpToolError", "McpTools", "mcp_tool", "refresh_tool_cache", "tool_response"]
-
-
-class McpToolError(RuntimeError):
-    """The server ran the tool and reported an error (`isError`): its text goes back to the model."""
+__all__ = ["McpTools", "mcp_tool", "refresh_tool_cache", "tool_response"]
 
 
 def mcp_tool(connections: McpConnections, server: str, listed: mcp_types.Tool) -> Tool:
@@ -52,7 +48,8 @@ def mcp_tool(connections: McpConnections, server: str, listed: mcp_types.Tool) -
 
 def tool_response(name: str, result: Any) -> dict[str, Any]:
     """A CallToolResult as a multipart tool's {output, content}: the structured content (else the text)
-    as the output; images and resources as parts beside it. `isError` raises McpToolError."""
+    as the output; images and resources as parts beside it. `isError` raises a RuntimeError with the
+    server's text, which goes back to the model as the tool's error."""
     if not isinstance(result, mcp_types.CallToolResult):
         raise McpServerError(f"MCP tool {name!r} answered with {type(result).__name__}, not a tool result")
     texts: list[str] = []
@@ -65,7 +62,7 @@ def tool_response(name: str, result: Any) -> dict[str, Any]:
                              f"{MAX_RESULT_CHARS:,}: ask it for less (a narrower query, a page)")
     text = "\n".join(texts)
     if result.is_error:
-        raise McpToolError(redact(f"MCP tool {name!r} reported an error: {text[:2000] or '(no text)'}"))
+        raise RuntimeError(redact(f"MCP tool {name!r} reported an error: {text[:2000] or '(no text)'}"))
     output = result.structured_content if result.structured_content is not None else text
     # The server was handed secrets by name (env, headers): none goes on to the model, the log or the spans.
     return {"output": redact_data(output), "content": parts or None}

@@ -31,7 +31,7 @@ SCRIPT = str(Path(__file__).parent / "hostile_server.py")
     ({"url": "http://h/mcp", "env": ["TOKEN"]}, "`args`, `env` and `cwd` are for a `command`"),
 ])
 def test_a_bad_server_table_names_the_table_the_key_and_the_fix(table, message):
-    with pytest.raises(UsageError, match="PromptLibrary\\(mcp_servers=\\{'fs': ...}\\)") as caught:
+    with pytest.raises(UsageError, match=r"PromptLibrary\(mcp_servers=\{'fs': \.\.\.}\)") as caught:
         PromptLibrary(None, mcp_servers={"fs": table})
     assert message in str(caught.value)
 

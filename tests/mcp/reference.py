@@ -18,7 +18,9 @@ FILESYSTEM = PACKAGES / "server-filesystem" / "dist" / "index.js"
 
 def reference_servers() -> Path:
     """The install folder, `npm ci` there first if the servers are missing (a clean machine)."""
-    if EVERYTHING.is_file() and FILESYSTEM.is_file():
+    lock = NPM_CACHE / "package-lock.json"
+    if EVERYTHING.is_file() and FILESYSTEM.is_file() and lock.is_file() and \
+            lock.read_bytes() == (NPM_SPEC / "package-lock.json").read_bytes():
         return NPM_CACHE
     if shutil.which("npm") is None or shutil.which("node") is None:
         pytest.fail("node and npm are needed for the MCP reference servers (.ci/run installs them)")

@@ -114,3 +114,23 @@ def test_a_tool_marked_for_approval_interrupts_and_runs_once_approved(tmp_path):
         assert model.requests[0].messages[-1].content[0].tool_response.output == "Echo: hi"
     finally:
         lib.close()
+
+
+def test_load_prompt_uses_the_servers_of_the_projects_pyproject(tmp_path, monkeypatch):
+    import json as _json
+
+    from dotprompt import default_library, load_prompt
+
+    server = everything()
+    (tmp_path / "prompts").mkdir()
+    (tmp_path / "prompts" / "sum.prompt").write_text("---\ntools: [everything/get-sum]\n---\nadd 1 and 2")
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.dotprompt]\nprompts_dir = "prompts"\n\n[tool.dotprompt.mcp.servers.everything]\n'
+        f"command = {_json.dumps(server['command'])}\nargs = {_json.dumps(server['args'])}\n")
+    monkeypatch.chdir(tmp_path)
+    model = ScriptedModel([tool_call("everything/get-sum", {"a": 1, "b": 2}), "3"])
+    try:
+        assert load_prompt("sum", directory=tmp_path / "prompts")({}, model=model).text == "3"
+    finally:
+        default_library(tmp_path / "prompts").close()
+    assert "3" in str(model.requests[1].messages[-1].content[0].tool_response.output)

@@ -1,7 +1,7 @@
 """A misbehaving MCP server over stdio, written by hand (newline-delimited JSON-RPC) so it can break the
 protocol in ways an SDK would not let it: `python hostile_server.py MODE`.
 
-Modes: well (behaves: tools `echo` and `add_tool`), never (reads, never answers), garbage (answers
+Modes: well (behaves: tools `echo`, `add_tool` and `fail`), never (reads, never answers), garbage (answers
 with non-JSON lines), tools10k (lists 10,000 tools), huge (a 20 MB result), crash (exits during a
 call, after a line on stderr), shapes (a tool list and a result of the wrong shapes), slow (answers a
 call after 60 s), env (the result is its environment). With `--sticky` it outlives its stdin: only
@@ -19,7 +19,8 @@ MODE = sys.argv[1] if len(sys.argv) > 1 else "well"
 TOOLS = [{"name": "echo", "description": "Echo the text.",
           "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}}},
          {"name": "add_tool", "description": "Adds the tool `extra` and says the list changed.",
-          "inputSchema": {"type": "object"}}]
+          "inputSchema": {"type": "object"}},
+         {"name": "fail", "description": "Reports an error (isError).", "inputSchema": {"type": "object"}}]
 
 
 def send(message: dict) -> None:

@@ -133,7 +133,7 @@ def test_mcp_tools_refresh_caches_the_lists_that_check_then_reads(tmp_path):
         f"command = {json.dumps(sys.executable)}\nargs = [{json.dumps(SCRIPT)}, \"well\"]\n")
     done = cli("mcp", "tools", "--refresh", cwd=root)
     assert done.returncode == 0, done.stderr
-    assert "fs: 2 tools" in done.stdout and "  fs/echo  Echo the text." in done.stdout
+    assert "fs: 3 tools" in done.stdout and "  fs/echo  Echo the text." in done.stdout
     assert json.loads((root / ".dotprompt" / "mcp-tools.json").read_text())["servers"]["fs"]["tools"][0]["name"] == "echo"
     done = cli("check", cwd=root)
     assert done.returncode == 1

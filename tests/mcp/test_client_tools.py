@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from dotprompt import McpServerError, PromptLibrary, UsageError
+from dotprompt import McpServerError, PromptLibrary, ToolExecutionError, UsageError
 from dotprompt.doubles import ScriptedModel, tool_call
 from tests.mcp.reference import processes_in
 
@@ -28,23 +28,17 @@ def outputs(response) -> list:
     return [p.tool_response.output for m in response.messages if m.role == "tool" for p in m.content]
 
 
-def test_is_error_goes_back_to_the_model_as_the_tools_error():
+def test_is_error_goes_back_to_the_model_as_the_tools_error_and_bad_input_never_reaches_the_server():
     lib = PromptLibrary(None, mcp_servers={"h": server()})
     try:
-        # `fail` is not listed, so the server's list is given an extra tool through a definition-only name
-        prompt = lib.from_source("---\ntools: [h/echo]\n---\nhi")
-        tool = lib.tool("h/echo")
-        import mcp_types
-
-        from dotprompt.mcp.tools import tool_response  # the conversion, on a result with isError
-
-        result = mcp_types.CallToolResult(content=[mcp_types.TextContent(type="text", text="the disk is full")],
-                                          is_error=True)
-        with pytest.raises(RuntimeError, match="MCP tool 'h/fail' reported an error: the disk is full"):
-            tool_response("h/fail", result)
-        response = prompt.generate_sync({}, model=ScriptedModel([tool_call("h/echo", {"text": 5}), "ok"]))
-        assert "text: " in outputs(response)[0]["error"]  # our input check, before the server is called
-        assert tool.name == "h/echo"
+        prompt = lib.from_source("---\ntools: [h/fail, h/echo]\n---\nhi")
+        model = ScriptedModel([[tool_call("h/fail", {}, ref="1"), tool_call("h/echo", {"text": 5}, ref="2")], "ok"])
+        response = prompt.generate_sync({}, model=model)
+        failed, bad_input = outputs(response)
+        assert failed == {"error": "RuntimeError: MCP tool 'h/fail' reported an error: the disk is full"}
+        assert "text: " in bad_input["error"]  # our check of the input schema, before any call
+        with pytest.raises(ToolExecutionError, match="the disk is full"):
+            prompt.generate_sync({}, model=ScriptedModel([tool_call("h/fail", {}), "ok"]), tool_errors="raise")
     finally:
         lib.close()
 
@@ -55,10 +49,10 @@ def test_a_list_changed_notification_makes_the_next_run_see_the_new_tool():
         prompt = lib.from_source("---\ntools: ['h/*']\n---\nhi")
         model = ScriptedModel([tool_call("h/add_tool", {}), "ok"])
         prompt.generate_sync({}, model=model)
-        assert {d.name for d in model.requests[0].tools} == {"h/echo", "h/add_tool"}
+        assert {d.name for d in model.requests[0].tools} == {"h/echo", "h/add_tool", "h/fail"}
         model = ScriptedModel(["ok"])
         prompt.generate_sync({}, model=model)
-        assert {d.name for d in model.requests[0].tools} == {"h/echo", "h/add_tool", "h/extra"}
+        assert {d.name for d in model.requests[0].tools} == {"h/echo", "h/add_tool", "h/fail", "h/extra"}
     finally:
         lib.close()
 

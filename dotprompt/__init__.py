@@ -29,9 +29,9 @@ _EAGER = frozenset({".errors"})
 
 _API: dict[str, tuple[str, ...]] = {
     ".errors": ("DotpromptError", "GenerationError", "GenerationResponseError", "InputValidationError", "Interrupt",
-                "InvalidPromptNameError", "ModelError", "OutputParseError", "OutputValidationError", "PicoschemaError",
-                "PromptFileError", "PromptNotFoundError", "RenderError", "SchemaError", "ToolExecutionError",
-                "ToolInputError", "UnknownFormatError", "UsageError"),
+                "InvalidPromptNameError", "McpServerError", "ModelError", "OutputParseError", "OutputValidationError",
+                "PicoschemaError", "PromptFileError", "PromptNotFoundError", "RenderError", "SchemaError",
+                "ToolExecutionError", "ToolInputError", "UnknownFormatError", "UsageError"),
     ".prompts.library": ("PromptLibrary",),
     ".prompts.loader": ("default_library", "define_tool", "load_prompt"),
     ".prompts.prompt": ("Prompt",),
@@ -85,8 +85,8 @@ _MOVED: dict[str, tuple[str, str]] = {
 
 __all__ = [
     "Chunk", "DotpromptError", "Format", "GenerateActionOptions", "GenerateResponse", "GenerationError",
-    "GenerationResponseError", "InputValidationError", "Interrupt", "InvalidPromptNameError", "Media", "Message",
-    "ModelError", "OutputParseError", "OutputValidationError", "Part", "PicoschemaError", "Prompt", "PromptFileError",
+    "GenerationResponseError", "InputValidationError", "Interrupt", "InvalidPromptNameError", "McpServerError", "Media",
+    "Message", "ModelError", "OutputParseError", "OutputValidationError", "Part", "PicoschemaError", "Prompt", "PromptFileError",
     "PromptLibrary", "PromptNotFoundError", "RenderError", "RenderedPrompt", "Resume", "SchemaError", "Tool",
     "ToolContext", "ToolExecutionError", "ToolInputError", "ToolRequest", "ToolResponse", "UnknownFormatError",
     "Usage", "UsageError", "__version__", "default_library", "define_format", "define_model", "define_tool",
@@ -104,6 +104,7 @@ if TYPE_CHECKING:
         InputValidationError,
         Interrupt,
         InvalidPromptNameError,
+        McpServerError,
         ModelError,
         OutputParseError,
         OutputValidationError,

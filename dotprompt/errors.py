@@ -21,6 +21,7 @@
      ├── CaseFailedError          a prompt test case failed under pytest (also an AssertionError)
      ├── LocalSetupError          `dotprompt local setup` failed: names the log
      ├── RunLogError              `dotprompt logs` cannot read the run log file (corrupt, not SQLite)
+     ├── McpServerError           an MCP server did not start, stopped, answered late or out of shape: names it
      └── GenerationError          a run failed; `.response` and `.messages` keep everything produced
           ├── GenerationResponseError  the loop stopped (status ABORTED: too many tool turns, ...)
           ├── OutputValidationError    the final output is not JSON or fails its schema
@@ -62,6 +63,7 @@ __all__ = [
     "Interrupt",
     "InvalidPromptNameError",
     "LocalSetupError",
+    "McpServerError",
     "ModelError",
     "OutputParseError",
     "OutputValidationError",
@@ -361,6 +363,12 @@ class LocalSetupError(DotpromptError):
 
 class RunLogError(DotpromptError):
     """The run log (`dotprompt logs`) cannot be read. Writing to it never raises: runs go on unlogged."""
+
+
+class McpServerError(DotpromptError):
+    """An MCP server could not start, stopped mid-run, did not answer in time, or answered out of shape.
+    Raised while a run resolves its tools; during a tool call it goes back to the model as that tool's
+    error, as any tool's does (or raises as ToolExecutionError with tool_errors="raise")."""
 
 
 class Interrupt(Exception):  # noqa: N818 - it is a signal, not an error

@@ -12,6 +12,7 @@ cap, a budget, a retry constant) lives beside the module that uses it, or in its
       render_max_chars, render_max_seconds, log, log_path, log_keep_runs, log_keep_days,
       pytest (true: plain `pytest` collects the project's *.test.yaml files),
       types (the module `dotprompt types` writes; default prompt_types.py)
+      mcp.servers.NAME.{command, args, env, cwd, url, headers, timeout, startup_timeout, approve}
     DOTPROMPT_DIR               the prompt folder (over prompts_dir)
     DOTPROMPT_MODEL             the model when none is named (over the local model)
     DOTPROMPT_TEST_MODE         record | replay | auto | live for `dotprompt test` and pytest
@@ -66,6 +67,9 @@ __all__ = [
     "DEFAULT_TIMEOUT",
     "HTTP_TRANSPORTS",
     "LOCAL_MODEL",
+    "MCP_CALL_TIMEOUT",
+    "MCP_STARTUP_TIMEOUT",
+    "MCP_TOOLS_CACHE",
     "RENDER_MAX_CHARS",
     "RENDER_MAX_SECONDS",
     "RUNLOG_KEEP_DAYS",
@@ -88,6 +92,7 @@ __all__ = [
     "in_ci",
     "local_dir",
     "local_threads",
+    "mcp_server_sections",
     "no_color",
     "opted_into_pytest",
     "project_root",
@@ -126,6 +131,18 @@ DEFAULT_MAX_RESPONSE_BYTES: Final = 64 * 1024 * 1024
 
 LOCAL_MODEL: Final = "local/smollm2"
 """The small model `dotprompt local setup` prepares; the default model once it is set up."""
+
+
+MCP_CALL_TIMEOUT: Final = 60.0
+"""Seconds one call to an MCP server's tool may take, unless its `[tool.dotprompt.mcp.servers.NAME]` says
+otherwise (`timeout`)."""
+
+MCP_STARTUP_TIMEOUT: Final = 30.0
+"""Seconds an MCP server may take to start and answer `initialize` and `tools/list` (`startup_timeout`)."""
+
+MCP_TOOLS_CACHE: Final = ".dotprompt/mcp-tools.json"
+"""The configured MCP servers' tool lists, beside pyproject.toml: written by `dotprompt mcp tools --refresh`,
+read by `dotprompt check` (which never starts a server)."""
 
 
 RENDER_MAX_CHARS: Final = 20_000_000
@@ -340,6 +357,22 @@ def provider_sections() -> Mapping[str, Mapping[str, Any]]:
         if not isinstance(section, Mapping):
             raise UsageError(f"[tool.dotprompt.providers.{name}] in pyproject.toml must be a table "
                              f"(base_url = ..., api_key_env = ...), got {section!r}"[:300])
+    return tables
+
+
+def mcp_server_sections(project: Mapping[str, Any] | None = None) -> Mapping[str, Mapping[str, Any]]:
+    """Every `[tool.dotprompt.mcp.servers.NAME]` table by NAME (each checked to be a table); `project`: a
+    `[tool.dotprompt]` table already read (default: the nearest pyproject.toml's)."""
+    settings = project_settings()[0] if project is None else project
+    mcp = settings.get("mcp", {}) if isinstance(settings, Mapping) else {}
+    tables = mcp.get("servers", {}) if isinstance(mcp, Mapping) else None
+    if not isinstance(tables, Mapping):
+        raise UsageError("[tool.dotprompt.mcp.servers] in pyproject.toml must be a table of server tables "
+                         f"([tool.dotprompt.mcp.servers.NAME] with command = ... or url = ...), got {tables!r}"[:300])
+    for name, section in tables.items():
+        if not isinstance(section, Mapping):
+            raise UsageError(f"[tool.dotprompt.mcp.servers.{name}] in pyproject.toml must be a table "
+                             f"(command = ..., args = [...] or url = ...), got {section!r}"[:300])
     return tables
 
 

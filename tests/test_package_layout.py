@@ -23,7 +23,8 @@ FLOORS: list[tuple[str, ...]] = [
     ("errors", "types", "settings", "identity", "_util"),  # the ground: public shapes and private helpers
     # prompt files, schemas, templates, formats, tools, PDF inputs, grounding; HTTP (below the providers, knowing none)
     ("document", "schema", "engines", "formats", "tools", "documents", "grounding", "_http"),
-    ("providers", "local", "doubles"),  # the model seam: providers, the local model, test doubles
+    # the model seam and the tool seam: providers, the local model, test doubles, MCP servers
+    ("providers", "local", "doubles", "mcp"),
     ("observe",),  # run log, spans, cost
     ("generation",),  # the model <-> tool loop
     ("prompts",),  # compile, render, the library

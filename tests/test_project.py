@@ -17,8 +17,8 @@ from tests.conftest import ROOT
 def test_exported_names_are_pinned():
     assert sorted(dotprompt.__all__) == [
         "Chunk", "DotpromptError", "Format", "GenerateActionOptions", "GenerateResponse", "GenerationError",
-        "GenerationResponseError", "InputValidationError", "Interrupt", "InvalidPromptNameError", "Media", "Message",
-        "ModelError", "OutputParseError", "OutputValidationError", "Part", "PicoschemaError", "Prompt",
+        "GenerationResponseError", "InputValidationError", "Interrupt", "InvalidPromptNameError", "McpServerError", "Media",
+        "Message", "ModelError", "OutputParseError", "OutputValidationError", "Part", "PicoschemaError", "Prompt",
         "PromptFileError", "PromptLibrary", "PromptNotFoundError", "RenderError", "RenderedPrompt", "Resume",
         "SchemaError", "Tool", "ToolContext", "ToolExecutionError", "ToolInputError", "ToolRequest", "ToolResponse",
         "UnknownFormatError", "Usage", "UsageError",

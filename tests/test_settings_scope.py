@@ -37,6 +37,9 @@ USER_SETTINGS: dict[str, str] = {
     "SAFE_DIRECTORIES_VAR": "DOTPROMPT_SAFE_DIRECTORIES",
     "UI_DEFAULT_PORT": "--port",
     "TYPES_MODULE": "`types`",                      # [tool.dotprompt] types, the module `dotprompt types` writes
+    "MCP_CALL_TIMEOUT": "seconds one tool call may take",  # [tool.dotprompt.mcp.servers.NAME] timeout
+    "MCP_STARTUP_TIMEOUT": "startup_timeout",
+    "MCP_TOOLS_CACHE": ".dotprompt/mcp-tools.json",     # written by `dotprompt mcp tools --refresh`
 }
 
 

@@ -86,6 +86,7 @@ def _resolve_tools(names: list[str], live: list[Any], library: ToolLookup | None
         if tool.name in given and given[tool.name] is not tool:
             raise UsageError(f"two different tools are named {tool.name!r}; tool names must be unique")
         given[tool.name] = tool
+    names = [n for name in names for n in _expanded(name, given, library)]
     if len(set(names)) != len(names):
         duplicate = next(n for n in names if names.count(n) > 1)
         raise UsageError(f"tool {duplicate!r} is listed twice; tool names must be unique")
@@ -99,6 +100,13 @@ def _resolve_tools(names: list[str], live: list[Any], library: ToolLookup | None
                              f"tools` in pyproject.toml (known: {', '.join(known) or 'none'})")
         out[name] = found
     return out
+
+
+def _expanded(name: str, given: dict[str, Tool], library: ToolLookup | None) -> list[str]:
+    """A `tools:` entry as tool names: a library may let one entry stand for several (an MCP server's
+    `SERVER/*`); `expand_tool_name` is optional, so any ToolLookup still works."""
+    expand = getattr(library, "expand_tool_name", None)
+    return [name] if name in given or expand is None else list(expand(name))
 
 
 def _options_and_model(options: GenerateActionOptions | GenerateOptions | None,

@@ -29,6 +29,7 @@ from ..prompts.compiler import helper_names, read_text
 from ..prompts.library import PromptInfo, PromptLibrary
 from ..prompts.prompt import checked_part
 from ..schema.compiled import CompiledSchema
+from ..tools.mcp_names import is_mcp_name
 from .workers import forkable, inherited, map_in_workers
 
 if TYPE_CHECKING:
@@ -435,6 +436,9 @@ def _unknown_tools(lib: PromptLibrary, src: PromptSource, meta: dict,
         if name in known or lib.tool_definition(name) is not None:
             continue
         line, column = src.locate("tools", index)
+        if is_mcp_name(name):
+            out += _mcp_tool(lib, str(name), src.path or "", line, column)
+            continue
         typo = near_miss(str(name), known)
         if typo:
             found = Unresolved("tool", name, src.path, line, column)
@@ -444,6 +448,13 @@ def _unknown_tools(lib: PromptLibrary, src: PromptSource, meta: dict,
                            suggestion=did_you_mean(name, known))
         out += _from_unresolved(found, src.path or "")
     return out
+
+
+def _mcp_tool(lib: PromptLibrary, name: str, path: str, line: int | None, column: int | None) -> list[Diagnostic]:
+    from .mcp_tools import mcp_name_problem  # only files naming MCP tools read the cached tool lists
+
+    found = mcp_name_problem(name, lib.mcp_servers)
+    return [] if found is None else [Diagnostic(path, line, column, found[0], found[1])]
 
 
 def _undeclared_variables(src: PromptSource, meta: dict, variables: frozenset[str],

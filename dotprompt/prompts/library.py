@@ -33,6 +33,7 @@ from ..identity import PromptIdentity, content_hash
 from ..schema.compiled import SchemaLike, SchemaRegistry
 from ..settings import RenderBudget, RunLogSettings, run_log_settings
 from ..settings import render_budget as resolve_budget
+from ..tools.mcp_names import is_mcp_name
 from ..tools.registry import RuntimeRegistry
 from ..types import ToolDefinition
 from .compiler import (
@@ -50,6 +51,8 @@ from .store import PromptFiles, PromptInfo, check_name, current_stamp
 
 if TYPE_CHECKING:
     from ..engines.handlebars import HandlebarsEngine
+    from ..mcp.config import McpServer
+    from ..mcp.tools import McpTools
     from ..observe.runlog import RunLog
 
 # PromptInfo and check_name live with the files (`store.py`); they are still imported from here.
@@ -66,7 +69,8 @@ class PromptLibrary:
                  schema_resolver: Callable[[str], Any] | None = None, default_model: str | None = None,
                  model_configs: Mapping[str, Mapping[str, Any]] | None = None,
                  render_budget: RenderBudget | Mapping[str, Any] | None = None,
-                 log: bool | str | os.PathLike[str] | RunLogSettings | None = None) -> None:
+                 log: bool | str | os.PathLike[str] | RunLogSettings | None = None,
+                 mcp_servers: Mapping[str, Mapping[str, Any] | McpServer] | None = None) -> None:
         if engine not in ENGINE_SETTINGS:
             raise DotpromptError(f"unknown template engine {engine!r}; available: {', '.join(ENGINE_SETTINGS)}")
         self.directory = Path(directory) if directory is not None else None
@@ -92,6 +96,10 @@ class PromptLibrary:
         self._helpers: dict[str, Callable[..., Any]] = {}  # the application's template helpers (define_helper)
         self._handlebars_engine: HandlebarsEngine | None = None  # made with the first Handlebars template
         self._project_verdict: tuple[str | None, str] | None = None  # see _project_engine
+        # MCP servers whose tools prompts name as SERVER/TOOL (docs/mcp.md): None reads the project's
+        # [tool.dotprompt.mcp.servers]. Checked now; nothing starts until a run asks for one of their tools.
+        self._mcp_servers = _mcp_servers(mcp_servers)
+        self._mcp_tools: McpTools | None = None
 
     @property
     def _handlebars(self) -> HandlebarsEngine:
@@ -149,11 +157,40 @@ class PromptLibrary:
         return self._runtime.tool_definition(name)
 
     def tool(self, name: str) -> Any:
-        """The registered tool object, or its ToolDefinition when it was registered without a function."""
-        return self._runtime.tool(name)
+        """The registered tool object, or its ToolDefinition when it was registered without a function;
+        `SERVER/TOOL`: that MCP server's tool (the server starts on first use, and is kept)."""
+        found = self._runtime.tool(name)
+        if found is None and is_mcp_name(name):
+            return self._mcp().tool(name)
+        return found
 
     def tool_names(self) -> list[str]:
         return self._runtime.tool_names()
+
+    def expand_tool_name(self, name: str) -> list[str]:
+        """The tools a `tools:` entry stands for: itself, or each tool of an MCP pattern (`SERVER/*`)."""
+        if self._runtime.tool(name) is None and is_mcp_name(name):
+            return self._mcp().expand(name)
+        return [name]
+
+    @property
+    def mcp_servers(self) -> dict[str, McpServer]:
+        """The MCP servers this library's prompts may use, by name (checked, not started)."""
+        return dict(self._mcp_servers)
+
+    def close(self) -> None:
+        """Stop the MCP servers this library started (they start again on next use; the end of the
+        process stops them too)."""
+        if self._mcp_tools is not None:
+            self._mcp_tools.close()
+
+    def _mcp(self) -> McpTools:
+        with self._lock:
+            if self._mcp_tools is None:
+                from ..mcp.tools import McpTools  # the SDK loads with the first MCP tool a run asks for
+
+                self._mcp_tools = McpTools(self._mcp_servers)
+            return self._mcp_tools
 
     def define_middleware(self, name: str, middleware: Any) -> None:
         """Register middleware for `use: [name]` in prompt files (an object, or a factory taking keyword args)."""
@@ -401,6 +438,12 @@ class PromptLibrary:
             body = with_line_offset(src.template, src.body_line)
             self._partial_bodies.put(path, digest, body)
         return body
+
+
+def _mcp_servers(given: Mapping[str, Any] | None) -> dict[str, McpServer]:
+    from ..mcp.config import configured_servers  # plain configuration: no SDK
+
+    return configured_servers(given)
 
 
 def _open_run_log(found: RunLogSettings) -> RunLog | None:

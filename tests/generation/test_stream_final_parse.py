@@ -78,8 +78,8 @@ def test_a_strict_jsonl_reply_is_made_of_the_objects_the_stream_handed_out():
 
 
 def test_array_and_jsonl_replies_needing_repairs_are_parsed_from_the_final_text():
-    chunks, final = streamed('```json\n[1, 2,]\n```', output_format="array")
+    _, final = streamed('```json\n[1, 2,]\n```', output_format="array")
     assert final.output == [1, 2] and {r.kind for r in final.output_repairs} == {"extracted_from_fence", "trailing_comma"}
-    chunks, final = streamed('{"a": 1}\nnot a line\n{b: 2}\n{"c": "x', output_format="jsonl")
+    _, final = streamed('{"a": 1}\nnot a line\n{b: 2}\n{"c": "x', output_format="jsonl")
     assert final.output == [{"a": 1}, {"b": 2}, {"c": "x"}]
     assert [r.kind for r in final.output_repairs] == ["skipped_line", "unquoted_key", "completed_truncated"]

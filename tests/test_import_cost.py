@@ -100,7 +100,7 @@ def test_version_and_help_load_no_command():
 def test_a_command_loads_its_own_module_only():
     assert loaded_after(_main("check", "--help"), *COMMAND_MODULES) == ["dotprompt.cli.check"]
     assert loaded_after(_main("render", "--help"), *COMMAND_MODULES) == ["dotprompt.cli.render"]
-    assert loaded_after(_main("eval", "--help"), *COMMAND_MODULES) == ["dotprompt.cli.evaluate", "dotprompt.cli.test"]
+    assert loaded_after(_main("eval", "--help"), *COMMAND_MODULES) == ["dotprompt.cli.evaluate"]
 
 
 # What `check` and `render` of the example project leave out: jsonschema's meta-schema check runs only for a

@@ -202,6 +202,83 @@ print(json.dumps({"whole": whole(during), "version": during.config.get("version"
     assert result["after_whole"] and result["after"] == 1001, result
 
 
+def test_a_save_stalled_after_truncating_is_never_served_as_an_empty_version(tmp_path):
+    # An editor writes in place: truncates, then stalls (a loaded machine) longer than the grace before it
+    # writes. The empty file holds still, so its timestamps call it settled and old enough; it must not
+    # become the version renders see (it compiles, to no messages, since an empty file is valid).
+    code = PRELUDE + """
+path = root / "p.prompt"
+path.write_text(version(1000), encoding="utf-8")
+lib = PromptLibrary(root)
+prompt = lib.load("p")
+assert whole(prompt.render())
+time.sleep(0.2)
+signal_read, signal_write = os.pipe()
+
+def editor():
+    data = version(1001).encode()
+    fd = os.open(path, os.O_WRONLY | os.O_TRUNC)
+    os.write(signal_write, b"t")  # truncated
+    time.sleep(1.5)  # three times the grace
+    os.write(fd, data)
+    os.close(fd)
+
+import multiprocessing
+writer = multiprocessing.get_context("fork").Process(target=editor)
+writer.start()
+os.read(signal_read, 1)
+during = [prompt.render()]  # sees the empty file first
+time.sleep(0.7)  # past the grace: by its timestamps, the empty file is old and settled
+during.append(prompt.render())
+writer.join()
+after = prompt.render()
+print(json.dumps({"during": [[whole(r), r.config.get("version"), text(r)[-20:]] for r in during],
+                  "after_whole": whole(after), "after": after.config.get("version")}))
+"""
+    result = assert_finishes(code, timeout=60, cwd=tmp_path).json()
+    assert all(ok and n == 1000 for ok, n, _ in result["during"]), result
+    assert result["after_whole"] and result["after"] == 1001, result
+
+
+def test_a_file_emptied_on_purpose_is_served_once_it_has_stayed_empty(tmp_path):
+    code = PRELUDE + """
+from dotprompt.prompts import store
+store.RELOAD_EMPTIED_SECONDS = 0.6  # read at the call
+path = root / "p.prompt"
+path.write_text(version(1), encoding="utf-8")
+lib = PromptLibrary(root)
+prompt = lib.load("p")
+assert whole(prompt.render())
+path.write_bytes(b"")
+first = prompt.render()
+time.sleep(0.9)
+later = prompt.render()
+print(json.dumps({"first": [whole(first), first.config.get("version")], "later": len(later.messages)}))
+"""
+    result = assert_finishes(code, timeout=60, cwd=tmp_path).json()
+    assert result == {"first": [True, 1], "later": 0}
+
+
+def test_a_file_empty_from_the_start_reloads_at_once(tmp_path):
+    # Only a file that had content is held back when it turns blank: blank to another blank is a new
+    # version at the next render (its identity says which), and blank to content too.
+    code = PRELUDE + """
+path = root / "p.prompt"
+path.write_bytes(b"")
+lib = PromptLibrary(root)
+prompt = lib.load("p")
+empty = len(prompt.render().messages)
+before = prompt.identity.hash
+path.write_bytes(b"\\n")  # still blank, another version
+again = prompt.render()
+path.write_text(version(2), encoding="utf-8")
+print(json.dumps({"empty": empty, "again": len(again.messages), "new_version": prompt.identity.hash != before
+                  and again.identity.hash != before, "filled": whole(prompt.render())}))
+"""
+    result = assert_finishes(code, timeout=60, cwd=tmp_path).json()
+    assert result == {"empty": 0, "again": 0, "new_version": True, "filled": True}
+
+
 def test_an_edit_keeping_size_and_mtime_is_seen(tmp_path):
     code = PRELUDE + """
 path = root / "p.prompt"

@@ -11,14 +11,14 @@ from typing import TYPE_CHECKING
 from .._util.lazy import lazy_names
 from ..errors import BatchInputError, BatchJobError, BatchOutputError
 
-_LAZY = {"BatchReport": ".runner", "InputFile": ".runner", "Row": ".runner", "read_rows": ".runner",
-         "run_batch": ".runner"}
+_LAZY = {"BatchReport": ".runner", "InputFile": ".rows", "Row": ".rows", "read_rows": ".rows", "run_batch": ".runner"}
 
 __all__ = ["BatchInputError", "BatchJobError", "BatchOutputError", "BatchReport", "InputFile", "Row", "read_rows",
            "run_batch"]
 
 if TYPE_CHECKING:
-    from .runner import BatchReport, InputFile, Row, read_rows, run_batch
+    from .rows import InputFile, Row, read_rows
+    from .runner import BatchReport, run_batch
 
 
 __getattr__, __dir__ = lazy_names(__name__, _LAZY, globals(), __all__)

@@ -1,19 +1,9 @@
 """Batch runs: one prompt over a JSON-lines file of inputs, with bounded concurrency.
 
-Exactly one final record per input row. A row is known by its key: `id:<id>` when the row is a
-mapping with an `id` (string or integer), else `sha256:<hash of its content>` (with `#2`, `#3`...
-for repeats of identical rows); `InputFile(path, key="invoice")` keys every row by another column
-(`invoice:<value>`, which each row must then have). Keys do not depend on line numbers, so inserting
-or reordering rows never re-runs finished ones. The key column names the row, it is not input: it is
-sent to the model only when the prompt's input schema declares it, or the prompt has no input
-schema (`model_input`).
-
-The output file is only ever appended to whole lines (one write each; fsyncs grouped off the event
-loop, and a last one before the run ends) while a run goes on,
-and rewritten atomically (temporary file, fsync, rename) before and after when needed: the rewrite
-keeps one record per key (a success beats an error; otherwise the newer wins), drops a torn last line
-left by a crash and keeps any damaged bytes in `<output>.damaged`, so nothing is lost. A lock file
-(`<output>.lock`, flock) refuses a second run on the same output; the OS releases it on any exit.
+Exactly one final record per input row, the row known by its key (`batch/rows.py`), written to the
+crash-safe output journal (`batch/journal.py`), which a second run reads back to skip finished rows.
+The key column names the row, it is not input: it is sent to the model only when the prompt's input
+schema declares it, or the prompt has no input schema (`model_input`).
 
 Memory does not grow with the input: `InputFile` reads rows lazily (a first pass checks every line and
 counts the rows before anything is sent), a fixed pool of `concurrency` workers pulls them, and the
@@ -25,14 +15,9 @@ bytes a row for a moment while each array is sorted.
 from __future__ import annotations
 
 import asyncio
-import bisect
 import contextlib
-import fcntl
-import hashlib
-import json
 import os
 import time
-from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
@@ -41,30 +26,18 @@ from typing import Any
 
 from .._http.client import batch_transport
 from .._util.redact import known_secrets, redact_data, redacted_json
-from ..errors import BatchInputError, BatchOutputError, DotpromptError, OutputValidationError, UsageError
+from ..errors import DotpromptError, OutputValidationError, UsageError
 from ..observe.cost import Cost, endpoints_fixed, load_prices, price_response
 from ..observe.runrecord import log_source, log_summary, pending_interrupts
 from ..prompts.prompt import Prompt
 from ..providers.registry import default_model_name
-from ..settings import BATCH_KEY_COLUMN, BATCH_LOG_ROWS
+from ..settings import BATCH_LOG_ROWS
+from .journal import GroupSync, Survey, append_line, check_output, finished, output_lock, read_output, record_key, unfinished
+from .rows import Hashes, InputFile, Row, Rows, keyed, read_rows, row_of
 
+# The rows (`rows.py`) and the journal's names (`journal.py`) are still imported from here.
 __all__ = ["BatchReport", "Hashes", "InputFile", "Row", "Rows", "finished", "model_input", "model_name", "output_lock",
            "priced_row", "read_output", "read_rows", "record_key", "row_of", "run_batch", "run_row", "unfinished"]
-
-
-@dataclass(frozen=True)
-class Row:
-    number: int  # 1-based line number in the input file
-    input: Any  # the row as written in the file (key column included)
-    digest: str
-    key: str = ""  # the row's identity across runs: `id:...` (`<column>:...`) or `sha256:...`
-    key_column: str | None = None  # the column the key came from; None when keyed by content
-
-
-class Rows(list[Row]):
-    """The rows of one input file; remembers the file so the output can never overwrite it."""
-
-    path: Path | None = None
 
 
 @dataclass
@@ -96,155 +69,6 @@ def model_name(prompt: Prompt, override: str | None = None) -> str | None:
         return None
 
 
-_BOM = b"\xef\xbb\xbf"
-
-
-def read_rows(path: Path, key: str | None = None) -> Rows:
-    """Every row of the file in a list (small inputs, tests); `InputFile` streams instead."""
-    rows = Rows(InputFile(path, key))
-    rows.path = path
-    return rows
-
-
-class Hashes:
-    """A set of 64-bit hashes kept as a sorted array: 8 bytes each, where a set of Python ints takes
-    about 64 (a million rows: 8 MB instead of 64). `add` them all, `freeze`, then ask."""
-
-    def __init__(self) -> None:
-        self.items = array("q")
-
-    def add(self, value: int) -> None:
-        self.items.append(value)
-
-    def freeze(self) -> Hashes:
-        self.items = array("q", sorted(self.items))  # the sort's list is the only moment of ~40 bytes a row
-        return self
-
-    def __contains__(self, value: int) -> bool:
-        at = bisect.bisect_left(self.items, value)
-        return at < len(self.items) and self.items[at] == value
-
-    def __len__(self) -> int:
-        return len(self.items)
-
-    def repeated(self) -> set[int]:
-        """The hashes added more than once (a frozen array has them side by side)."""
-        items = self.items
-        return {items[i] for i in range(1, len(items)) if items[i] == items[i - 1]}
-
-
-class InputFile:
-    """The rows of a JSON-lines file, read lazily: iterating reads the file again, one line at a time.
-
-    `check()` reads it once first, so a bad line (not UTF-8, not JSON, a repeated id) is an error
-    before any row is sent; it counts the rows, and notes which contents repeat (only those are
-    counted while iterating, so identical rows get `#2`, `#3`... without a dict of every row).
-
-    `key` names the column that keys the rows: every row must have it (a string or a whole number).
-    Without it rows are keyed by their `id` when they have one, else by content."""
-
-    def __init__(self, path: Path, key: str | None = None) -> None:
-        self.path = path
-        self.column = key or BATCH_KEY_COLUMN
-        self.required = key is not None
-        self._repeated: set[int] | None = None
-        self.count = 0
-
-    def check(self) -> int:
-        ids, contents = Hashes(), Hashes()
-        count = 0
-        for number, value in self._values():
-            key = _column_key(value, self.column)
-            if self.required and key is None:
-                self._refuse_missing_key(number, value)
-            if key is not None:
-                ids.add(hash(key))
-            else:
-                contents.add(hash(_digest(value)))
-            count += 1
-        twice = ids.freeze().repeated()
-        if twice:
-            self._refuse_repeated_id(twice)
-        self._repeated, self.count = contents.freeze().repeated(), count
-        return count
-
-    def _refuse_repeated_id(self, twice: set[int]) -> None:
-        """Read again to name the lines of the first repeated id (only then: keeping every line costs memory)."""
-        first: dict[int, int] = {}
-        for number, value in self._values():
-            key = _column_key(value, self.column)
-            marker = hash(key) if key is not None else None
-            if marker in twice:
-                if marker in first:
-                    raise BatchInputError(f"{self.path}:{number}: the {self.column} {value[self.column]!r} was already "
-                                          f"used on line {first[marker]} (each row needs its own {self.column}; it is "
-                                          "how results are matched to rows)")
-                first[marker] = number
-
-    def _refuse_missing_key(self, number: int, value: Any) -> None:
-        column = self.column
-        if not isinstance(value, dict) or value.get(column) is None:
-            raise BatchInputError(f"{self.path}:{number}: no `{column}` (the --key column): give every row one, or "
-                                  "leave --key out to key rows by their `id`, else by content")
-        raise BatchInputError(f"{self.path}:{number}: the {column} {value[column]!r} is not a string or a whole number "
-                              f"(the --key column names each row; write it as one)"[:500])
-
-    def __iter__(self) -> Iterator[Row]:
-        if self._repeated is None:
-            self.check()
-        repeated = self._repeated or set()
-        occurrences: dict[int, int] = {}
-        for number, value in self._values():
-            digest = _digest(value)
-            key = _column_key(value, self.column)
-            if key is not None:
-                yield Row(number, value, digest, key, self.column)
-                continue
-            marker = hash(digest)
-            occurrence = 1
-            if marker in repeated:
-                occurrence = occurrences[marker] = occurrences.get(marker, 0) + 1
-            yield Row(number, value, digest, _content_key(digest, occurrence))
-
-    def _values(self) -> Iterator[tuple[int, Any]]:
-        with open(self.path, "rb") as handle:
-            for number, raw in enumerate(handle, start=1):
-                if number == 1 and raw.startswith(_BOM):
-                    raw = raw[len(_BOM):]  # editors on Windows write one; it is not part of the first row
-                value = _parse_row(self.path, number, raw.rstrip(b"\n"))
-                if value is not _BLANK:
-                    yield number, value
-
-
-_BLANK = object()
-
-
-def _parse_row(path: Path, number: int, raw: bytes) -> Any:
-    try:
-        line = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise BatchInputError(f"{path}:{number}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at column "
-                              f"{exc.start + 1}); save the file as UTF-8") from None
-    if not line.strip():
-        return _BLANK
-    try:
-        return json.loads(line)
-    except ValueError as exc:
-        raise BatchInputError(f"{path}:{number}: not a JSON value: {exc}") from None
-
-
-def _digest(value: Any) -> str:
-    return hashlib.sha256(json.dumps(value, sort_keys=True).encode()).hexdigest()[:16]
-
-
-def _column_key(value: Any, column: str = BATCH_KEY_COLUMN) -> str | None:
-    """`<column>:<value as JSON>` when the row has that column as a string or integer, else None."""
-    ident = value.get(column) if isinstance(value, dict) else None
-    if isinstance(ident, (str, int)) and not isinstance(ident, bool):
-        return f"{column}:{json.dumps(ident)}"
-    return None
-
-
 def model_input(prompt: Prompt, row: Row) -> Any:
     """What the model is sent for `row`: the row without its key column, unless the prompt's input
     schema declares that column or the prompt has no input schema (then the row goes as written).
@@ -259,242 +83,6 @@ def model_input(prompt: Prompt, row: Row) -> Any:
     if isinstance(properties, Mapping) and column in properties:
         return value
     return {name: item for name, item in value.items() if name != column}
-
-
-def _content_key(digest: str, occurrence: int) -> str:
-    return f"sha256:{digest}" if occurrence == 1 else f"sha256:{digest}#{occurrence}"
-
-
-def finished(record: dict[str, Any]) -> bool:
-    """Whether a record is a row's result: not an error, and not a run stopped on interrupts (its
-    `interrupted` requests wait for a human; the next run of the batch runs the row again)."""
-    return "error" not in record and "interrupted" not in record
-
-
-def record_key(record: dict[str, Any]) -> str:
-    """The key a record belongs to; records written before keys existed get theirs from their input."""
-    key = record.get("key")
-    if isinstance(key, str):
-        return key
-    value = record.get("input")
-    return _column_key(value) or _content_key(_digest(value), 1)
-
-
-# -- the output file ------------------------------------------------------------------------------
-
-
-@dataclass
-class _Line:
-    record: dict[str, Any]
-    raw: bytes  # kept as written: compaction never re-encodes what the model or the user produced
-
-
-def read_output(path: Path) -> tuple[list[_Line], list[bytes]]:
-    """The records of an output file, and the damaged bytes found (a torn tail, torn or glued lines)."""
-    lines: list[_Line] = []
-    damaged: list[bytes] = []
-    for record, raw, junk in _output_lines(path):
-        if junk:
-            damaged.append(junk)
-        if record is not None:
-            lines.append(_Line(record, raw))
-    return lines, damaged
-
-
-def _output_lines(path: Path) -> Iterator[tuple[dict[str, Any] | None, bytes, bytes]]:
-    """(record or None, the record's bytes, damaged bytes before it) for each non-blank line, streamed."""
-    if not path.exists():
-        return
-    with open(path, "rb") as handle:
-        for raw in handle:
-            raw = raw.rstrip(b"\n")
-            if not raw.strip():
-                continue
-            record, junk = _parse_line(raw)
-            yield record, (raw[len(junk):] if record is not None else b""), junk
-
-
-def _parse_line(raw: bytes) -> tuple[dict[str, Any] | None, bytes]:
-    """(record, damaged prefix). A crash mid-write leaves a torn line, and older versions appended the
-    next record right after it, so a whole record may follow the damage on the same line."""
-    record = _as_record(raw)
-    if record is not None:
-        return record, b""
-    start = raw.find(b'{"', 1)
-    while start != -1:
-        record = _as_record(raw[start:])
-        if record is not None:
-            return record, raw[:start]
-        start = raw.find(b'{"', start + 1)
-    return None, raw
-
-
-def _as_record(raw: bytes) -> dict[str, Any] | None:
-    try:
-        value = json.loads(raw.decode("utf-8"))
-    except ValueError:  # UnicodeDecodeError is a ValueError: a line torn inside a character
-        return None
-    return value if isinstance(value, dict) and "input" in value else None
-
-
-class _Survey:
-    """One streamed pass over the output: which rows are finished, which keys have several records,
-    whether anything is damaged. Keys and (key, digest) pairs are kept as 64-bit hashes.
-
-    When a key has several records, one is kept: a record for the row's current content beats a stale
-    one, a success beats an error, and a newer line beats an older one. Records of rows no longer in
-    the input are kept (they are results someone paid for). Lines keep their order in the file."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.finished = Hashes()
-        keys = Hashes()
-        self.damaged: list[bytes] = []
-        self.records = 0
-        for record, _, junk in _output_lines(path):
-            if junk:
-                self.damaged.append(junk)
-            if record is None:
-                continue
-            self.records += 1
-            key = record_key(record)
-            keys.add(hash(key))
-            if finished(record):
-                self.finished.add(hash((key, record.get("digest"))))
-        self.finished.freeze()
-        self.repeated = keys.freeze().repeated()
-        del keys
-        self.torn_tail = path.exists() and path.stat().st_size > 0 and not _ends_with_newline(path)
-
-    def done(self, row: Row) -> bool:
-        return hash((row.key, row.digest)) in self.finished
-
-    def needs_rewrite(self) -> bool:
-        return bool(self.damaged or self.repeated or self.torn_tail)
-
-    def rewrite(self, rows: Iterable[Row]) -> None:
-        """Write the output again with one record per key, atomically; damaged bytes go to `.damaged`."""
-        if self.damaged:
-            _set_aside(self.path, self.damaged)
-        current = {hash(row.key): row.digest for row in rows if hash(row.key) in self.repeated}
-        best: dict[int, tuple[tuple[bool, bool, int], int]] = {}
-        for position, (record, _) in enumerate(self._records()):
-            marker = hash(record_key(record))
-            if marker in self.repeated:
-                rank = (record.get("digest") == current.get(marker), finished(record), position)
-                if marker not in best or rank > best[marker][0]:
-                    best[marker] = (rank, position)
-        keep = {position for _, position in best.values()}
-        temporary = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-        with open(temporary, "wb") as handle:
-            for position, (record, raw) in enumerate(self._records()):
-                if hash(record_key(record)) not in self.repeated or position in keep:
-                    handle.write(raw + b"\n")
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, self.path)
-        _fsync_directory(self.path.parent)
-
-    def _records(self) -> Iterator[tuple[dict[str, Any], bytes]]:
-        for record, raw, _ in _output_lines(self.path):
-            if record is not None:
-                yield record, raw
-
-
-def _ends_with_newline(path: Path) -> bool:
-    with open(path, "rb") as handle:
-        handle.seek(-1, os.SEEK_END)
-        return handle.read(1) == b"\n"
-
-
-def _fsync_directory(folder: Path) -> None:
-    # The rename itself is only durable once the directory entry is on disk.
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _append(fd: int, data: bytes) -> None:
-    """The whole line in one append: a crash leaves at most one torn last line, which the next run repairs."""
-    view = memoryview(data)
-    while view:
-        written = os.write(fd, view)
-        view = view[written:]
-
-
-class _GroupSync:
-    """fsync the output off the event loop, one at a time, covering every line written before it began.
-
-    A line is in the OS's hands once written (a killed process loses nothing); fsync makes it survive
-    a machine crash too, within INTERVAL of being written. One fsync per record on the loop thread
-    halved batch throughput, and one per burst still meant ~160 thread round trips a second at 32
-    calls in flight, so the lines written within INTERVAL of an fsync share the next one; the run ends
-    with a last fsync before compacting."""
-
-    INTERVAL = 0.05
-
-    def __init__(self, fd: int) -> None:
-        self.fd = fd
-        self.dirty = False
-        self.running: asyncio.Future[None] | None = None
-
-    def written(self) -> None:
-        self.dirty = True
-        if self.running is None:
-            self.running = asyncio.ensure_future(self._drain())
-
-    async def _drain(self) -> None:
-        while self.dirty:
-            self.dirty = False
-            await asyncio.to_thread(os.fsync, self.fd)
-            await asyncio.sleep(self.INTERVAL)
-        self.running = None
-
-    async def close(self) -> None:
-        if self.running is not None:
-            await self.running
-        await asyncio.to_thread(os.fsync, self.fd)
-
-
-@contextlib.contextmanager
-def output_lock(path: Path) -> Iterator[None]:
-    """Hold `<output>.lock` for the run; a second run on the same output is refused, not interleaved."""
-    lock_path = path.with_name(path.name + ".lock")
-    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise BatchOutputError(f"{path} is already being written by another batch run (it holds {lock_path}); "
-                                   "wait for that run to finish, or write to another --output") from None
-        yield
-    finally:
-        os.close(fd)  # closing releases the lock; the OS does the same if the process dies
-
-
-def _check_output(rows: Iterable[Row], output: Path) -> None:
-    """The output must be a regular file (or not exist yet) and must not be the input."""
-    if output.exists() and not output.is_file():
-        kind = "a folder" if output.is_dir() else "not a regular file"
-        raise BatchOutputError(f"--output {output} is {kind}: name a .jsonl file to write the results to")
-    if output.parent.exists() and not output.parent.is_dir():
-        raise BatchOutputError(f"--output {output}: {output.parent} is not a folder")
-    source = getattr(rows, "path", None)
-    if source is None or not output.exists():
-        return
-    if os.path.samefile(source, output):
-        raise BatchOutputError(f"--output {output} is the input file: the results would overwrite the rows; "
-                               "write them to another file")
-
-
-def _set_aside(output: Path, damaged: list[bytes]) -> None:
-    """Damaged bytes go to `<output>.damaged` instead of being dropped: they may hold a model's words."""
-    with open(output.with_name(output.name + ".damaged"), "ab") as handle:
-        handle.writelines(chunk + b"\n" for chunk in damaged)
-        handle.flush()
-        os.fsync(handle.fileno())
 
 
 RowModel = Callable[[Row], Any]
@@ -514,19 +102,19 @@ async def run_batch(prompt: Prompt, rows: Iterable[Row], output: Path, *, concur
     `row_model(row)`, when given, chooses each row's model (the provider batch APIs replay each row's
     downloaded result through it); otherwise every row uses `model`. `overrides` go to every
     `Prompt.generate` (e.g. return_tool_requests)."""
-    _check_output(rows, output)
+    check_output(rows, output)
     if log_rows not in BATCH_LOG_ROWS:
         raise UsageError(f"log_rows must be one of {', '.join(BATCH_LOG_ROWS)}, not {log_rows!r}")
     source = getattr(rows, "path", None)
     if isinstance(rows, InputFile):
-        total = rows.count if rows._repeated is not None else rows.check()
+        total = rows.count if rows.checked else rows.check()
     else:
-        rows = [row if row.key else _keyed(row) for row in rows]
+        rows = [row if row.key else keyed(row) for row in rows]
         total = len(rows)
     output.parent.mkdir(parents=True, exist_ok=True)
     with output_lock(output):
         report = BatchReport(total=total)
-        survey = _Survey(output)
+        survey = Survey(output)
         if survey.needs_rewrite():
             report.repaired = len(survey.damaged)
             survey.rewrite(rows)
@@ -546,7 +134,7 @@ async def run_batch(prompt: Prompt, rows: Iterable[Row], output: Path, *, concur
                     _log_batch(prompt, source, output, model, report, interrupted=True)
                     raise
         if ran:
-            after = _Survey(output)
+            after = Survey(output)
             if after.needs_rewrite():
                 after.rewrite(rows)
         report.seconds = time.perf_counter() - started
@@ -590,32 +178,13 @@ def _todo(rows: Iterable[Row], finished: Hashes, report: BatchReport) -> Iterato
             yield row
 
 
-def unfinished(rows: Iterable[Row], output: Path) -> Iterator[Row]:
-    """The rows without a successful record of their current content in `output` (read once, streamed)."""
-    finished = _Survey(output).finished
-    return (row for row in rows if hash((row.key, row.digest)) not in finished)
-
-
-def row_of(value: Any, number: int = 0) -> Row:
-    """A row made from its value alone (no file): keyed by its `id`, else by its content."""
-    digest = _digest(value)
-    key = _column_key(value)
-    return Row(number, value, digest, key or _content_key(digest, 1), BATCH_KEY_COLUMN if key else None)
-
-
-def _keyed(row: Row) -> Row:
-    # Rows built by hand (not by read_rows) get a key from their `id`, else from their content.
-    key = _column_key(row.input)
-    return Row(row.number, row.input, row.digest, key or _content_key(row.digest, 1), BATCH_KEY_COLUMN if key else None)
-
-
 async def _run_rows(prompt: Prompt, todo: Iterator[Row], output: Path, concurrency: int, row_model: RowModel,
                     on_row: Callable[[dict[str, Any]], Any] | None, report: BatchReport,
                     overrides: dict[str, Any], log_rows: str) -> int:
     """A fixed pool of workers pulls rows from `todo` (never a task per row: a million rows would be a
     million coroutines in memory). Returns the number of rows run."""
     fd = os.open(output, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-    sync = _GroupSync(fd)
+    sync = GroupSync(fd)
     ran = 0
     where = str(output.absolute())  # as the run log names the output: wherever `dotprompt logs` is run from
     try:
@@ -629,7 +198,8 @@ async def _run_rows(prompt: Prompt, todo: Iterator[Row], output: Path, concurren
                 report.add_cost(cost)
                 known = secrets.now()
                 record = redact_data(record, known)
-                _append(fd, _encode(record, known))  # no key reaches the file, whatever an error (or a provider echoing one) said
+                # no key reaches the file, whatever an error (or a provider echoing one) said
+                append_line(fd, _encode(record, known))
                 sync.written()
                 ran += 1
                 if "error" in record:

@@ -1,4 +1,6 @@
-"""`dotprompt eval`: score prompts field by field on gold datasets; exit 0, 1 (a gate failed) or 2 (bad files)."""
+"""`dotprompt eval`: score prompts field by field on gold datasets; exit 0, 1 (a gate failed) or 2 (bad files).
+
+The run itself is `evals/suite.py` (`run_evals`); this module reads the options, shows progress and prints."""
 
 from __future__ import annotations
 
@@ -8,20 +10,16 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import DatasetError, PromptFileError
+from ..errors import DatasetError, UsageError
 from ..settings import github_step_summary, in_ci
 from .common import DIR_HELP, EXIT_FAILED, EXIT_OK, EXIT_USAGE, CommandLineError, add_engine_flag, prepare_outputs
-from .test import find_test_files
 
 if TYPE_CHECKING:  # the eval machinery loads when an eval runs, not with every command (`dotprompt check`)
-    from ..evals.config import EvalSpec
-    from ..evals.datasets import GoldRow
-    from ..evals.gates import Baseline
     from ..evals.report import Verdict
-    from ..evals.run import Arm, ArmResult
+    from ..evals.suite import EvalOptions, EvalOutcome
     from ..prompts.library import PromptLibrary
 
-__all__ = ["add_parser", "collect", "evaluate", "judge", "report", "rows_of", "run"]
+__all__ = ["add_parser", "options_of", "report", "run"]
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -52,119 +50,63 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.max_regression is not None and not 0 <= args.max_regression <= 1:
-        raise CommandLineError("--max-regression must be between 0 and 1")
-    from ..evals.gates import load_baseline, save_baseline
-    from ..evals.run import arms_of
     from ..prompts.loader import project_library, prompts_dir
 
+    options = options_of(args)
     folder = prompts_dir(args.dir)
-    specs, errors = collect(args, folder)
-    for error in errors:
+    prepare_outputs({"--junit": args.junit, "--json": args.json, "--markdown": args.markdown,
+                     "--save-baseline": args.save_baseline})
+    try:
+        outcome = _evaluate(project_library(folder, engine=args.template_engine), options)
+    except DatasetError as exc:
+        print(str(exc), file=sys.stderr)
+        return EXIT_USAGE
+    for error in outcome.file_errors:
         print(str(error), file=sys.stderr)
-    if not specs:
-        if not errors:
+    if not outcome.verdicts:
+        if not outcome.file_errors:
             where = ", ".join(args.paths) or str(folder)
             print(f"dotprompt: error: no evals found: no test file in {where} has an `eval:` section "
                   "(or pass --dataset FILE --prompt NAME)", file=sys.stderr)
         return EXIT_USAGE
-    arms = arms_of(args.variant, args.model)
-    if args.save_baseline and len(arms) > 1:
-        raise CommandLineError("--save-baseline saves one variant on one model; give at most one --variant and --model")
-    prepare_outputs({"--junit": args.junit, "--json": args.json, "--markdown": args.markdown,
-                     "--save-baseline": args.save_baseline})
+    report(outcome.verdicts, args)
+    return EXIT_OK if all(v.passed for v in outcome.verdicts) else EXIT_FAILED
+
+
+def options_of(args: argparse.Namespace) -> EvalOptions:
+    """The command line's options, checked: a CommandLineError for options that do not go together."""
+    from ..evals.suite import EvalOptions, check_options
+
+    options = EvalOptions(paths=args.paths, dataset=args.dataset, prompt=args.prompt, variants=args.variant,
+                          models=args.model, mode=args.mode or "replay", baseline=args.baseline,
+                          max_regression=args.max_regression, save_baseline=args.save_baseline,
+                          concurrency=args.concurrency)
     try:
-        baseline = load_baseline(args.baseline) if args.baseline else None
-        results = evaluate(project_library(folder, engine=args.template_engine), specs, arms, args)
-    except DatasetError as exc:
-        print(str(exc), file=sys.stderr)
-        return EXIT_USAGE
-    verdicts = judge(results, baseline, args.max_regression)
-    report(verdicts, args)
-    if args.save_baseline:
-        save_baseline(args.save_baseline, {r.spec.name: r.scores for r in results},
-                      {r.spec.name: r.grounding for r in results})
-    return EXIT_OK if all(v.passed for v in verdicts) else EXIT_FAILED
-
-
-def collect(args: argparse.Namespace, folder: Path) -> tuple[list[EvalSpec], list[PromptFileError]]:
-    from ..evals.config import EvalSpec, load_eval
-    from ..settings import project_root
-
-    if args.prompt:
-        if not args.dataset or args.paths:
-            raise CommandLineError("--prompt evaluates a dataset without a test file: give --dataset FILE and no paths")
-        return [EvalSpec(str(folder / f"{args.prompt}.test.yaml"), 1, args.prompt, dataset=args.dataset,
-                         root=project_root(folder))], []
-    try:
-        files = find_test_files(args.paths, folder)
-    except FileNotFoundError as exc:
+        check_options(options)
+    except UsageError as exc:
         raise CommandLineError(str(exc)) from None
-    specs, errors = [], []
-    for file in files:
-        try:
-            spec = load_eval(file, folder)
-        except PromptFileError as exc:
-            errors.append(exc)
-            continue
-        if spec is not None:
-            spec.dataset = args.dataset or spec.dataset
-            specs.append(spec)
-    return specs, errors
+    return options
 
 
-def evaluate(library: PromptLibrary, specs: Sequence[EvalSpec], arms: Sequence[Arm],
-             args: argparse.Namespace) -> list[ArmResult]:
-    import asyncio
+def _evaluate(library: PromptLibrary, options: EvalOptions) -> EvalOutcome:
+    """`run_evals`, with a progress bar on a terminal (not in CI)."""
+    from ..evals.suite import run_evals
 
-    from ..evals.run import EvalRun
-
-    runner = EvalRun(library, args.mode or "replay", max(1, args.concurrency))
-    datasets = [(spec, rows_of(spec)) for spec in specs]
-    fancy = sys.stderr.isatty() and not in_ci()
     try:
-        if not fancy:
-            return [r for spec, rows in datasets for r in asyncio.run(runner.run(spec, arms, rows))]
+        if not (sys.stderr.isatty() and not in_ci()):
+            return run_evals(library, options)
         from rich.console import Console
-        from rich.progress import Progress
+        from rich.progress import Progress, TaskID
 
-        total = sum(len(rows) for _, rows in datasets) * len(arms)
         with Progress(console=Console(stderr=True), transient=True) as progress:
-            task = progress.add_task(f"eval: {total} rows ({runner.mode})", total=total)
-            runner.on_row = lambda _result: progress.advance(task)
-            return [r for spec, rows in datasets for r in asyncio.run(runner.run(spec, arms, rows))]
-    finally:
-        runner.save()  # what was recorded is kept even when a later row or eval fails
+            task: list[TaskID] = []
 
+            def start(total: int, mode: str) -> None:
+                task.append(progress.add_task(f"eval: {total} rows ({mode})", total=total))
 
-def rows_of(spec: EvalSpec) -> list[GoldRow]:
-    from ..evals.datasets import read_dataset
-
-    if spec.dataset is None:
-        raise DatasetError(f"{spec.file}:{spec.line}: the eval names no dataset; add `dataset: FILE` or pass --dataset")
-    return read_dataset(spec.dataset)
-
-
-def judge(results: Sequence[ArmResult], baseline: Baseline | None, max_regression: float | None) -> list[Verdict]:
-    from collections import Counter
-
-    from ..evals.gates import deltas, regressions, threshold_misses
-    from ..evals.report import Verdict
-
-    legacy_names = Counter(spec.legacy_name for spec in {id(r.spec): r.spec for r in results}.values())
-    verdicts = []
-    for result in results:
-        misses = threshold_misses(result.spec, result.scores, result.grounding)
-        found, notes = None, []
-        if baseline is not None:
-            saved, note = baseline.lookup(result.spec, legacy_names)
-            notes += [note] if note else []
-            if saved is not None:
-                found = deltas(saved, result.scores, result.grounding)
-                tolerance = max_regression if max_regression is not None else result.spec.max_regression
-                misses += regressions(found, tolerance, result.scores, result.grounding)
-        verdicts.append(Verdict(result, misses, found, notes))
-    return verdicts
+            return run_evals(library, options, on_start=start, on_row=lambda _result: progress.advance(task[0]))
+    except FileNotFoundError as exc:  # a path given on the command line
+        raise CommandLineError(str(exc)) from None
 
 
 def report(verdicts: Sequence[Verdict], args: argparse.Namespace) -> None:

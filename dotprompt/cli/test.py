@@ -19,7 +19,7 @@ if TYPE_CHECKING:  # the test machinery loads when a test runs, not with every c
     from ..testing.recording import Mode
     from ..testing.runner import CaseResult, CaseSummary, TestRun
 
-__all__ = ["TestOptions", "add_parser", "collect", "default_mode", "find_test_files", "run", "run_tests"]
+__all__ = ["TestOptions", "add_parser", "collect", "default_mode", "run", "run_tests"]
 
 
 @dataclass
@@ -44,19 +44,6 @@ def default_mode() -> Mode:
     return "replay" if in_ci() else "auto"
 
 
-def find_test_files(paths: Sequence[str], prompts_dir: Path) -> list[Path]:
-    found: list[Path] = []
-    for raw in paths or [str(prompts_dir)]:
-        path = Path(raw)
-        if path.is_dir():
-            found += sorted(p for p in path.rglob("*.test.yaml") if "__recordings__" not in p.parts)
-        elif path.is_file():
-            found.append(path)
-        else:
-            raise FileNotFoundError(f"no such test file or folder: {raw}")
-    return found
-
-
 def collect(files: Sequence[Path], prompts_dir: Path, keyword: str | None) -> tuple[list[TestCase], list[PromptFileError]]:
     from ..testing.cases import load_test_file
 
@@ -74,6 +61,7 @@ def collect(files: Sequence[Path], prompts_dir: Path, keyword: str | None) -> tu
 
 def run_tests(options: TestOptions, out: TextIO | None = None) -> int:
     from ..prompts.loader import project_library
+    from ..testing.cases import find_test_files
     from ..testing.report import nothing_collected, print_summary, write_json, write_junit
     from ..testing.runner import TestRun
 

@@ -16,10 +16,12 @@ _LAZY = {"DatasetError": "..errors",
          "GoldRow": ".datasets", "read_dataset": ".datasets",
          "Counts": ".metrics", "Scores": ".metrics", "score_rows": ".metrics",
          "Arm": ".run", "ArmResult": ".run", "EvalRun": ".run",
-         "SCORERS": ".scorers", "scorer": ".scorers"}
+         "SCORERS": ".scorers", "scorer": ".scorers",
+         "EvalOptions": ".suite", "EvalOutcome": ".suite", "run_evals": ".suite"}
 
-__all__ = ["SCORERS", "Arm", "ArmResult", "Comparer", "Comparison", "Counts", "DatasetError", "EvalRun", "EvalSpec",
-           "FieldResult", "FieldRule", "GoldRow", "Scores", "load_eval", "read_dataset", "score_rows", "scorer"]
+__all__ = ["SCORERS", "Arm", "ArmResult", "Comparer", "Comparison", "Counts", "DatasetError", "EvalOptions", "EvalOutcome",
+           "EvalRun", "EvalSpec", "FieldResult", "FieldRule", "GoldRow", "Scores", "load_eval", "read_dataset", "run_evals",
+           "score_rows", "scorer"]
 
 if TYPE_CHECKING:
     from ..errors import DatasetError
@@ -29,6 +31,7 @@ if TYPE_CHECKING:
     from .metrics import Counts, Scores, score_rows
     from .run import Arm, ArmResult, EvalRun
     from .scorers import SCORERS, scorer
+    from .suite import EvalOptions, EvalOutcome, run_evals
 
 
 __getattr__, __dir__ = lazy_names(__name__, _LAZY, globals(), __all__)

@@ -46,6 +46,15 @@ class ArrayStream:
         self._emitted = settled
         return fresh
 
+    def whole_output(self) -> ParsedOutput | None:
+        """The final parse of the text fed, without reading it again, when that text was one strict JSON
+        array (`IncrementalJsonParser.strict`): the value json.loads gives, no repairs; None otherwise
+        (the final text is parsed then). Its items are the very objects the chunks handed out."""
+        parser = self._parser
+        if parser.done and parser.strict and isinstance(parser.value, list):
+            return ParsedOutput(parser.value, [])
+        return None
+
 
 class ArrayHandler:
     def __init__(self, schema: dict[str, Any] | None) -> None:

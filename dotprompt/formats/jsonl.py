@@ -67,16 +67,30 @@ class JsonlStream:
         self._mode = _UNDECIDED
         self._line: IncrementalJsonParser | None = None  # made when the line is not a flat object
         self._pending = ""  # the object line so far, while no parser reads it
+        self._items: list[Any] = []  # every object handed out: the final output, while `_strict`
+        self._strict = True  # every line so far blank or one strict JSON object (`whole_output`)
 
     def feed(self, text: str) -> list[Any]:
         items: list[Any] = []
         pos = 0
         while (newline := text.find("\n", pos)) >= 0:
             self._feed_line(text, pos, newline, items)
+            if self._mode == _ITEM:  # the line ended before its object closed: the final parse repairs it
+                self._strict = False
             self._mode = _UNDECIDED
             pos = newline + 1
         self._feed_line(text, pos, len(text), items)
+        if self._strict:
+            self._items += items
         return items
+
+    def whole_output(self) -> ParsedOutput | None:
+        """The final parse of the text fed, without reading it again, when every line was blank or one
+        strict JSON object (quoted keys, nothing after it but blanks): those objects, no repairs. None
+        otherwise (the final text is parsed then). The objects are the very ones the chunks handed out."""
+        if not self._strict or self._mode == _ITEM:  # a last object never closed: completed by the final parse
+            return None
+        return ParsedOutput(self._items, [])
 
     def _feed_line(self, text: str, pos: int, stop: int, items: list[Any]) -> None:
         if self._mode == _UNDECIDED:
@@ -86,7 +100,11 @@ class JsonlStream:
                 return
             self._mode = _ITEM if text[pos] == "{" else _SKIP
             self._line, self._pending = None, ""
+            if self._mode == _SKIP:  # prose or a fence line: the final parse reports it
+                self._strict = False
         if self._mode != _ITEM:
+            if self._strict and text[pos:stop].strip(" \t\r"):  # text after an object: reported too
+                self._strict = False
             return
         piece = text[pos:stop]
         if self._line is None:
@@ -96,6 +114,8 @@ class JsonlStream:
                 if flat is not None:  # what the streaming parser would give, at the same brace
                     items.append(flat[0])
                     self._mode, self._pending = _SKIP, ""
+                    self._strict = self._strict and not flat[1]  # a bare key is an `unquoted_key` repair
+                    self._feed_line(piece, flat[2], len(piece), items)  # what follows it on the line
                     return
             elif len(piece) <= _PENDING_MAX:
                 self._pending = piece
@@ -105,6 +125,7 @@ class JsonlStream:
         if self._line.done:  # only a closed object is handed out
             items.append(self._line.value)
             self._mode = _SKIP
+            self._strict = self._strict and self._line.strict
 
 
 def parse_jsonl(text: str) -> ParsedOutput:

@@ -26,8 +26,8 @@ from ..document.files import FileChangingError, Snapshot, file_stamp, read_confi
 from ..errors import InvalidPromptNameError, PromptFileError, PromptNotFoundError
 from .compiler import CompiledPrompt, Dependency
 
-__all__ = ["MAX_NAME_LENGTH", "MAX_NAME_PART_BYTES", "RELOAD_GRACE_SECONDS", "RELOAD_REHASH_SECONDS", "PromptFiles",
-           "PromptInfo", "check_name", "current_stamp"]
+__all__ = ["MAX_NAME_LENGTH", "MAX_NAME_PART_BYTES", "RELOAD_EMPTIED_SECONDS", "RELOAD_GRACE_SECONDS",
+           "RELOAD_REHASH_SECONDS", "PromptFiles", "PromptInfo", "check_name", "current_stamp"]
 
 MAX_NAME_LENGTH: Final = 1024
 """Characters a prompt or partial name (with its namespace folders) may have; longer is an InvalidPromptNameError."""
@@ -38,6 +38,11 @@ MAX_NAME_PART_BYTES: Final = 200
 RELOAD_GRACE_SECONDS: Final = 0.5
 """Hot reload: a changed file that fails to compile (empty, cut off: a save that stalled half-way) raises
 its error only once it is this old; until then renders keep the last whole version."""
+
+RELOAD_EMPTIED_SECONDS: Final = 2.0
+"""Hot reload: a file that had content and is now blank (an in-place save stalled between truncating and
+writing looks exactly like it, timestamps and all) is used only once this reader has seen it hold still,
+blank, this long; until then renders keep the last whole version without waiting."""
 
 RELOAD_REHASH_SECONDS: Final = 2.0
 """Hot reload: a file whose stat looks unchanged is still re-read and hashed this often, so an edit that
@@ -62,6 +67,9 @@ class PromptFiles:
 
     def __init__(self, directory: Path | None) -> None:
         self.directory = directory
+        # path -> ((digest, stamp), time.monotonic() after the read) of a file first seen blank after it
+        # had content: used once it is seen the same RELOAD_EMPTIED_SECONDS later
+        self._blank_since: dict[str, tuple[tuple[str, Any], float]] = {}
 
     # -- what the folder holds ----------------------------------------------------------------
 
@@ -158,7 +166,10 @@ class PromptFiles:
         (`read_confirmed`): a save stalled half-way has old timestamps but is not done. A file that
         keeps changing keeps `compiled` (the last whole version) until it holds still; a
         file gone for good raises PromptNotFoundError; a new version that does not compile raises its
-        PromptFileError once it has stayed so for RELOAD_GRACE_SECONDS (a stalled save is not an error)."""
+        PromptFileError once it has stayed so for RELOAD_GRACE_SECONDS (a stalled save is not an error);
+        a file that had content and is now blank is used only once it has stayed so for
+        RELOAD_EMPTIED_SECONDS (`_once_blank_long_enough`)."""
+        read_ns, read_at = time.time_ns(), time.monotonic()  # before the read: what it sees held still since
         try:
             snapshot = self._reread(path, label)
         except FileChangingError:
@@ -169,28 +180,49 @@ class PromptFiles:
                 return dataclasses.replace(compiled, stamp=snapshot.stamp, depends=depends, checked_at=time.monotonic())
             partials_changed()
         elif snapshot.digest != compiled.digest:
+            if _became_blank(snapshot, compiled):
+                return self._once_blank_long_enough(path, snapshot, compiled, read_at, compile_snapshot)
             try:
                 snapshot = read_confirmed(snapshot, path, self.directory)
             except FileChangingError:  # it never held still: the last whole version until it does
                 return compiled
         while True:
-            # A save that stalls half-way (an empty or cut-off file) can hold still longer than the
-            # settle time: a file that fails to compile, or is newly empty (which compiles, to no
-            # messages), is trusted only once it is RELOAD_GRACE_SECONDS old. Until then this thread
+            # A save that stalls half-way (a cut-off file) can hold still longer than the settle time: a
+            # file that fails to compile is an error only once a read that began RELOAD_GRACE_SECONDS after
+            # its last change (mtime or ctime, which no tool sets back) still sees it. Until then this thread
             # waits for it and other renders keep the last whole version.
-            trusted = time.time_ns() - snapshot.stamp[0] >= RELOAD_GRACE_SECONDS * 1e9
-            if trusted or snapshot.data.strip():
-                try:
-                    return compile_snapshot(snapshot)
-                except PromptFileError:
-                    if trusted:
-                        raise
+            changed = max(snapshot.stamp[0], snapshot.stamp[3])
+            trusted = read_ns - changed >= RELOAD_GRACE_SECONDS * 1e9
+            try:
+                return compile_snapshot(snapshot)
+            except PromptFileError:
+                if trusted:
+                    raise
             time.sleep(file_reads.RELOAD_SETTLE_SECONDS)  # read at the call: a test may change it
+            read_ns, read_at = time.time_ns(), time.monotonic()
             try:
                 snapshot = self._reread(path, label)
                 snapshot = read_confirmed(snapshot, path, self.directory)
             except FileChangingError:
                 return compiled
+            if _became_blank(snapshot, compiled):
+                return self._once_blank_long_enough(path, snapshot, compiled, read_at, compile_snapshot)
+
+    def _once_blank_long_enough(self, path: str, snapshot: Snapshot, compiled: CompiledPrompt, read_at: float,
+                                compile_snapshot: Callable[[Snapshot], CompiledPrompt]) -> CompiledPrompt:
+        """`compiled` (which has content) until blank `snapshot` has held still for RELOAD_EMPTIED_SECONDS as
+        this reader saw it: first seen blank by one read, then the same bytes and stamp by a read that began
+        (`read_at`, monotonic) that long after. A stalled in-place save cannot be told from a file emptied on
+        purpose by its timestamps; only by staying blank longer than a stall lasts. Nobody waits meanwhile."""
+        seen = (snapshot.digest, snapshot.stamp)
+        first = self._blank_since.get(path)
+        if first is None or first[0] != seen:
+            self._blank_since[path] = (seen, time.monotonic())
+            return compiled
+        if read_at - first[1] < RELOAD_EMPTIED_SECONDS:  # read at the call: a test may change it
+            return compiled
+        del self._blank_since[path]
+        return compile_snapshot(snapshot)
 
     def _reread(self, path: str, label: tuple[str | None, str | None]) -> Snapshot:
         """The prompt's file, read once as it settles; gone for good is PromptNotFoundError."""
@@ -207,6 +239,12 @@ def current_stamp(path: str) -> Any:
         return file_stamp(path)
     except (OSError, ValueError):
         return None
+
+
+def _became_blank(snapshot: Snapshot, compiled: CompiledPrompt) -> bool:
+    """Whether `snapshot` is blank while `compiled`, the version served, had content (frontmatter or text)."""
+    source = compiled.source
+    return not snapshot.data.strip() and bool(source.yaml_line or source.template.strip())
 
 
 def _still_changing(path: str) -> PromptFileError:

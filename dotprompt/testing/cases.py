@@ -19,7 +19,7 @@ assertion of the file is in its `errors`, not only the first.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,7 +35,7 @@ from .grounded import Grounded, read_grounded
 from .paths import PathError, parse_path
 
 __all__ = ["CASE_KEYS", "EXPECT_KEYS", "FILE_KEYS", "Expectations", "FunctionCheck", "JudgeCheck", "PathCheck", "TestCase",
-           "ToolCheck", "load_test_file", "read_test_yaml", "sidecar_prompt"]
+           "ToolCheck", "find_test_files", "load_test_file", "read_test_yaml", "sidecar_prompt"]
 
 CASE_KEYS = ("name", "input", "context", "history", "model", "config", "expect", "variant")
 FILE_KEYS = ("prompt", "variant", "model", "config", "cases", "tests", "eval")  # `eval`: read by dotprompt.evals
@@ -116,6 +116,21 @@ class TestCase:
     @property
     def id(self) -> str:
         return f"{Path(self.file).name}::{self.name}"
+
+
+def find_test_files(paths: Sequence[str], prompts_dir: Path) -> list[Path]:
+    """The test files `paths` name (files, or folders searched for `*.test.yaml` outside `__recordings__`),
+    the prompt folder's when none are given; FileNotFoundError for a path that does not exist."""
+    found: list[Path] = []
+    for raw in paths or [str(prompts_dir)]:
+        path = Path(raw)
+        if path.is_dir():
+            found += sorted(p for p in path.rglob("*.test.yaml") if "__recordings__" not in p.parts)
+        elif path.is_file():
+            found.append(path)
+        else:
+            raise FileNotFoundError(f"no such test file or folder: {raw}")
+    return found
 
 
 def sidecar_prompt(path: Path, prompts_dir: Path | None) -> tuple[str | None, str | None]:

@@ -145,6 +145,7 @@ _CHILD = """
 import asyncio, json, random
 from dotprompt import OutputValidationError, generate, generate_stream
 from dotprompt.formats import OutputParseError, get_format
+from dotprompt.formats.finite import finite_output
 from dotprompt.doubles import ScriptedModel
 MB = 1 << 20
 text = {expr}
@@ -183,13 +184,24 @@ def format_stream(name):
         feed = getattr(stream, "feed_lazy", stream.feed)  # what a streamed run calls
         for piece in pieces(random.Random(1)):
             feed(piece)
+        streams[name] = stream
     return run
 
+def same_as_the_final_parse(name):
+    # The stream's own final parse (`whole_output`), when it has one, is what parsing the text gives.
+    whole = streams[name].whole_output() if hasattr(streams[name], "whole_output") else None
+    if whole is None:
+        return "none"
+    parsed = finite_output(get_format(name).handler(None).parse_text(text), text)
+    return "same" if (repr(parsed.value), parsed.repairs) == (repr(whole.value), whole.repairs) else "differs"
+
+streams = {{}}
 results["generate"] = outcome(whole)
 results["generate_stream"] = outcome(streamed)
 for name in ("json", "array", "jsonl"):
     results[name + "_parse"] = outcome(lambda: get_format(name).handler(None).parse_text(text))
     results[name + "_stream"] = outcome(format_stream(name))
+    results[name + "_whole"] = same_as_the_final_parse(name)
 print(json.dumps(results))
 """
 
@@ -202,6 +214,9 @@ def test_hostile_input_finishes_whole_and_streamed_with_a_value_or_a_typed_error
     assert results["generate"] in ("value", "OutputValidationError")
     assert results["generate_stream"] == results["generate"]
     assert results["json_stream"] == results["array_stream"] == results["jsonl_stream"] == "value"  # streams never raise
+    assert "differs" not in (results["json_whole"], results["array_whole"], results["jsonl_whole"]), results
+    strict = {"keys_100k": ("json", "jsonl"), "int_array": ("json", "array"), "long_string": ("json", "jsonl")}
+    assert all(results[f"{fmt}_whole"] == "same" for fmt in strict.get(name, ())), results
 
 
 @pytest.mark.slow

@@ -53,3 +53,33 @@ def test_a_reply_with_prose_around_it_reports_where_it_was_found():
     _, final = streamed('Here it is: {"total": 2} done')
     assert final.output == {"total": 2}
     assert [r.kind for r in final.output_repairs] == ["extracted_from_prose"]
+
+
+ARRAY = '[{"id": 1, "tags": ["a", "b"]}, {"id": 2, "note": "x\\ny"}, 3.5, "s", [null, true]]'
+JSONL = '{"id": 1, "tags": ["a", "b"]}\n  {"id": 2, "name": "plain"}\n\n{"id": 3, "note": "x\\ny"}  \r\n{"id": 4}'
+
+
+def items_of(chunks):
+    return [item for chunk in chunks for item in chunk.output]
+
+
+def test_a_strict_array_reply_is_made_of_the_items_the_stream_handed_out():
+    chunks, final = streamed(ARRAY, output_format="array")
+    assert final.output == json.loads(ARRAY) and final.output_repairs == []
+    handed = items_of(chunks)
+    assert [id(item) for item in final.output[:4]] == [id(item) for item in handed[:4]]  # not parsed again
+
+
+def test_a_strict_jsonl_reply_is_made_of_the_objects_the_stream_handed_out():
+    chunks, final = streamed(JSONL, output_format="jsonl")
+    assert final.output == [json.loads(line) for line in JSONL.split("\n") if line.strip()]
+    assert final.output_repairs == []
+    assert [id(item) for item in final.output] == [id(item) for item in items_of(chunks)]  # not parsed again
+
+
+def test_array_and_jsonl_replies_needing_repairs_are_parsed_from_the_final_text():
+    _, final = streamed('```json\n[1, 2,]\n```', output_format="array")
+    assert final.output == [1, 2] and {r.kind for r in final.output_repairs} == {"extracted_from_fence", "trailing_comma"}
+    _, final = streamed('{"a": 1}\nnot a line\n{b: 2}\n{"c": "x', output_format="jsonl")
+    assert final.output == [{"a": 1}, {"b": 2}, {"c": "x"}]
+    assert [r.kind for r in final.output_repairs] == ["skipped_line", "unquoted_key", "completed_truncated"]

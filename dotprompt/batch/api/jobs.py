@@ -31,7 +31,9 @@ from ...providers.http_model import HttpModel
 from ...providers.openai import OpenAIModel
 from ...providers.registry import resolve_model
 from ...settings import BATCH_JOB_MAX_ROWS
-from ..runner import BatchReport, InputFile, Row, model_input, output_lock, run_batch, unfinished
+from ..journal import output_lock, unfinished
+from ..rows import InputFile, Row
+from ..runner import BatchReport, model_input, run_batch
 from .anthropic import AnthropicBatch
 from .base import FINAL, BatchProvider
 from .capture import ReplayModel, Result, capture_request

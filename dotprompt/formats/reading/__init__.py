@@ -10,7 +10,8 @@
   text may ask for.
 
 For a text all of them read, they give one value: the final parse of a streamed reply is the
-stream's own value when the stream read strict JSON (`JsonStream.whole_output`), and the readers
+stream's own value when the stream read strict JSON (`whole_output` of the json, array and jsonl
+streams), and the readers
 agree on everything else (tests/formats/ holds them to it).
 """
 

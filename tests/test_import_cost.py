@@ -117,3 +117,45 @@ def test_check_and_render_of_the_example_project_load_no_jsonschema_and_no_worke
             "    assert main(['render', 'classify', '--input', '{\"subject\": \"s\", \"body\": \"b\"}']) == 0\n"
             "    assert main(['render', 'extract', '--input', '{\"text\": \"x\"}']) == 0")
     assert loaded_after(code, *NOT_FOR_EXAMPLES) == []
+
+
+# `--version` answers from the package's own version constant: no settings, no pyproject.toml, nothing of
+# the prompt side (which is what keeps it within the interpreter's start-up + 60 ms).
+NOT_FOR_VERSION = ("dotprompt.settings", "tomllib", "dotprompt.document", "dotprompt.prompts", "dotprompt.types",
+                   "dotprompt.formats", "dotprompt.lint", "importlib.metadata", "pydantic", "jinja2", "yaml")
+
+
+def test_version_loads_the_command_line_and_the_errors_only():
+    assert loaded_after(_main("--version"), *NOT_FOR_VERSION) == []
+
+
+# What `render` of the example project may not load: what `check` may not (the loop, the providers, the
+# runners, the run log), nor `check`'s own side (the linter, the formats and their streaming readers, test
+# files and eval sections), nor jsonschema for its common schemas.
+NOT_FOR_RENDER = (*NOT_FOR_CHECK, "dotprompt.lint", "dotprompt.formats", "dotprompt.testing", "dotprompt.evals",
+                  "dotprompt.cli.check", "partial_json_parser", *NOT_FOR_EXAMPLES)
+
+
+def test_render_of_the_example_project_loads_no_runner_and_no_linter():
+    code = ("from dotprompt.cli import main\nimport contextlib, io\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            "    assert main(['render', 'summarize']) == 0\n"
+            "    assert main(['render', 'extract', '--json', '--input', '{\"text\": \"x\"}']) == 0\n"
+            "    assert main(['render', 'assistant', '--json', '--input',\n"
+            "                 '{\"question\": \"q\", \"customer_id\": \"c-7\"}']) == 0")
+    assert loaded_after(code, *NOT_FOR_RENDER) == []
+
+
+def test_render_builds_no_pydantic_validator(tmp_path):
+    # Rendering builds its messages without validating them again (`types.construct`), so pydantic builds no
+    # validator and never scans every installed distribution for its plugins (importlib.metadata: ~200M
+    # instructions, ~60 ms of a start-up). A project's `@tool` functions do build one (their input model),
+    # and so does `render --json` (`RenderedPrompt.to_dict` is a `model_dump`): neither is in this folder.
+    (tmp_path / "prompts").mkdir()
+    (tmp_path / "prompts" / "hello.prompt").write_text("---\ninput:\n  schema:\n    name: string\noutput:\n"
+                                                       "  format: json\n  schema:\n    greeting: string\n---\n"
+                                                       "{{ role('system') }}Be brief.{{ role('user') }}Hi {{ name }}")
+    code = ("from dotprompt.cli import main\nimport contextlib, io\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            "    assert main(['render', 'hello', '--input', '{\"name\": \"Ann\"}']) == 0")
+    assert loaded_after(code, "importlib.metadata", "pydantic.plugin._loader", "jsonschema", cwd=tmp_path) == []

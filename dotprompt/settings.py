@@ -65,6 +65,7 @@ __all__ = [
     "DEFAULT_TIMEOUT",
     "HTTP_TRANSPORTS",
     "LOCAL_MODEL",
+    "MCP_SERVE_DEFAULT_PORT",
     "RENDER_MAX_CHARS",
     "RENDER_MAX_SECONDS",
     "RUNLOG_KEEP_DAYS",
@@ -512,3 +513,6 @@ BATCH_JOB_MAX_ROWS: Final = 10_000
 
 UI_DEFAULT_PORT: Final = 8765
 """The port `dotprompt ui` listens on unless `--port` says otherwise."""
+
+MCP_SERVE_DEFAULT_PORT: Final = 8766
+"""The port `dotprompt mcp serve --http` listens on unless `--port` says otherwise (beside the workbench's)."""

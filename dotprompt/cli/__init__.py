@@ -61,6 +61,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("list", "list the prompts of a folder", "listing"),
     Command("local", "the small local model (llama.cpp + SmolLM2-135M or another), for offline runs", "local"),
     Command("ui", "a local web workbench: browse, render, run, trace and compare prompts", "ui"),
+    Command("mcp", "the Model Context Protocol: serve the prompt folder to MCP clients", "mcp"),
 )
 
 __all__ = ["COMMANDS", "Command", "build_parser", "main"]

@@ -91,7 +91,7 @@ def _diagnostics(found: list[Diagnostic], folder: str) -> mcp.CallToolResult:
               "message": d.message} for d in found]
     errors = sum(d.level == "error" for d in found)
     summary = {"folder": folder, "errors": errors, "warnings": len(found) - errors, "diagnostics": shown}
-    lines = [f"{d['path']}{_at(d['line'])}{_at(d['column'])}: {d['level']}: {d['message']}" for d in shown]
+    lines = [f"{_relative(d.path, folder)}{_at(d.line)}{_at(d.column)}: {d.level}: {d.message}" for d in found]
     lines.append(f"{errors} error(s), {len(found) - errors} warning(s) in {folder}")
     value = redact_data(summary)
     return mcp.CallToolResult(content=[mcp.TextContent(text=redact("\n".join(lines)))], structured_content=value)

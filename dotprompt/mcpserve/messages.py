@@ -25,9 +25,9 @@ ROLE_META = "dotprompt/role"
 
 
 def prompt_messages(messages: list[Message], label: str) -> list[mcp.PromptMessage]:
-    out = []
+    out: list[mcp.PromptMessage] = []
     for message in messages:
-        role = "assistant" if message.role == "model" else "user"
+        role: mcp.Role = "assistant" if message.role == "model" else "user"
         meta = None if message.role in ("user", "model") else {ROLE_META: message.role}
         for index, part in enumerate(message.content):
             block = content_block(part, meta, f"dotprompt://{label}/media/{len(out)}-{index}")
@@ -38,26 +38,26 @@ def prompt_messages(messages: list[Message], label: str) -> list[mcp.PromptMessa
 
 def content_block(part: Part, meta: dict[str, Any] | None, uri: str) -> mcp.ContentBlock | None:
     if part.text is not None:
-        return mcp.TextContent(text=part.text, meta=meta) if part.text else None
+        return mcp.TextContent(text=part.text, _meta=meta) if part.text else None
     if part.media is not None:
         return _media(part.media, meta, uri)
     shown = part.model_dump(by_alias=True, exclude_none=True, mode="json")
     shown.pop("metadata", None)
-    return mcp.TextContent(text=json_dumps(shown), meta=meta) if shown else None
+    return mcp.TextContent(text=json_dumps(shown), _meta=meta) if shown else None
 
 
 def _media(media: Media, meta: dict[str, Any] | None, uri: str) -> mcp.ContentBlock:
     inline = _data_url(media.url)
     if inline is None:
         return mcp.ResourceLink(uri=media.url, name=media.url.rsplit("/", 1)[-1] or media.url,
-                                mime_type=media.content_type, meta=meta)
+                                mime_type=media.content_type, _meta=meta)
     kind, data = inline
     kind = media.content_type or kind
     if kind.startswith("image/"):
-        return mcp.ImageContent(data=data, mime_type=kind, meta=meta)
+        return mcp.ImageContent(data=data, mime_type=kind, _meta=meta)
     if kind.startswith("audio/"):
-        return mcp.AudioContent(data=data, mime_type=kind, meta=meta)
-    return mcp.EmbeddedResource(resource=mcp.BlobResourceContents(uri=uri, mime_type=kind, blob=data), meta=meta)
+        return mcp.AudioContent(data=data, mime_type=kind, _meta=meta)
+    return mcp.EmbeddedResource(resource=mcp.BlobResourceContents(uri=uri, mime_type=kind, blob=data), _meta=meta)
 
 
 def _data_url(url: str) -> tuple[str, str] | None:

@@ -4,7 +4,7 @@ A prompt's tool takes the prompt's input (its input schema, the defaulted fields
 an input that is no object is the field `input`) and returns its validated output as structured
 content, with the output schema as the tool's `outputSchema`. MCP asks for an object there, so an
 output that is no object (a list, a string, a number) is wrapped as `{"result": ...}`, and so is its
-schema; `array` and `jsonl` outputs are lists of the schema's items.
+schema.
 """
 
 from __future__ import annotations
@@ -17,11 +17,10 @@ import mcp_types as mcp
 from .arguments import WHOLE_INPUT, input_schema
 from .catalog import Entry
 
-__all__ = ["CHECK_TOOL", "LIST_FORMATS", "RENDER_TOOL", "RESULT_KEY", "output_schema", "prompt_tool",
+__all__ = ["CHECK_TOOL", "RENDER_TOOL", "RESULT_KEY", "output_schema", "prompt_tool",
            "tool_input", "tool_input_schema", "wraps_output"]
 
 RESULT_KEY: Final = "result"
-LIST_FORMATS: Final = ("array", "jsonl")
 
 _DIAGNOSTIC = {"type": "object", "properties": {
     "path": {"type": "string"}, "line": {"type": ["integer", "null"]}, "column": {"type": ["integer", "null"]},
@@ -45,7 +44,8 @@ RENDER_TOOL = mcp.Tool(
                 "exactly as a run would send them (`dotprompt render --json`).",
     input_schema={"type": "object", "properties": {
         "prompt": {"type": "string", "description": "the prompt's name, as prompts/list names it (or its tool's name)"},
-        "input": {"description": "the prompt's input (checked against its input schema)"},
+        "input": {"anyOf": [{"type": t} for t in ("object", "array", "string", "number", "boolean")],
+                  "description": "the prompt's input (checked against its input schema)"},
         "context": {"type": "object", "description": "the render context (`ctx` in jinja2, @-variables in Handlebars)"}},
         "required": ["prompt"]},
     output_schema={"type": "object"},
@@ -86,9 +86,7 @@ def tool_input(meta: Mapping[str, Any], arguments: Mapping[str, Any] | None) -> 
 def _value_schema(meta: Mapping[str, Any]) -> dict[str, Any] | None:
     block = meta.get("output") or {}
     schema = block.get("schema") if isinstance(block, Mapping) else None
-    if not isinstance(schema, dict):
-        return None
-    return {"type": "array", "items": schema} if block.get("format") in LIST_FORMATS else schema
+    return schema if isinstance(schema, dict) else None
 
 
 def wraps_output(meta: Mapping[str, Any]) -> bool:
@@ -105,5 +103,5 @@ def output_schema(meta: Mapping[str, Any]) -> dict[str, Any] | None:
     if schema.get("type") == "object":
         return schema
     inner = {k: v for k, v in schema.items() if k not in ("$defs", "definitions", "$schema")}
-    shared = {k: schema[k] for k in ("$defs", "definitions") if k in schema}  # refs (#/$defs/...) still resolve
+    shared: dict[str, Any] = {k: schema[k] for k in ("$defs", "definitions") if k in schema}  # refs (#/$defs/...) still resolve
     return {"type": "object", "properties": {RESULT_KEY: inner}, "required": [RESULT_KEY], **shared}

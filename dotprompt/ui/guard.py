@@ -7,9 +7,10 @@ browser marks as sent by another site (`Sec-Fetch-Site`: an `<img>` or `<script>
 Origin) is refused, a read as much as a write, except a link from elsewhere opening the page; every request
 that changes anything (POST) must carry the session's CSRF token in a header, which a cross-site form
 cannot set and a cross-site script cannot read (the token comes from a JSON answer, and no CORS header
-lets another origin read one). A server for clients that are no browser page (`dotprompt mcp serve --http`)
-takes the same Host, Origin and Sec-Fetch-Site rules without the token (`token=None`). The Content-Security-Policy allows scripts from this server only, so
-even text that slipped into the page as markup could not run.
+lets another origin read one). The Content-Security-Policy allows scripts from this server only, so
+even text that slipped into the page as markup could not run. A server for clients that are no browser
+page (`dotprompt mcp serve --http`) takes the same Host, Origin and Sec-Fetch-Site rules without the
+token (`token=None`).
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ ACCEPT = {"accept": "application/json, text/event-stream", "content-type": "appl
 
 
 def test_the_sdks_client_lists_and_calls_over_streamable_http(folder, tmp_path):
-    with http_server(folder, environment(tmp_path)) as (url, _):
+    with http_server(folder, environment(tmp_path)) as (url, process):
         async def main():
             with anyio.fail_after(60):
                 async with Client(url) as client:
@@ -31,6 +31,8 @@ def test_the_sdks_client_lists_and_calls_over_streamable_http(folder, tmp_path):
                     return prompts, got, called, checked
 
         prompts, got, called, checked = anyio.run(main)
+    stderr = process.stderr.read() if process.stderr else ""
+    assert process.returncode == 0 and "Traceback" not in stderr, stderr  # Ctrl-C ends it cleanly
     assert "yesno.formal" in prompts and "broken" not in prompts
     assert json.loads(got.messages[0].content.text) == {"answer": "certainly yes"}
     assert called.structured_content == {"result": [{"letter": "h"}, {"letter": "i"}]}

@@ -12,6 +12,7 @@ character `_`; a name taken by a built-in tool (`check`, `render`) or by an earl
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -89,6 +90,17 @@ class Catalog:
 
     def by_tool(self, name: str) -> Entry | None:
         return next((self.load(info, tool) for info, tool in self.named() if tool == name), None)
+
+    def signature(self) -> tuple[tuple[str, int, int], ...]:
+        """Every prompt file with its mtime and size: when this changes, the lists may have."""
+        found = []
+        for info in self.library.prompts():
+            try:
+                st = os.stat(info.path)
+            except OSError:
+                continue
+            found.append((info.path, st.st_mtime_ns, st.st_size))
+        return tuple(found)
 
     def labels(self) -> list[str]:
         return [info.label for info in self.library.prompts()]

@@ -6,16 +6,25 @@ the folder's files, their schemas are already JSON Schema, and the list must fol
 change. The low-level server takes the lists and calls as handlers, which is exactly that.
 
 The folder is read on every list and call (the library recompiles only what changed), so an edited,
-added or removed file shows at the client's next request.
+added or removed file shows at the client's next request. A watcher started with the server (its
+lifespan) looks at the folder's files every `WATCH_SECONDS` and, when they changed, tells every session
+that has listed (handshake-era sessions: stdio clients, the Inspector, Claude Desktop) with
+`notifications/prompts/list_changed` and `notifications/tools/list_changed`. Sessions of the 2026
+protocol get those only through `subscriptions/listen`, which this server does not offer: they list again.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import contextlib
+from collections.abc import AsyncIterator
+from typing import Any, Final
 
+import anyio
+import anyio.to_thread
 import mcp_types as mcp
-from mcp.server import Server
+from mcp.server import NotificationOptions, Server
 from mcp.server.context import ServerRequestContext
+from mcp.server.models import InitializationOptions
 from mcp.shared.exceptions import MCPError
 
 from .._util.redact import redact
@@ -27,19 +36,77 @@ from .catalog import Catalog, Entry
 from .messages import prompt_messages
 from .tools import CHECK_TOOL, RENDER_TOOL, prompt_tool
 
-__all__ = ["SERVER_NAME", "create_server"]
+__all__ = ["MAX_WATCHED_SESSIONS", "SERVER_NAME", "WATCH_SECONDS", "FolderServer", "Watcher", "create_server"]
 
 SERVER_NAME = "dotprompt"
+WATCH_SECONDS: Final = 1.0  # how often the watcher looks at the folder's files (a stat each)
+MAX_WATCHED_SESSIONS: Final = 256  # sessions told of changes; the oldest beyond are forgotten (they can list again)
 Context = ServerRequestContext[Any]
 
 
-def create_server(library: PromptLibrary, *, version: str = "") -> Server[Any]:
+class FolderServer(Server[Any]):
+    """The low-level Server, saying in every transport's handshake that its lists change."""
+
+    def create_initialization_options(self, notification_options: NotificationOptions | None = None,
+                                      *args: Any, **kwargs: Any) -> InitializationOptions:
+        changes = notification_options or NotificationOptions(prompts_changed=True, tools_changed=True)
+        return super().create_initialization_options(changes, *args, **kwargs)
+
+
+def create_server(library: PromptLibrary, *, version: str = "", watch_seconds: float = WATCH_SECONDS) -> Server[Any]:
     """The server for `library`'s folder (its handlers read the folder at each request)."""
-    handlers = Handlers(Catalog(library))
-    return Server(SERVER_NAME, version=version, title=f"dotprompt: {library.directory}",
-                  instructions=_instructions(library), on_list_prompts=handlers.list_prompts,
-                  on_get_prompt=handlers.get_prompt, on_list_tools=handlers.list_tools,
-                  on_call_tool=handlers.call_tool)
+    catalog = Catalog(library)
+    watcher = Watcher(catalog, watch_seconds)
+    handlers = Handlers(catalog, watcher)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_: Server[Any]) -> AsyncIterator[dict[str, Any]]:
+        async with anyio.create_task_group() as group:
+            group.start_soon(watcher.run)
+            yield {}
+            group.cancel_scope.cancel()
+
+    return FolderServer(SERVER_NAME, version=version, title=f"dotprompt: {library.directory}",
+                        instructions=_instructions(library), lifespan=lifespan, on_list_prompts=handlers.list_prompts,
+                        on_get_prompt=handlers.get_prompt, on_list_tools=handlers.list_tools,
+                        on_call_tool=handlers.call_tool)
+
+
+class Watcher:
+    """Tells the sessions that listed when the folder's files change (see the module's docstring)."""
+
+    def __init__(self, catalog: Catalog, seconds: float) -> None:
+        self.catalog = catalog
+        self.seconds = seconds
+        # The SDK makes a session object per request; its connection's `initialize` params are one object
+        # per connection, so they key the connection (kept with them, so the key stays theirs).
+        self.sessions: dict[int, tuple[Any, Any]] = {}
+
+    def seen(self, ctx: Context) -> None:
+        params = ctx.session.client_params
+        if params is None:  # a 2026-protocol request: no handshake, no change notifications
+            return
+        self.sessions.pop(id(params), None)
+        self.sessions[id(params)] = (params, ctx.session)
+        while len(self.sessions) > MAX_WATCHED_SESSIONS:
+            self.sessions.pop(next(iter(self.sessions)))
+
+    async def run(self) -> None:
+        last = await anyio.to_thread.run_sync(self.catalog.signature)
+        while True:
+            await anyio.sleep(self.seconds)
+            now = await anyio.to_thread.run_sync(self.catalog.signature)
+            if now != last:
+                last = now
+                await self.notify()
+
+    async def notify(self) -> None:
+        for key, (_, session) in list(self.sessions.items()):
+            try:
+                await session.send_prompt_list_changed()
+                await session.send_tool_list_changed()
+            except (anyio.ClosedResourceError, anyio.BrokenResourceError, MCPError):
+                self.sessions.pop(key, None)  # the client has gone
 
 
 def _instructions(library: PromptLibrary) -> str:
@@ -49,10 +116,12 @@ def _instructions(library: PromptLibrary) -> str:
 
 
 class Handlers:
-    def __init__(self, catalog: Catalog) -> None:
+    def __init__(self, catalog: Catalog, watcher: Watcher) -> None:
         self.catalog = catalog
+        self.watcher = watcher
 
     async def list_prompts(self, ctx: Context, params: mcp.PaginatedRequestParams | None) -> mcp.ListPromptsResult:
+        self.watcher.seen(ctx)
         return mcp.ListPromptsResult(prompts=[_prompt(entry) for entry in self.catalog.entries()])
 
     async def get_prompt(self, ctx: Context, params: mcp.GetPromptRequestParams) -> mcp.GetPromptResult:
@@ -77,6 +146,7 @@ class Handlers:
         return entry
 
     async def list_tools(self, ctx: Context, params: mcp.PaginatedRequestParams | None) -> mcp.ListToolsResult:
+        self.watcher.seen(ctx)
         return mcp.ListToolsResult(tools=[*(prompt_tool(entry) for entry in self.catalog.entries()),
                                           CHECK_TOOL, RENDER_TOOL])
 

@@ -4,6 +4,7 @@ that goes away in the middle of a call."""
 from __future__ import annotations
 
 import json
+import select
 import subprocess
 import time
 
@@ -95,3 +96,37 @@ def test_a_client_that_goes_away_mid_call_ends_the_server_cleanly(folder, tmp_pa
     assert code == 0, err.decode()
     assert b"Traceback" not in err, err.decode()
     assert time.monotonic() - started < 30
+
+
+def read_until(stream, wanted: str, seconds: float) -> list[str]:
+    """The methods of the messages read from `stream` until one is `wanted` (or the time is up)."""
+    seen: list[str] = []
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and wanted not in seen:
+        ready, _, _ = select.select([stream], [], [], max(0.0, deadline - time.monotonic()))
+        if not ready:
+            break
+        line = stream.readline()
+        if not line:
+            break
+        seen.append(json.loads(line).get("method", "(answer)"))
+    return seen
+
+
+def test_a_prompt_added_while_serving_is_announced_to_a_client_that_listed(folder, tmp_path):
+    process = subprocess.Popen(command(folder), env=environment(tmp_path), stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        assert process.stdin is not None and process.stdout is not None
+        for message in [*HELLO, {"jsonrpc": "2.0", "id": 2, "method": "prompts/list"}]:
+            process.stdin.write(frame(message))
+        process.stdin.flush()
+        hello = json.loads(process.stdout.readline())
+        assert hello["result"]["capabilities"]["prompts"]["listChanged"] is True
+        assert read_until(process.stdout, "(answer)", 60) == ["(answer)"]
+        (folder / "fresh.prompt").write_text("---\nmodel: echo\n---\nhello\n")
+        seen = read_until(process.stdout, "notifications/tools/list_changed", 30)
+    finally:
+        process.kill()
+        process.wait()
+    assert seen == ["notifications/prompts/list_changed", "notifications/tools/list_changed"]

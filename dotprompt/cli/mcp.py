@@ -1,7 +1,7 @@
 """`dotprompt mcp`: the Model Context Protocol, one subcommand module each (the extra `dotprompt-toolkit[mcp]`).
 
 `SUBCOMMANDS` names the modules (below `dotprompt.cli`); each has `add_subparser(subparsers)` (its
-name, help and options; it sets `mcp_run`) and `run(args) -> exit code`. Adding a subcommand is one
+name, help and options; returns its parser) and `run(args) -> exit code`. Adding a subcommand is one
 module and one line here. The modules are light: each imports the SDK only when it runs.
 """
 
@@ -26,8 +26,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser = subparsers.add_parser("mcp", help="the Model Context Protocol: serve the prompt folder to MCP clients",
                                    description="The Model Context Protocol (the extra dotprompt-toolkit[mcp]).")
     commands = parser.add_subparsers(dest="mcp_command", help="what to do (`dotprompt mcp COMMAND --help` for more)")
-    for module in SUBCOMMANDS:
-        importlib.import_module(f"{__package__}.{module}").add_subparser(commands)
+    for name in SUBCOMMANDS:
+        module = importlib.import_module(f"{__package__}.{name}")
+        module.add_subparser(commands).set_defaults(mcp_run=module.run)
     return parser
 
 

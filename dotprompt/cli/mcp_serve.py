@@ -22,7 +22,6 @@ def add_subparser(subparsers: Any) -> argparse.ArgumentParser:
                         help="serve streamable HTTP on 127.0.0.1 (at /mcp) instead of stdio")
     parser.add_argument("--port", type=int, default=None,
                         help=f"with --http: the port (default {MCP_SERVE_DEFAULT_PORT}; 0: any free port)")
-    parser.set_defaults(mcp_run=run)
     return parser
 
 

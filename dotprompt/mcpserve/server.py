@@ -20,6 +20,7 @@ from collections.abc import AsyncIterator
 from typing import Any, Final
 
 import anyio
+import anyio.abc
 import anyio.to_thread
 import mcp_types as mcp
 from mcp.server import NotificationOptions, Server
@@ -62,7 +63,7 @@ def create_server(library: PromptLibrary, *, version: str = "", watch_seconds: f
     @contextlib.asynccontextmanager
     async def lifespan(_: Server[Any]) -> AsyncIterator[dict[str, Any]]:
         async with anyio.create_task_group() as group:
-            group.start_soon(watcher.run)
+            await group.start(watcher.run)  # the folder as it is now is read before the first request
             yield {}
             group.cancel_scope.cancel()
 
@@ -91,8 +92,9 @@ class Watcher:
         while len(self.sessions) > MAX_WATCHED_SESSIONS:
             self.sessions.pop(next(iter(self.sessions)))
 
-    async def run(self) -> None:
+    async def run(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         last = await anyio.to_thread.run_sync(self.catalog.signature)
+        task_status.started()
         while True:
             await anyio.sleep(self.seconds)
             now = await anyio.to_thread.run_sync(self.catalog.signature)

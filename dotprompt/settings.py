@@ -68,6 +68,7 @@ __all__ = [
     "HTTP_TRANSPORTS",
     "LOCAL_MODEL",
     "MCP_CALL_TIMEOUT",
+    "MCP_SERVE_DEFAULT_PORT",
     "MCP_STARTUP_TIMEOUT",
     "MCP_TOOLS_CACHE",
     "RENDER_MAX_CHARS",
@@ -571,3 +572,6 @@ BATCH_JOB_MAX_ROWS: Final = 10_000
 
 UI_DEFAULT_PORT: Final = 8765
 """The port `dotprompt ui` listens on unless `--port` says otherwise."""
+
+MCP_SERVE_DEFAULT_PORT: Final = 8766
+"""The port `dotprompt mcp serve --http` listens on unless `--port` says otherwise (beside the workbench's)."""

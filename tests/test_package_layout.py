@@ -29,7 +29,7 @@ FLOORS: list[tuple[str, ...]] = [
     ("generation",),  # the model <-> tool loop
     ("prompts",),  # compile, render, the library
     ("testing", "evals", "batch", "lint", "typegen"),  # what runs prompts: tests, evals, batches, check, types
-    ("cli", "ui"),  # the commands, and the workbench they serve
+    ("cli", "ui", "mcpserve"),  # the commands, and the workbench and MCP server they serve
 ]
 
 
@@ -205,6 +205,7 @@ INTERNAL_SIGNALS = {
     "engines.budget": {"BudgetExceededError"},  # Prompt.render turns it into a RenderError naming the line
     "_util.finite": {"NonFiniteNumberError"},  # a ValueError: becomes a corrupt recording line or a DatasetError naming the row
     "documents.pdf": {"PdfReadError"},  # becomes an InputValidationError naming the variable (or a UsageError)
+    "mcpserve.arguments": {"ArgumentError"},  # becomes the MCP client's invalid-params error naming the argument
 }
 
 

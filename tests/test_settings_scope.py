@@ -40,6 +40,7 @@ USER_SETTINGS: dict[str, str] = {
     "MCP_CALL_TIMEOUT": "seconds one tool call may take",  # [tool.dotprompt.mcp.servers.NAME] timeout
     "MCP_STARTUP_TIMEOUT": "startup_timeout",
     "MCP_TOOLS_CACHE": ".dotprompt/mcp-tools.json",     # written by `dotprompt mcp tools --refresh`
+    "MCP_SERVE_DEFAULT_PORT": "--port",
 }
 
 

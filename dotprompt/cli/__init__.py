@@ -61,7 +61,8 @@ COMMANDS: tuple[Command, ...] = (
     Command("convert", "rewrite a Handlebars prompt file in the jinja2 dialect", "convert"),
     Command("list", "list the prompts of a folder", "listing"),
     Command("local", "the small local model (llama.cpp + SmolLM2-135M or another), for offline runs", "local"),
-    Command("mcp", "MCP servers: the tools of those a project configures", "mcp"),
+    Command("mcp", "the Model Context Protocol: the configured servers' tools, and the prompt folder served to MCP "
+                   "clients", "mcp"),
     Command("ui", "a local web workbench: browse, render, run, trace and compare prompts", "ui"),
 )
 

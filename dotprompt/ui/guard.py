@@ -8,7 +8,9 @@ Origin) is refused, a read as much as a write, except a link from elsewhere open
 that changes anything (POST) must carry the session's CSRF token in a header, which a cross-site form
 cannot set and a cross-site script cannot read (the token comes from a JSON answer, and no CORS header
 lets another origin read one). The Content-Security-Policy allows scripts from this server only, so
-even text that slipped into the page as markup could not run.
+even text that slipped into the page as markup could not run. A server for clients that are no browser
+page (`dotprompt mcp serve --http`) takes the same Host, Origin and Sec-Fetch-Site rules without the
+token (`token=None`).
 """
 
 from __future__ import annotations
@@ -79,9 +81,10 @@ def machine_names() -> set[str]:
 
 
 class Guard:
-    """ASGI middleware: refuses foreign hosts and origins (403) and state-changing requests without the token."""
+    """ASGI middleware: refuses foreign hosts and origins (403) and state-changing requests without the token
+    (`token=None`: no token, for clients that are no browser page; the Host and Origin rules still hold)."""
 
-    def __init__(self, app: ASGIApp, *, hosts: Iterable[str], token: str) -> None:
+    def __init__(self, app: ASGIApp, *, hosts: Iterable[str], token: str | None) -> None:
         self.app = app
         self.hosts = frozenset(h.lower() for h in hosts)
         self.origins = frozenset(f"http://{h}" for h in self.hosts)
@@ -116,7 +119,7 @@ class Guard:
         site = request.headers.get("sec-fetch-site")
         if site is not None and site.lower() not in OWN_SITES and not _opens_the_page(request):
             return "cross-site requests are refused (open the workbench from its own address)"
-        if request.method in SAFE_METHODS:
+        if self.token is None or request.method in SAFE_METHODS:
             return None
         if request.method != "POST":
             return "method not allowed"

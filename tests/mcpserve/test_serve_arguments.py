@@ -1,0 +1,80 @@
+"""MCP prompt arguments are strings: which are taken as they are, which JSON-decoded, and how media and
+roles become MCP content."""
+
+from __future__ import annotations
+
+import base64
+
+import pytest
+
+from dotprompt.mcpserve.arguments import ArgumentError, admits_string, decode_arguments, prompt_arguments
+from dotprompt.mcpserve.messages import ROLE_META, prompt_messages
+from dotprompt.mcpserve.tools import output_schema, tool_input, tool_input_schema
+from dotprompt.types import Media, Message, Part
+
+META = {"input": {"schema": {"type": "object", "properties": {
+    "name": {"type": "string"}, "count": {"type": "integer", "description": "how many"},
+    "mode": {"enum": ["a", "b"]}, "level": {"enum": [1, 2]}, "either": {"type": ["string", "integer"]},
+    "free": {}, "flags": {"type": "array", "items": {"type": "string"}}},
+    "required": ["name", "count"]}, "default": {"count": 1}}}
+
+
+@pytest.mark.parametrize(("schema", "expected"), [
+    ({"type": "string"}, True), ({"type": "integer"}, False), ({"type": ["string", "null"]}, True),
+    ({"enum": ["a"]}, True), ({"enum": [1, 2]}, False), ({"const": 3}, False), ({}, True),
+    ({"anyOf": [{"type": "integer"}, {"type": "string"}]}, True), ({"anyOf": [{"type": "number"}]}, False),
+])
+def test_which_schemas_take_a_string_as_it_is(schema, expected):
+    assert admits_string(schema) is expected
+
+
+def test_arguments_follow_the_schema_and_its_defaults():
+    arguments = {name: (description, required) for name, description, required in prompt_arguments(META)}
+    assert arguments["name"] == (None, True)
+    assert arguments["count"] == ("how many (JSON integer)", False)  # the default gives it
+    assert arguments["flags"][0] == "(JSON array)" and arguments["mode"] == (None, False)
+
+
+def test_strings_stay_strings_and_the_rest_is_json_decoded():
+    data = decode_arguments(META, {"name": "007", "count": "3", "mode": "a", "level": "2", "either": "5",
+                                   "free": "[1]", "flags": '["x", "y"]'}, "p")
+    assert data == {"name": "007", "count": 3, "mode": "a", "level": 2, "either": "5", "free": "[1]",
+                    "flags": ["x", "y"]}
+    with pytest.raises(ArgumentError, match=r"prompt 'p': argument 'flags' is 'x, y', not JSON; its schema wants array"):
+        decode_arguments(META, {"flags": "x, y"}, "p")
+
+
+def test_an_input_that_is_no_object_is_one_argument_and_one_field():
+    meta = {"input": {"schema": {"type": "integer"}}}
+    assert prompt_arguments(meta) == [("input", "(JSON integer)", True)]
+    assert decode_arguments(meta, {"input": "4"}, "p") == 4
+    assert tool_input_schema(meta) == {"type": "object", "properties": {"input": {"type": "integer"}},
+                                       "required": ["input"]}
+    assert tool_input(meta, {"input": 4}) == 4
+    assert tool_input_schema({}) == {"type": "object"} and prompt_arguments({}) == []
+
+
+def test_an_output_that_is_no_object_is_wrapped_with_its_definitions_at_the_top():
+    schema = {"type": "array", "items": {"$ref": "#/$defs/Item"}, "$defs": {"Item": {"type": "string"}}}
+    assert output_schema({"output": {"schema": schema}}) == {
+        "type": "object", "properties": {"result": {"type": "array", "items": {"$ref": "#/$defs/Item"}}},
+        "required": ["result"], "$defs": {"Item": {"type": "string"}}}
+    assert output_schema({"output": {"format": "text"}}) is None
+
+
+def test_media_and_roles_become_mcp_content():
+    pdf = "data:application/pdf;base64," + base64.b64encode(b"%PDF-1.4").decode()
+    messages = [Message(role="system", content=[Part(text="be brief")]),
+                Message(role="user", content=[Part(text="see"), Part(media=Media(url="https://example.com/a.png",
+                                                                                    content_type="image/png")),
+                                              Part(media=Media(url=pdf)), Part(media=Media(url="data:audio/wav,RIFF"))]),
+                Message(role="model", content=[Part(text="ok")])]
+    out = prompt_messages(messages, "p")
+    assert [(m.role, m.content.type) for m in out] == [
+        ("user", "text"), ("user", "text"), ("user", "resource_link"), ("user", "resource"), ("user", "audio"),
+        ("assistant", "text")]
+    assert out[0].content.meta == {ROLE_META: "system"} and out[1].content.meta is None
+    assert out[2].content.uri == "https://example.com/a.png" and out[2].content.mime_type == "image/png"
+    assert out[3].content.resource.mime_type == "application/pdf"
+    assert base64.b64decode(out[3].content.resource.blob) == b"%PDF-1.4"
+    assert base64.b64decode(out[4].content.data) == b"RIFF"

@@ -49,7 +49,7 @@ async function start(context: vscode.ExtensionContext): Promise<void> {
     const shown = [command, ...args].join(" ");
     void vscode.window.showErrorMessage(
       `dotprompt: could not start the language server (${shown}): ${String(error)}. ` +
-        "Install it with `pip install 'dotprompt[lsp]'` in the project's .venv, or set dotprompt.serverCommand.",
+        "Install it with `pip install 'dotprompt-toolkit[lsp]'` in the project's .venv, or set dotprompt.serverCommand.",
     );
   }
   context.subscriptions.push({ dispose: () => void stop() });

@@ -54,8 +54,10 @@ class Analyser:
         self._running: Job | None = None
         self._lock = threading.Condition()
         self._closed = False
+        self._started = 0.0
         self._thread = threading.Thread(target=self._work, name="dotprompt-lsp-analysis", daemon=True)
         self._thread.start()
+        threading.Thread(target=self._watch, name="dotprompt-lsp-watchdog", daemon=True).start()
 
     def submit(self, job: Job) -> None:
         """Queue `job`, replacing a queued older one of its file and stopping a running one."""
@@ -64,12 +66,12 @@ class Analyser:
             self._pending[job.key] = job  # to the back of the queue
             if self._running is not None and self._running.key == job.key:
                 self._interrupt(Superseded)
-            self._lock.notify()
+            self._lock.notify_all()
 
     def close(self) -> None:
         with self._lock:
             self._closed = True
-            self._lock.notify()
+            self._lock.notify_all()
 
     def idle(self) -> bool:
         with self._lock:
@@ -83,6 +85,8 @@ class Analyser:
                     wait = self._pending[key].queued + self.debounce - time.monotonic()
                     if wait <= 0:
                         self._running = self._pending.pop(key)
+                        self._started = time.monotonic()
+                        self._lock.notify_all()  # the watchdog times the new analysis
                         return self._running
                     self._lock.wait(wait)
                 else:
@@ -100,23 +104,17 @@ class Analyser:
                 continue
 
     def _run(self, job: Job) -> None:
-        timer = threading.Timer(self.timeout, self._time_out, (job,))
-        timer.daemon = True
-        started = time.monotonic()
-        timer.start()
         try:
             result = self._analyse(job)
             with self._lock:
                 self._running = None
-            timer.cancel()
             self._publish(job, result)
         except TimedOut:
             self._stopped()
-            self._report(job, time.monotonic() - started)
+            self._report(job, time.monotonic() - self._started)
         except Superseded:
             self._stopped()
         finally:
-            timer.cancel()
             with self._lock:
                 self._running = None
 
@@ -125,10 +123,19 @@ class Analyser:
             self._running = None
         self._on_stop()
 
-    def _time_out(self, job: Job) -> None:
+    def _watch(self) -> None:
+        """The watchdog: stops the running analysis once it is `timeout` seconds old."""
         with self._lock:
-            if self._running is job:
-                self._interrupt(TimedOut)
+            while not self._closed:
+                job = self._running
+                if job is None:
+                    self._lock.wait()
+                    continue
+                left = self._started + self.timeout - time.monotonic()
+                if left > 0:
+                    self._lock.wait(left)
+                elif self._running is job:
+                    self._interrupt(TimedOut)
 
     def _interrupt(self, kind: type[Stopped]) -> None:
         """Raise `kind` inside the worker thread (called holding the lock, while it runs an analysis)."""

@@ -104,7 +104,19 @@ class Project:
             found = check_test_file(self.library, Path(path))
         else:
             return []
-        return [d for d in found if _same_file(d.path, path)]
+        return [d if _same_file(d.path, path) else self._brought_home(d, path, text) for d in found]
+
+    def _brought_home(self, found: Diagnostic, path: str, text: str | None) -> Diagnostic:
+        """A problem `check` found in another file this one uses (a partial it includes): shown on the
+        line that includes that file (else the first line), the other file and line named first."""
+        where = os.path.relpath(found.path, self.folder) + (f":{found.line}" if found.line else "")
+        line = None
+        partial = os.path.basename(found.path).removeprefix("_").removesuffix(".prompt")
+        for number, content in enumerate((text if text is not None else _read(path)).splitlines(), start=1):
+            if partial in included_partials(content) or any(p.endswith(f"/{partial}") for p in included_partials(content)):
+                line = number
+                break
+        return Diagnostic(path, line or 1, None, found.level, f"{where}: {found.message}")
 
     def dependants(self, path: str) -> list[str]:
         """The files to check again when the file at `path` changed: a partial's includers, a prompt's

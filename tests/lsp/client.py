@@ -85,3 +85,16 @@ def at(text: str, needle: str) -> types.Position:
     column = offset - (text.rfind("\n", 0, offset) + 1)
     prefix = text.splitlines()[line][:column]
     return types.Position(line, len(prefix.encode("utf-16-le")) // 2)
+
+
+async def until(client: LanguageClient, uri: str, wanted: Any, *, wait: float = WAIT) -> list[types.Diagnostic]:
+    """Wait until the diagnostics last published for `uri` satisfy `wanted(diagnostics)`; returns them."""
+    deadline = time.monotonic() + wait
+    while True:
+        found = client.diagnostics.get(uri)
+        if found is not None and wanted(list(found)):
+            return list(found)
+        if client.error is not None:
+            raise client.error
+        assert time.monotonic() < deadline, f"diagnostics for {uri} never settled; last: {found}"
+        await asyncio.sleep(0.01)

@@ -18,12 +18,21 @@ from pygls.uris import to_fs_path
 
 from ..lint.check import Diagnostic
 from .analysis import Analyser, Job
+from .completion import Item, complete
+from .hover import hover
+from .preview import preview
 from .project import Project, file_kind
 from .ranges import span_of
 
 __all__ = ["DotpromptServer", "make_server"]
 
 SOURCE = "dotprompt"
+PREVIEW_COMMAND = "dotprompt.renderPreview"
+_KINDS = {"key": types.CompletionItemKind.Property, "value": types.CompletionItemKind.Value,
+          "variable": types.CompletionItemKind.Variable, "field": types.CompletionItemKind.Field,
+          "partial": types.CompletionItemKind.File, "helper": types.CompletionItemKind.Function,
+          "filter": types.CompletionItemKind.Function, "role": types.CompletionItemKind.EnumMember,
+          "tool": types.CompletionItemKind.Function, "model": types.CompletionItemKind.Module}
 DEFAULT_TIMEOUT = 5.0  # seconds one file's analysis may take before it is stopped and reported
 DEFAULT_DEBOUNCE = 0.015  # seconds an edit waits for the next one before it is analysed
 
@@ -112,6 +121,12 @@ class DotpromptServer(LanguageServer):
             self.check(_uri(path))
 
 
+def _completion_item(item: Item) -> types.CompletionItem:
+    documentation = types.MarkupContent(types.MarkupKind.PlainText, item.documentation) if item.documentation else None
+    return types.CompletionItem(item.label, kind=_KINDS[item.kind], detail=item.detail or None,
+                                documentation=documentation)
+
+
 def _uri(path: str) -> str:
     return Path(os.path.abspath(path)).as_uri()
 
@@ -159,6 +174,30 @@ def _register(server: DotpromptServer) -> None:
     @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     def watched(ls: DotpromptServer, params: types.DidChangeWatchedFilesParams) -> None:
         ls.files_changed([to_fs_path(change.uri) or "" for change in params.changes])
+
+    @server.feature(types.TEXT_DOCUMENT_COMPLETION,
+                    types.CompletionOptions(trigger_characters=[".", ">", "|", "'", '"', " ", ":", "-"]))
+    def completion(ls: DotpromptServer, params: types.CompletionParams) -> types.CompletionList:
+        doc = ls.workspace.get_text_document(params.text_document.uri)
+        at = doc.position_from_client_units(params.position)
+        items = complete(ls.project, doc.path, doc.source, at.line, at.character)
+        return types.CompletionList(is_incomplete=False, items=[_completion_item(item) for item in items])
+
+    @server.feature(types.TEXT_DOCUMENT_HOVER)
+    def on_hover(ls: DotpromptServer, params: types.HoverParams) -> types.Hover | None:
+        doc = ls.workspace.get_text_document(params.text_document.uri)
+        at = doc.position_from_client_units(params.position)
+        found = hover(ls.project, doc.path, doc.source, at.line, at.character)
+        return types.Hover(types.MarkupContent(types.MarkupKind.Markdown, found)) if found else None
+
+    @server.command(PREVIEW_COMMAND)
+    async def render_preview(ls: DotpromptServer, uri: str) -> dict[str, Any]:
+        """The messages the prompt at `uri` would send, for its test cases' inputs or its defaults."""
+        if ls.project is None:
+            return {"error": "the server has no workspace yet (initialize first)"}
+        doc = ls.workspace.get_text_document(uri)
+        project = ls.project
+        return await asyncio.to_thread(preview, project, doc.path, doc.source)
 
     @server.feature(types.SHUTDOWN)
     def shutdown(ls: DotpromptServer, params: Any) -> None:

@@ -61,6 +61,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("list", "list the prompts of a folder", "listing"),
     Command("local", "the small local model (llama.cpp + SmolLM2-135M or another), for offline runs", "local"),
     Command("ui", "a local web workbench: browse, render, run, trace and compare prompts", "ui"),
+    Command("lsp", "the language server for editors (LSP over stdio)", "lsp"),
 )
 
 __all__ = ["COMMANDS", "Command", "build_parser", "main"]

@@ -23,7 +23,10 @@ vim.api.nvim_create_autocmd("FileType", {
     if vim.bo[args.buf].filetype == "yaml" and not file:match("%.test%.yaml$") then return end
     local root = project_root(file)
     local config = { name = "dotprompt", cmd = server_cmd(root), root_dir = root }
-    if vim.lsp.start then return vim.lsp.start(config) end -- 0.8 and later reuse the project's server
+    if vim.lsp.start then -- 0.8 and later: reuses the project's server
+      vim.lsp.start(config)
+      return -- (not `return vim.lsp.start(...)`: a callback that returns true deletes its autocmd)
+    end
     local id = servers[root]
     if not (id and vim.lsp.get_client_by_id(id)) then
       id = vim.lsp.start_client(config)

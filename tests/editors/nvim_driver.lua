@@ -62,6 +62,13 @@ local function run()
   table.sort(labels)
   step("completion", labels)
 
+  local test_file = os.getenv("DOTPROMPT_NVIM_FILE"):gsub("%.prompt$", ".test.yaml")
+  vim.cmd("edit " .. vim.fn.fnameescape(test_file))
+  local test_buf = vim.api.nvim_get_current_buf()
+  assert(vim.wait(WAIT, function() return #clients(test_buf) > 0 end, 20), "no client attached to the test file")
+  step("test file attached", { filetype = vim.bo[test_buf].filetype, client = clients(test_buf)[1].id == client.id })
+  vim.cmd("buffer " .. buf)
+
   step("definition at", put_cursor('"style"', 2))
   vim.lsp.buf.definition()
   local jumped = vim.wait(WAIT, function() return vim.api.nvim_buf_get_name(0):match("_style%.prompt$") ~= nil end, 20)

@@ -44,6 +44,7 @@ def _project(tmp_path: Path) -> Path:
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "nv"\nversion = "0"\n')
     (tmp_path / "_style.prompt").write_text("Answer in two short sentences, politely.\n")
     (tmp_path / "ask.prompt").write_text(ASK)
+    (tmp_path / "ask.test.yaml").write_text("cases:\n  - name: polite\n    input: {customer: {name: Ada, email: a@b.c}}\n")
     bin_dir = tmp_path / ".venv" / "bin"
     bin_dir.mkdir(parents=True)
     (bin_dir / "dotprompt").symlink_to(Path(sys.executable).parent / "dotprompt")
@@ -77,6 +78,7 @@ def test_neovim_shows_the_diagnostic_completes_fields_and_follows_a_partial(tmp_
     assert diagnostic["lnum"] == 10 and diagnostic["col"] == ASK.splitlines()[10].index("custmer"), shown
     assert "`custmer` is not declared in input.schema (did you mean `customer`?)" in diagnostic["message"], shown
     assert {"name", "email"} <= set(steps["completion"]), shown
+    assert steps["test file attached"] == {"filetype": "yaml", "client": True}, shown  # the same server
     assert steps["definition"]["buffer"] == str(project / "_style.prompt"), shown
     assert steps["definition"]["first_line"] == "Answer in two short sentences, politely.", shown
     assert seen["ok"] is True, shown

@@ -136,3 +136,15 @@ def test_lsp_without_the_extra_says_what_to_install(tmp_path):
     assert done.returncode == 2, done.stderr
     assert done.stderr.strip() == "dotprompt: error: the language server needs the lsp extra: pip install " \
                                   "'dotprompt-toolkit[lsp]'"
+
+
+def test_a_test_files_paths_are_completed_from_its_prompts_output_schema(tmp_path):
+    (tmp_path / "order.prompt").write_text(
+        "---\noutput:\n  schema:\n    title: string\n    items(array):\n      sku: string\n---\nGo\n", encoding="utf-8")
+    test_file = tmp_path / "order.test.yaml"
+    text = "cases:\n  - name: a\n    expect:\n      paths:\n        - path: $.\n"
+    test_file.write_text(text, encoding="utf-8")
+    found = complete(None, str(test_file), text, 4, len("        - path: $."))
+    assert [i.label for i in found] == ["$.title", "$.items", "$.items[*]", "$.items[*].sku"]
+    assignments = complete(None, str(test_file), "paths:\n  - \n", 1, 4)
+    assert {"equals", "contains", "matches"} <= {i.label for i in assignments}

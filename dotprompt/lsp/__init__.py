@@ -4,3 +4,5 @@ Only `server.py` imports pygls; the other modules are the editor-neutral analysi
 folder, diagnostics with their ranges, completion, hover, definitions), tested without a client too.
 Nothing here is imported by `import dotprompt` or by another command.
 """
+
+__all__: list[str] = []

@@ -52,6 +52,8 @@ def complete(project: Project | None, path: str, text: str, line: int, column: i
     before = lines[line][:column] if line < len(lines) else ""
     kind = file_kind(path)
     if kind == "test":
+        if _PATH_VALUE.match(before):
+            return [Item(found, "value", "output path") for found in output_paths(project, path)]
         return _yaml_place(test_file_schema(), lines, line, before, project, test=True)
     bounds = frontmatter_bounds(lines)
     if bounds is not None and bounds[0] <= line <= bounds[1]:
@@ -61,6 +63,7 @@ def complete(project: Project | None, path: str, text: str, line: int, column: i
 
 # -- frontmatter and test files: YAML keys and values ----------------------------------------------
 
+_PATH_VALUE = re.compile(r"^\s*(?:-\s+)?(?:\{\s*)?path:\s*[\"']?[$\w.\[\]*]*$")
 _KEY = re.compile(r"^(\s*)(?:-\s+)?([\w.]*)$")
 _VALUE = re.compile(r"^(\s*)(?:-\s+)?([\w.]+):\s*([\w./-]*)$")
 _ITEM = re.compile(r"^(\s*)-\s*([\w./-]*)$")
@@ -156,6 +159,40 @@ def _values(keys: list[str], project: Project | None, test: bool) -> list[Item]:
     schema = schema_at(frontmatter_schema() if not test else test_file_schema(), keys)
     enum = schema.get("enum") or []
     return [Item(str(v).lower() if isinstance(v, bool) else str(v), "value") for v in enum]
+
+
+def output_paths(project: Project | None, path: str, limit: int = 200) -> list[str]:
+    """`$.title`, `$.items[*].sku`, ...: the paths the output schema of a test file's prompt can hold."""
+    from pathlib import Path
+
+    stem = Path(path).name.removesuffix(".test.yaml")
+    prompt = Path(path).with_name(f"{stem}.prompt")
+    if not prompt.is_file():
+        return []
+    try:
+        src = parse_source(prompt.read_text(encoding="utf-8", errors="replace"), str(prompt))
+        output = mapping(src.metadata.get("output"))
+        schema = to_json_schema(output.get("schema"), lambda name: None) if output.get("schema") is not None else {}
+    except (DotpromptError, ValueError, TypeError):
+        return []
+    out: list[str] = []
+    _walk_paths(mapping(schema), "$", out, limit, 0)
+    return out
+
+
+def _walk_paths(schema: dict[str, Any], at: str, out: list[str], limit: int, depth: int) -> None:
+    if depth > 6 or len(out) >= limit:
+        return
+    items = schema.get("items")
+    if isinstance(items, dict):
+        out.append(f"{at}[*]")
+        _walk_paths(items, f"{at}[*]", out, limit, depth + 1)
+        return
+    for name, sub in mapping(schema.get("properties")).items():
+        if len(out) >= limit:
+            return
+        out.append(f"{at}.{name}")
+        _walk_paths(mapping(sub), f"{at}.{name}", out, limit, depth + 1)
 
 
 def _model_names(project: Project | None) -> list[str]:

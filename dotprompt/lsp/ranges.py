@@ -44,7 +44,7 @@ def span_of(diagnostic: Diagnostic, lines: list[str]) -> Span:
         if at >= 0:
             return Span(index, at, at + len(quoted))
     stripped = len(text) - len(text.lstrip())
-    return Span(index, stripped, len(text))
+    return Span(index, stripped, len(text.rstrip()))
 
 
 def _whole_word(text: str, word: str) -> int:

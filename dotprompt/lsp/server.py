@@ -19,6 +19,8 @@ from pygls.uris import to_fs_path
 from ..lint.check import Diagnostic
 from .analysis import Analyser, Job
 from .completion import Item, complete
+from .definition import Location, definition, references
+from .edits import TextEdit, code_actions, rename
 from .hover import hover
 from .preview import preview
 from .project import Project, file_kind
@@ -121,6 +123,42 @@ class DotpromptServer(LanguageServer):
             self.check(_uri(path))
 
 
+def _file_lines(ls: DotpromptServer, path: str) -> list[str]:
+    doc = ls.workspace.text_documents.get(_uri(path))
+    return list(doc.lines) if doc is not None else _disk_lines(_uri(path))
+
+
+def _range(ls: DotpromptServer, lines: list[str], line: int, start: int, end: int,
+           end_line: int | None = None) -> types.Range:
+    codec = ls.workspace.position_codec
+    return types.Range(codec.position_to_client_units(lines, types.Position(line, start)),
+                       codec.position_to_client_units(lines, types.Position(line if end_line is None else end_line, end)))
+
+
+def _location(ls: DotpromptServer, found: Location) -> types.Location:
+    lines = _file_lines(ls, found.path)
+    return types.Location(_uri(found.path), _range(ls, lines, found.line, found.start, found.end))
+
+
+def _text_edits(ls: DotpromptServer, path: str, edits: list[TextEdit]) -> list[types.TextEdit]:
+    lines = _file_lines(ls, path)
+    return [types.TextEdit(_range(ls, lines, e.where.line, e.where.start, e.where.end, e.end_line), e.new_text)
+            for e in edits]
+
+
+def _workspace_edit(ls: DotpromptServer, path: str, edits: list[TextEdit],
+                    renamed: tuple[str, str] | None = None) -> types.WorkspaceEdit:
+    by_file: dict[str, list[TextEdit]] = {}
+    for edit in edits:
+        by_file.setdefault(edit.where.path or path, []).append(edit)
+    changes: list[Any] = [types.TextDocumentEdit(types.OptionalVersionedTextDocumentIdentifier(_uri(file), None),
+                                                 _text_edits(ls, file, file_edits))
+                          for file, file_edits in by_file.items()]
+    if renamed is not None:
+        changes.append(types.RenameFile(_uri(renamed[0]), _uri(renamed[1])))
+    return types.WorkspaceEdit(document_changes=changes)
+
+
 def _completion_item(item: Item) -> types.CompletionItem:
     documentation = types.MarkupContent(types.MarkupKind.PlainText, item.documentation) if item.documentation else None
     return types.CompletionItem(item.label, kind=_KINDS[item.kind], detail=item.detail or None,
@@ -189,6 +227,49 @@ def _register(server: DotpromptServer) -> None:
         at = doc.position_from_client_units(params.position)
         found = hover(ls.project, doc.path, doc.source, at.line, at.character)
         return types.Hover(types.MarkupContent(types.MarkupKind.Markdown, found)) if found else None
+
+    @server.feature(types.TEXT_DOCUMENT_DEFINITION)
+    def on_definition(ls: DotpromptServer, params: types.DefinitionParams) -> list[types.Location]:
+        doc = ls.workspace.get_text_document(params.text_document.uri)
+        at = doc.position_from_client_units(params.position)
+        if ls.project is None:
+            return []
+        return [_location(ls, found) for found in definition(ls.project, doc.path, doc.source, at.line, at.character)]
+
+    @server.feature(types.TEXT_DOCUMENT_REFERENCES)
+    def on_references(ls: DotpromptServer, params: types.ReferenceParams) -> list[types.Location]:
+        doc = ls.workspace.get_text_document(params.text_document.uri)
+        at = doc.position_from_client_units(params.position)
+        if ls.project is None:
+            return []
+        return [_location(ls, found) for found in references(ls.project, doc.path, doc.source, at.line, at.character)]
+
+    @server.feature(types.TEXT_DOCUMENT_RENAME)
+    def on_rename(ls: DotpromptServer, params: types.RenameParams) -> types.WorkspaceEdit:
+        doc = ls.workspace.get_text_document(params.text_document.uri)
+        at = doc.position_from_client_units(params.position)
+        if ls.project is None:
+            raise ValueError("the server has no workspace yet (initialize first)")
+        found = rename(ls.project, doc.path, doc.source, at.line, at.character, params.new_name)
+        if found.error is not None:
+            raise ValueError(found.error)  # pygls answers with a JSON-RPC error carrying the message
+        return _workspace_edit(ls, doc.path, found.edits, found.renamed_file)
+
+    @server.feature(types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(
+        code_action_kinds=[types.CodeActionKind.QuickFix, types.CodeActionKind.RefactorRewrite]))
+    def on_code_action(ls: DotpromptServer, params: types.CodeActionParams) -> list[types.CodeAction]:
+        doc = ls.workspace.get_text_document(params.text_document.uri)
+        wanted = []
+        for diagnostic in params.context.diagnostics:
+            span = doc.range_from_client_units(diagnostic.range)
+            wanted.append((diagnostic.message, span.start.line, span.start.character, span.end.character))
+        out = []
+        for action in code_actions(doc.path, doc.source, wanted):
+            fixed = [d for d in params.context.diagnostics if d.message == action.fixes]
+            kind = types.CodeActionKind.QuickFix if action.fixes else types.CodeActionKind.RefactorRewrite
+            out.append(types.CodeAction(action.title, kind=kind, diagnostics=fixed or None,
+                                        edit=_workspace_edit(ls, doc.path, list(action.edits))))
+        return out
 
     @server.command(PREVIEW_COMMAND)
     async def render_preview(ls: DotpromptServer, uri: str) -> dict[str, Any]:

@@ -134,3 +134,16 @@ async def test_a_server_killed_is_restarted_by_the_client_and_serves_again(tmp_p
     async with serving(root) as again:  # the client starts a new one
         found = await diagnostics(again, open_file(again, root / "prompts" / "greet.prompt"))
     assert len(found) == 1 and "`nmae`" in found[0].message
+
+
+async def test_a_test_file_is_checked_as_check_checks_it(tmp_path):
+    from dotprompt.lint.check import check_test_file
+
+    root = _folder(tmp_path, {"greet.prompt": TYPO.replace("nmae", "name"),
+                              "greet.test.yaml": "cases:\n  - name: wrong\n    input: {name: 7}\n"})
+    path = root / "prompts" / "greet.test.yaml"
+    expected = check_test_file(PromptLibrary(root / "prompts"), path)
+    async with serving(root) as client:
+        found = await diagnostics(client, open_file(client, path))
+    assert expected and [d.message for d in found] == [d.message for d in expected]
+    assert found[0].range.start.line == expected[0].line - 1

@@ -150,6 +150,9 @@ def _values(keys: list[str], project: Project | None, test: bool) -> list[Item]:
     if last == "tools" and not test and project is not None:
         declared = project.declared.of("tool") if project.declared is not None else set()
         return [Item(name, "tool", "tool") for name in sorted({*project.library.tool_names(), *declared})]
+    if last == "schema" and keys[-2:-1] in (["input"], ["output"]) and project is not None:
+        declared = project.declared.of("schema") if project.declared is not None else set()
+        return [Item(name, "value", "schema defined in code") for name in sorted(declared)]
     if last == "use":
         from ..generation.policies import BUILT_IN
 

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Analyser", "Job", "Stopped", "Superseded", "TimedOut"]
+__all__ = ["Analyser", "Job", "Stopped", "Superseded", "TimedOut", "call_with_limit"]
 
 
 class Stopped(BaseException):  # BaseException: no `except Exception` of the analysed code swallows it
@@ -143,3 +143,29 @@ class Analyser:
         if ident is not None:
             ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(ident), ctypes.py_object(kind))
             self._running = None  # stopped once: a second edit does not stop the next analysis
+
+
+def call_with_limit(function: Callable[[], Any], seconds: float) -> Any:
+    """`function()` on a thread of its own, stopped (TimedOut raised inside it) after `seconds`; then
+    TimeoutError here. For a request that may compile a hostile file (the render preview)."""
+    outcome: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            outcome["value"] = function()
+        except TimedOut:
+            outcome["stopped"] = True
+        except BaseException as exc:  # handed to the caller, raised there
+            outcome["error"] = exc
+
+    worker = threading.Thread(target=run, name="dotprompt-lsp-request", daemon=True)
+    worker.start()
+    worker.join(seconds)
+    if worker.is_alive() and worker.ident is not None:
+        ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(worker.ident), ctypes.py_object(TimedOut))
+        worker.join(1.0)
+    if "value" in outcome:
+        return outcome["value"]
+    if "error" in outcome:
+        raise outcome["error"]
+    raise TimeoutError(f"stopped after {seconds:g} s")

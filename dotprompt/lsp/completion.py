@@ -26,6 +26,7 @@ __all__ = ["Item", "complete", "frontmatter_bounds", "input_schema", "mapping", 
 
 Kind = Literal["key", "value", "variable", "field", "partial", "helper", "filter", "role", "tool", "model"]
 ROLES = ("system", "user", "model")
+_BEFORE = 1000  # characters before the cursor the place is read from
 
 
 @dataclass(frozen=True)
@@ -49,7 +50,8 @@ def frontmatter_bounds(lines: list[str]) -> tuple[int, int] | None:
 def complete(project: Project | None, path: str, text: str, line: int, column: int) -> list[Item]:
     """The items to offer at zero-based `line` and `column` (code points) of `text`."""
     lines = text.split("\n")
-    before = lines[line][:column] if line < len(lines) else ""
+    # what decides the place is near the cursor: a megabyte line is not searched whole
+    before = lines[line][max(0, column - _BEFORE):column] if line < len(lines) else ""
     kind = file_kind(path)
     if kind == "test":
         if _PATH_VALUE.match(before):
@@ -148,6 +150,9 @@ def _values(keys: list[str], project: Project | None, test: bool) -> list[Item]:
     if last == "tools" and not test and project is not None:
         declared = project.declared.of("tool") if project.declared is not None else set()
         return [Item(name, "tool", "tool") for name in sorted({*project.library.tool_names(), *declared})]
+    if last == "schema" and keys[-2:-1] in (["input"], ["output"]) and project is not None:
+        declared = project.declared.of("schema") if project.declared is not None else set()
+        return [Item(name, "value", "schema defined in code") for name in sorted(declared)]
     if last == "use":
         from ..generation.policies import BUILT_IN
 

@@ -37,7 +37,7 @@ def definition(project: Project, path: str, text: str, line: int, column: int) -
     if found is None:
         return []
     word, start, _ = found
-    included = INCLUDE.search(lines[line][:start] + word)
+    included = INCLUDE.search(lines[line][max(0, start - 100):start] + word)
     if included is not None and included.group(2) == word:
         partial = _partial_file(project, word)
         return [Location(str(partial), 0)] if partial is not None else []

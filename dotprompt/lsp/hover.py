@@ -27,11 +27,15 @@ def fenced(body: str, language: str = "") -> str:
     return f"{fence}{language}\n{body[:_FENCE_LIMIT]}\n{fence}"
 
 
+_WINDOW = 500  # characters either side of the cursor a word may reach (a megabyte line is not scanned whole)
+
+
 def word_at(line: str, column: int) -> tuple[str, int, int] | None:
     """The word (letters, digits, `_ . / -`) at `column`, and where it starts and ends."""
-    for found in _WORD.finditer(line):
-        if found.start() <= column <= found.end():
-            return found.group(), found.start(), found.end()
+    offset = max(0, column - _WINDOW)
+    for found in _WORD.finditer(line[offset:column + _WINDOW]):
+        if offset + found.start() <= column <= offset + found.end():
+            return found.group(), offset + found.start(), offset + found.end()
     return None
 
 

@@ -17,7 +17,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from ..lint.check import Diagnostic
-from .analysis import Analyser, Job
+from .analysis import Analyser, Job, call_with_limit
 from .completion import Item, complete
 from .definition import Location, definition, references
 from .edits import TextEdit, code_actions, rename
@@ -277,8 +277,15 @@ def _register(server: DotpromptServer) -> None:
         if ls.project is None:
             return {"error": "the server has no workspace yet (initialize first)"}
         doc = ls.workspace.get_text_document(uri)
-        project = ls.project
-        return await asyncio.to_thread(preview, project, doc.path, doc.source)
+        project, path, text = ls.project, doc.path, doc.source
+        limit = ls.analyser.timeout if ls.analyser is not None else DEFAULT_TIMEOUT
+        try:
+            return await asyncio.to_thread(call_with_limit, lambda: preview(project, path, text), limit)
+        except TimeoutError:
+            project.forget()  # stopped half-way through the library's caches
+            return {"prompt": project.info_for(path).label, "renders": [],
+                    "error": f"the preview was stopped after {limit:g} s (`analysisTimeout`): the file is too large "
+                             "or complex to render as you type; run `dotprompt render` on it"}
 
     @server.feature(types.SHUTDOWN)
     def shutdown(ls: DotpromptServer, params: Any) -> None:

@@ -34,7 +34,7 @@ def test_the_command_table_drives_help(cli_env):
     assert done.returncode == 0
     listed = re.search(r"\{([a-z,]+)\}", done.stdout).group(1).split(",")
     assert listed == [_name(command) for command in COMMANDS]
-    assert listed == ["render", "check", "schema", "run", "test", "eval", "logs", "convert", "list", "local", "ui"]
+    assert listed == ["render", "check", "schema", "run", "test", "eval", "logs", "convert", "list", "local", "ui", "lsp"]
 
 
 def _hello_command(behaviour):

@@ -148,3 +148,12 @@ def test_a_test_files_paths_are_completed_from_its_prompts_output_schema(tmp_pat
     assert [i.label for i in found] == ["$.title", "$.items", "$.items[*]", "$.items[*].sku"]
     assignments = complete(None, str(test_file), "paths:\n  - \n", 1, 4)
     assert {"equals", "contains", "matches"} <= {i.label for i in assignments}
+
+
+def test_schema_names_are_completed_from_the_projects_modules_read_unrun(tmp_path, monkeypatch):
+    (tmp_path / "pyproject.toml").write_text('[tool.dotprompt]\nschemas = ["shapes"]\n', encoding="utf-8")
+    (tmp_path / "shapes.py").write_text("raise SystemExit('never run')\nclass Order:\n    pass\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    project = Project.open(tmp_path)
+    text = "---\noutput:\n  schema: \n---\nGo\n"
+    assert [i.label for i in complete(project, str(tmp_path / "a.prompt"), text, 2, len("  schema: "))] == ["Order"]

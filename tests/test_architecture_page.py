@@ -30,6 +30,7 @@ KINDS_OF_TEST = {
     "live": "tests that need the local model (marker `live`)",
     "channels": "every output channel's escaping, fed hostile strings",
     "nonfinite": "NaN and infinities wherever numbers enter or leave",
+    "editors": "the editors/ folder: the VS Code extension's grammar and package, Neovim against the server",
 }
 DATA_FOLDERS = {"fixtures", "planted", "__recordings__", "__pycache__"}  # test data, not test code
 

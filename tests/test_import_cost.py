@@ -17,7 +17,7 @@ from tests.conftest import ROOT
 RUNNING_SIDE = ("httpx", "aiohttp", "asyncio", "sqlite3", "dotprompt.providers", "dotprompt.generation",
                 "dotprompt.batch", "dotprompt.ui", "dotprompt.testing", "dotprompt.evals", "dotprompt.observe.runlog",
                 "dotprompt.observe.runrecord", "dotprompt.tools.define", "dotpromptz_handlebars",
-                "dotprompt.engines.handlebars.engine")
+                "dotprompt.engines.handlebars.engine", "pygls", "lsprotocol", "dotprompt.lsp")
 
 
 def loaded_after(code: str, *watched: str, cwd: Path = ROOT) -> list[str]:
@@ -74,7 +74,7 @@ NOT_FOR_CHECK = ("httpx", "aiohttp", "asyncio", "sqlite3", "dotprompt.generation
                  "dotprompt.testing.judge", "dotprompt.batch", "dotprompt.observe", "dotprompt.ui")
 COMMAND_MODULES = tuple(f"dotprompt.cli.{name}" for name in (
     "render", "check", "schema", "run", "test", "evaluate", "logs", "convert", "listing", "local", "ui", "progress",
-    "grounding_view", "run_batchapi", "run_ray"))
+    "grounding_view", "run_batchapi", "run_ray", "lsp"))
 
 
 def test_dotprompt_check_of_the_example_project_loads_no_runner():

@@ -29,7 +29,7 @@ FLOORS: list[tuple[str, ...]] = [
     ("generation",),  # the model <-> tool loop
     ("prompts",),  # compile, render, the library
     ("testing", "evals", "batch", "lint", "typegen"),  # what runs prompts: tests, evals, batches, check, types
-    ("cli", "ui", "mcpserve"),  # the commands, and the workbench and MCP server they serve
+    ("cli", "ui", "mcpserve", "lsp", "__main__"),  # the commands, and the workbench, MCP and language servers they serve
 ]
 
 
@@ -192,6 +192,7 @@ def test_the_floor_check_sees_lazy_and_relative_imports(tmp_path, monkeypatch):
 
 # Raised and caught inside the package, never reaching a user: they need no place in errors.py.
 INTERNAL_SIGNALS = {
+    "lsp.analysis": {"Stopped"},  # raised inside the analysis thread to stop a stale or slow analysis, caught there
     "engines.handlebars.fast": {"FallbackError"},  # the fast path hands a render back to the reference renderer
     "formats.reading.limits": {"TooDeepError"},  # becomes OutputParseError / OutputValidationError
     "document.files": {"FileChangingError"},  # the library keeps the last whole version and retries

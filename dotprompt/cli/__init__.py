@@ -64,6 +64,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("mcp", "the Model Context Protocol: the configured servers' tools, and the prompt folder served to MCP "
                    "clients", "mcp"),
     Command("ui", "a local web workbench: browse, render, run, trace and compare prompts", "ui"),
+    Command("lsp", "the language server for editors (LSP over stdio)", "lsp"),
 )
 
 __all__ = ["COMMANDS", "Command", "build_parser", "main"]

@@ -222,23 +222,28 @@ def _partial_files(lib: PromptLibrary) -> list[str]:
     return sorted(str(p) for p in lib.directory.rglob("_*.prompt"))
 
 
-def check_prompt(lib: PromptLibrary, info: PromptInfo, declared: DeclaredNames | None = None) -> list[Diagnostic]:
+def check_prompt(lib: PromptLibrary, info: PromptInfo, declared: DeclaredNames | None = None, *,
+                 text: str | None = None) -> list[Diagnostic]:
     """Every problem of one prompt file. A file that does not load is compiled again, going on past
-    each problem, so that all of them are reported, in line order, not only the first."""
+    each problem, so that all of them are reported, in line order, not only the first. `text`: the
+    file's unsaved text (an editor's buffer, `dotprompt lsp`), checked instead of the file."""
     try:
-        prompt = lib.load(info.name, info.variant)
-        compiled = prompt.compiled
+        if text is None:
+            compiled = lib.load(info.name, info.variant).compiled
+        else:
+            compiled = lib.from_source(text, info.name, path=info.path, variant=info.variant).compiled
     except PromptFileError:
-        return _check_broken(lib, info, declared)
+        return _check_broken(lib, info, declared, text)
     except DotpromptError as exc:
         return [Diagnostic(info.path, None, None, "error", str(exc))]
     return _lint(lib, compiled.source, compiled.meta, compiled.validator, compiled.variables, compiled.unresolved,
                  compiled.engine, declared)
 
 
-def _check_broken(lib: PromptLibrary, info: PromptInfo, declared: DeclaredNames | None = None) -> list[Diagnostic]:
+def _check_broken(lib: PromptLibrary, info: PromptInfo, declared: DeclaredNames | None = None,
+                  text: str | None = None) -> list[Diagnostic]:
     try:
-        found = lib.diagnose(info.name, info.variant)
+        found = lib.diagnose(info.name, info.variant, text=text, path=info.path if text is not None else None)
     except PromptFileError as exc:
         return [_from_error(exc, info.path)]
     except DotpromptError as exc:
@@ -265,9 +270,9 @@ def _lint(lib: PromptLibrary, src: PromptSource, meta: dict, validator: Compiled
     return found
 
 
-def check_partial(lib: PromptLibrary, path: str) -> list[Diagnostic]:
+def check_partial(lib: PromptLibrary, path: str, *, text: str | None = None) -> list[Diagnostic]:
     try:
-        lib.check_partial_file(path)
+        lib.check_partial_file(path, text=text)
     except PromptFileError as exc:
         return [_from_error(exc, path)]
     return []

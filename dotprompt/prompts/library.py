@@ -226,9 +226,10 @@ class PromptLibrary:
         merged = merge(meta, options_metadata(options, self._schemas))
         return merged, render_fields(merged, self._defaults)
 
-    def check_partial_file(self, path: str) -> None:
-        """Parse and compile a partial file with its engine; a problem is a PromptFileError."""
-        src = parse_source(read_text(path, self.directory), path)
+    def check_partial_file(self, path: str, *, text: str | None = None) -> None:
+        """Parse and compile a partial file with its engine; a problem is a PromptFileError. `text`: the
+        file's unsaved text (an editor's buffer), read instead of the file."""
+        src = parse_source(read_text(path, self.directory) if text is None else text, path)
         if self.engine_for(src).engine == "handlebars":
             self._handlebars.check(src.template, path, src.body_line)
         else:
@@ -291,9 +292,10 @@ class PromptLibrary:
         src = parse_source(decode(snapshot.data, info.path), info.path)
         return src, convert_schemas(src.metadata, self._schemas, src)
 
-    def from_source(self, source: str, name: str | None = None, *, path: str | None = None) -> Prompt:
+    def from_source(self, source: str, name: str | None = None, *, path: str | None = None,
+                    variant: str | None = None) -> Prompt:
         """A prompt compiled from a string (not cached by name)."""
-        compiled = self._compile(source, path, name, None, None)
+        compiled = self._compile(source, path, name, variant, None)
         return Prompt(self, name, None, None, compiled, source=source)
 
     # -- hot reload (the file store's, at the library's revision) -----------------------------
@@ -365,14 +367,16 @@ class PromptLibrary:
                 problems.append(src.error(f"`use` entry {name!r}: {exc}", "use", index, name, hint=USE_HINT))
         return problems
 
-    def diagnose(self, name: str, variant: str | None = None) -> Diagnosis:
-        """Every problem of the prompt file `name` (for `dotprompt check`), where `load` raises the first."""
-        path = self._files.prompt_path(name, variant)
+    def diagnose(self, name: str, variant: str | None = None, *, text: str | None = None,
+                 path: str | None = None) -> Diagnosis:
+        """Every problem of the prompt file `name` (for `dotprompt check`), where `load` raises the first.
+        `text` and `path`: an editor's unsaved buffer of that file, read instead of the file."""
+        path = self._files.prompt_path(name, variant) if path is None else path
         if path is None:
             raise PromptNotFoundError(name, variant, [], str(self.directory))
         ctx = CompileContext(self._env, self._schemas, self._defaults, self._partial_source, self._revision,
                              self._partial_asts, self.engine, lambda: self._handlebars, self._project_engine)
-        found = diagnose_prompt(read_text(path, self.directory), path, name, variant, ctx)
+        found = diagnose_prompt(read_text(path, self.directory) if text is None else text, path, name, variant, ctx)
         if found.source is not None:
             found.problems += self._use_argument_problems(found.source)
         return found

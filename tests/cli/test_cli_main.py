@@ -35,7 +35,7 @@ def test_the_command_table_drives_help(cli_env):
     listed = re.search(r"\{([a-z,]+)\}", done.stdout).group(1).split(",")
     assert listed == [_name(command) for command in COMMANDS]
     assert listed == ["render", "check", "types", "schema", "run", "test", "eval", "logs", "convert", "list", "local",
-                      "mcp", "ui"]
+                      "mcp", "ui", "lsp"]
 
 
 def _hello_command(behaviour):

@@ -20,6 +20,11 @@ The batch runs once per transport (`--transports aiohttp,httpx`: the CLI's defau
 aiohttp through httpx-aiohttp, then httpx's own via DOTPROMPT_HTTP_TRANSPORT=httpx), each the best
 of `--repeat` runs; the target applies to the first. Bare httpx is measured on both transports too.
 
+`--before DIR` (a folder holding another tree's `dotprompt` package, e.g. `git archive <commit>
+dotprompt | tar -x -C DIR`) runs that tree's CLI (`python -c "from dotprompt.cli import main; ..."`
+with DIR first on PYTHONPATH) alternately with this one, run for run, on the same server and rows,
+and prints both sides' rates and their ratio: before/after figures from one session.
+
 `--profile` then runs the same batch in-process under cProfile and prints where the time goes,
 by package and by function. (`py-spy record -o out.svg -- dotprompt run ...` also works: pip
 install py-spy; it is not used here.)
@@ -103,11 +108,19 @@ def cli_env(port: int) -> dict[str, str]:
     return env
 
 
-def run_cli(dotprompt: str, prompts: Path, rows_file: Path, rows: int, concurrency: int, env: dict[str, str]) -> float:
+def before_command(tree: Path) -> list[str]:
+    """The CLI of another tree's package (`--before`, put first on PYTHONPATH), run by this interpreter."""
+    del tree  # found through PYTHONPATH
+    return [sys.executable, "-c", "import sys; sys.argv[0] = 'dotprompt'; from dotprompt.cli import main; sys.exit(main())"]
+
+
+def run_cli(dotprompt: str | list[str], prompts: Path, rows_file: Path, rows: int, concurrency: int,
+            env: dict[str, str]) -> float:
     """Wall seconds of one batch run; exits unless every row came back with an output."""
     out = rows_file.with_suffix(".out.jsonl")
     out.unlink(missing_ok=True)  # a leftover output would make the run skip rows (resume)
-    argv = [dotprompt, "run", "review", "--dir", str(prompts), "--input-file", str(rows_file), "--output", str(out),
+    command = [dotprompt] if isinstance(dotprompt, str) else dotprompt
+    argv = [*command, "run", "review", "--dir", str(prompts), "--input-file", str(rows_file), "--output", str(out),
             "--concurrency", str(concurrency)]
     start = time.perf_counter()
     done = subprocess.run(argv, cwd=prompts.parent, env=env, capture_output=True, text=True)
@@ -188,25 +201,52 @@ def reference_figures(port: int, concurrency: int, rows: int, transport: str = "
 # -- the CLI runs -----------------------------------------------------------------------------------------
 
 def timed_batches(args: Any, prompts: Path, rows_file: Path, env: dict[str, str], port: int) -> tuple[float, float]:
-    """(wall, server window) of the best of `--repeat` runs, by window; every run's rate is printed too."""
+    """(wall, server window) of the best of `--repeat` runs, by window; every run's rate is printed too.
+    With `--before`, each run of this tree is followed (or, every other time, preceded) by one of the other."""
     best: tuple[float, float] | None = None
     rates: list[float] = []
-    for _ in range(max(1, args.repeat)):
-        server_stats(port, reset=True)
-        cpu = os.times()
-        wall = run_cli(args.dotprompt, prompts, rows_file, args.rows, args.concurrency, env)
-        child_cpu = (os.times().children_user + os.times().children_system) - (cpu.children_user + cpu.children_system)
-        stats = server_stats(port)
-        window = stats["last_reply"] - stats["first_request"]
-        print(f"run: wall {wall:.2f} s, server window {window:.2f} s, {stats['requests']} requests on {stats['connections']}"
-              f" connections, peak {stats['peak_in_flight']} in flight, CLI process CPU {child_cpu:.2f} s"
-              f" ({child_cpu / args.rows * 1e6:.0f} µs per row)")
-        rates.append(args.rows / window / (args.concurrency / DELAY))
-        if best is None or window < best[1]:
-            best = (wall, window)
+    before_rates: list[float] = []
+    sides: list[tuple[str, Any, dict[str, str]]] = [("after", args.dotprompt, env)]
+    if args.before is not None:
+        before_env = {**env, "PYTHONPATH": str(args.before)}
+        sides.append(("before", before_command(args.before), before_env))
+    for number in range(max(1, args.repeat)):
+        for side, command, side_env in (sides if number % 2 == 0 else sides[::-1]):
+            window = _one_run(args, command, prompts, rows_file, side_env, port, side if len(sides) > 1 else "")
+            (rates if side == "after" else before_rates).append(args.rows / window[1] / (args.concurrency / DELAY))
+            if side == "after" and (best is None or window[1] < best[1]):
+                best = window
     assert best is not None
     print(f"every run, % of ideal: {', '.join(f'{r:.1%}' for r in rates)}; median {statistics.median(rates):.1%}")
+    if before_rates:
+        print(f"  before ({args.before}), alternating: {', '.join(f'{r:.1%}' for r in before_rates)};"
+              f" median {statistics.median(before_rates):.1%}; after/before by median"
+              f" {statistics.median(rates) / statistics.median(before_rates):.3f},"
+              f" by best {max(rates) / max(before_rates):.3f}")
     return best
+
+
+def _one_run(args: Any, command: Any, prompts: Path, rows_file: Path, env: dict[str, str], port: int,
+             side: str) -> tuple[float, float]:
+    """(wall, server window) of one batch run, printed."""
+    server_stats(port, reset=True)
+    cpu = os.times()
+    wall = run_cli(command, prompts, rows_file, args.rows, args.concurrency, env)
+    child_cpu = (os.times().children_user + os.times().children_system) - (cpu.children_user + cpu.children_system)
+    stats = server_stats(port)
+    window = stats["last_reply"] - stats["first_request"]
+    print(f"run{' (' + side + ')' if side else ''}: wall {wall:.2f} s, server window {window:.2f} s,"
+          f" {args.rows / window / (args.concurrency / DELAY):.1%} of ideal, {stats['requests']} requests on"
+          f" {stats['connections']} connections, peak {stats['peak_in_flight']} in flight, CLI process CPU"
+          f" {child_cpu:.2f} s ({child_cpu / args.rows * 1e6:.0f} µs per row), load {_load()}")
+    return wall, window
+
+
+def _load() -> str:
+    try:
+        return Path("/proc/loadavg").read_text().split()[0]
+    except OSError:
+        return "?"
 
 
 # -- the in-process profile --------------------------------------------------------------------------------
@@ -259,6 +299,8 @@ def main() -> None:
                         help="DOTPROMPT_HTTP_TRANSPORT values to run the batch with, in order (default aiohttp,httpx)")
     parser.add_argument("--dotprompt", default=str(Path(sys.executable).parent / "dotprompt"),
                         help="the dotprompt command (default: the one beside this interpreter)")
+    parser.add_argument("--before", type=Path, help="a folder holding another tree's dotprompt package: its CLI "
+                                                     "runs alternately with this one (before/after in one session)")
     parser.add_argument("--profile", action="store_true", help="then profile the same batch in-process (cProfile)")
     parser.add_argument("--top", type=int, default=25, help="functions to list in the profile (default 25)")
     args = parser.parse_args()

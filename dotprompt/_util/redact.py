@@ -90,6 +90,22 @@ def redacted_json(value: Any, secrets: list[str] | None = None, **options: Any) 
     return json_dumps(masked, default=lambda o: redact(str(o), secrets), **options)
 
 
+def unmasked_json(value: Any, secrets: list[str]) -> str | None:
+    """`value`'s JSON (as `redacted_json` writes it) when nothing in it needs masking, else None (then
+    mask it with `redact_data` / `redacted_json`). One encoding instead of a walk and an encoding: a
+    string holding a secret holds it verbatim in the JSON too (a secret JSON would escape is never
+    vouched for here), and URL credentials need an `@`, which JSON never escapes."""
+    if any(map(_changed_by_json, secrets)):
+        return None
+    try:
+        text = json_dumps(value, default=str)
+    except (TypeError, ValueError, RecursionError):
+        return None
+    if "@" in text or any(secret in text for secret in secrets):
+        return None
+    return text
+
+
 def url_credentials(url: str) -> list[str]:
     """The user and password of a URL's userinfo, to remember as secrets."""
     match = _USERINFO.search(url)

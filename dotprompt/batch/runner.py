@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from .._http.client import batch_transport
-from .._util.redact import known_secrets, redact_data, redacted_json
+from .._util.redact import known_secrets, redact_data, redacted_json, unmasked_json
 from ..errors import DotpromptError, OutputValidationError, UsageError
 from ..observe.cost import Cost, endpoints_fixed, load_prices, price_response
 from ..observe.runrecord import log_source, log_summary, pending_interrupts
@@ -197,9 +197,13 @@ async def _run_rows(prompt: Prompt, todo: Iterator[Row], output: Path, concurren
                     record, cost = await priced_row(prompt, row, row_model(row), **overrides)
                 report.add_cost(cost)
                 known = secrets.now()
-                record = redact_data(record, known)
-                # no key reaches the file, whatever an error (or a provider echoing one) said
-                append_line(fd, _encode(record, known))
+                clean = unmasked_json(record, known)  # the usual row: nothing to mask, encoded once
+                if clean is not None:
+                    line = clean.encode("utf-8") + b"\n"
+                else:
+                    record = redact_data(record, known)
+                    line = _encode(record, known)
+                append_line(fd, line)  # no key reaches the file, whatever an error (or a provider echoing one) said
                 sync.written()
                 ran += 1
                 if "error" in record:

@@ -226,7 +226,7 @@ class Prompt(Generic[InputT, OutputT, PartialT]):
 
         compiled = self.compiled
         rendered, data = self._render(compiled, input, context, history, options)
-        unknown = set(overrides) - set(GenerateActionOptions.model_fields)
+        unknown = set(overrides) - GenerateActionOptions.model_fields.keys() if overrides else None
         if unknown:
             raise UsageError(f"unknown generate option(s): {', '.join(sorted(unknown))}")
         if "resume" in overrides and isinstance(overrides["resume"], Mapping):

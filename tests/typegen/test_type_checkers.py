@@ -5,6 +5,8 @@ gives exactly the expected error, by code and line, in both."""
 
 from __future__ import annotations
 
+import json
+import os
 import re
 import subprocess
 import sys
@@ -12,8 +14,11 @@ from pathlib import Path
 
 import pytest
 
+import dotprompt
 from tests.cli_inprocess import cli
 from tests.typegen.project import make_project
+
+PACKAGE_ROOT = Path(dotprompt.__file__).resolve().parent.parent  # the folder holding the dotprompt package
 
 pytestmark = pytest.mark.slow  # each checker takes seconds
 
@@ -99,7 +104,12 @@ def project(tmp_path_factory) -> Path:
     (root / "good.py").write_text(GOOD, encoding="utf-8")
     (root / "bad.py").write_text(BAD, encoding="utf-8")
     # strict equality is what makes both checkers compare an enum with a value outside it
-    (root / "pyrightconfig.json").write_text('{"reportUnnecessaryComparison": "error"}', encoding="utf-8")
+    # and the package where both checkers find it: an editable install (`pip install -e`, as .ci/run does) is an
+    # import hook that neither checker follows, where an installed wheel would be found on its own
+    (root / "pyrightconfig.json").write_text(json.dumps({"reportUnnecessaryComparison": "error",
+                                                         "extraPaths": [str(PACKAGE_ROOT)]}), encoding="utf-8")
+    # found through MYPYPATH, the package is read as an installed one is: its own errors not reported
+    (root / "mypy.ini").write_text("[mypy]\n\n[mypy-dotprompt.*]\nfollow_imports = silent\n", encoding="utf-8")
     return root
 
 
@@ -110,13 +120,14 @@ def expected_lines() -> dict[int, tuple[str, str, str, str]]:
 
 
 def checker(project: Path, *command: str) -> str:
-    done = subprocess.run([*command], cwd=project, capture_output=True, text=True, timeout=300)
+    env = {**os.environ, "MYPYPATH": str(PACKAGE_ROOT)}
+    done = subprocess.run([*command], cwd=project, capture_output=True, text=True, timeout=300, env=env)
     return done.stdout + done.stderr
 
 
 def test_mypy_passes_correct_use_and_names_each_misuse(project):
     out = checker(project, sys.executable, "-m", "mypy", "--strict", "--cache-dir", str(project / ".mypy_cache"),
-                  "--no-error-summary", "good.py", "bad.py")
+                  "--config-file", "mypy.ini", "--no-error-summary", "good.py", "bad.py")
     errors = [line for line in out.splitlines() if ": error:" in line]
     assert not [e for e in errors if not e.startswith("bad.py:")], out  # correct use and the module: clean
     found = {int(m.group(1)): (m.group(3), m.group(2))

@@ -5,7 +5,6 @@ tests/editors/nvim_driver.lua does what a user would and writes what it saw as a
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import shutil
@@ -34,11 +33,6 @@ input:
 Write to {{ customer.name }} at {{ custmer.email }}.
 """
 
-# The server is built on its own branch (lsp); until it is merged there is nothing to drive.
-needs_server = pytest.mark.skipif(importlib.util.find_spec("dotprompt.lsp") is None,
-                                  reason="dotprompt.lsp (the language server, branch lsp) is not in this tree yet")
-
-
 def _project(tmp_path: Path) -> Path:
     """A project as users have one: pyproject.toml, a partial, a prompt, and its own .venv."""
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "nv"\nversion = "0"\n')
@@ -64,7 +58,6 @@ def _drive(project: Path) -> dict:
 
 
 @pytest.mark.slow
-@needs_server
 def test_neovim_shows_the_diagnostic_completes_fields_and_follows_a_partial(tmp_path):
     project = _project(tmp_path)
     seen = _drive(project)

@@ -400,3 +400,36 @@ def test_a_streamed_run_reads_every_chunk_output_with_linear_work(monkeypatch):
 
     small, large = asyncio.run(work(keys_object(8_000))), asyncio.run(work(keys_object(32_000)))
     assert large / small <= LINEAR, (small, large)
+
+
+# -- the call path of one chunk's output ------------------------------------------------------------
+
+def _python_calls(action) -> list[str]:
+    """The Python functions `action()` enters, in order (sys.setprofile: calls, not time)."""
+    import sys
+    calls: list[str] = []
+
+    def profile(frame: object, event: str, arg: object) -> None:
+        if event == "call":
+            calls.append(frame.f_code.co_qualname)  # type: ignore[attr-defined]
+
+    sys.setprofile(profile)
+    try:
+        action()
+    finally:
+        sys.setprofile(None)
+    return calls[:-1]  # the last entry is sys.setprofile itself leaving: not ours
+
+
+def test_a_chunk_output_goes_straight_to_the_copies_builder() -> None:
+    """Reading one chunk's output (a snapshot, or `.value` of the lazy one) enters the copies
+    builder directly: no forwarding frame in between (the +1.3 % per stream measured after the
+    builder moved to snapshots.py)."""
+    parser = IncrementalJsonParser()
+    parser.feed('{"a": [1, 2, {"b": "te')
+    calls = _python_calls(parser.snapshot_copy)
+    assert calls[:2] == ["IncrementalJsonParser.snapshot_copy", "SpineCopies.build"], calls
+    parser.feed("xt")
+    lazy = parser.feed_lazy('", "c": 3')
+    calls = _python_calls(lambda: lazy.value)[1:]  # after the lambda's own frame
+    assert calls[:2] == ["LazySnapshot.value", "SpineCopies.build"], calls

@@ -235,8 +235,8 @@ def test_every_output_is_exact_whatever_the_caller_holds_drops_or_reads_late(roo
 
 def cursor_walk(monkeypatch) -> list[int]:
     """Patch every line cursor and `where` the formats use to add up how far they walk the text."""
-    import dotprompt.formats.jsonl as jsonl
     import dotprompt.formats.reading.extract as extract
+    import dotprompt.formats.reading.jsonl_lines as jsonl
     import dotprompt.formats.reading.lenient as lenient
     from dotprompt.formats.reading.textpos import LineCursor, where
 

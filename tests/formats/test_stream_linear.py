@@ -377,7 +377,7 @@ def test_a_streamed_run_reading_every_chunks_output_of_a_megabyte_object_finishe
 
 
 def test_a_streamed_run_reads_every_chunk_output_with_linear_work(monkeypatch):
-    import dotprompt.formats.json as json_format
+    import dotprompt.formats.reading.incremental as incremental  # where the json stream takes its parser from
     from dotprompt import generate_stream
     from dotprompt.doubles import ScriptedModel
 
@@ -388,7 +388,7 @@ def test_a_streamed_run_reads_every_chunk_output_with_linear_work(monkeypatch):
             super().__init__()
             parsers.append(self)
 
-    monkeypatch.setattr(json_format, "IncrementalJsonParser", Recorded)
+    monkeypatch.setattr(incremental, "IncrementalJsonParser", Recorded)
 
     async def work(reply: str) -> int:
         parsers.clear()

@@ -169,3 +169,20 @@ def test_the_project_setting_and_the_flag_choose_the_engine(tmp_path, dotprompt_
     done = run(dotprompt_cmd, "run", "hb", "--dir", "prompts", "--model", "echo", "--no-log",
                "--template-engine", "auto", cwd=tmp_path, env=cli_env)
     assert done.returncode == 0, done.stderr
+
+
+
+@pytest.mark.parametrize(("template", "engine", "guessed"), [
+    ("{{ a }} and {{ b }}\n" * 50, "jinja2", True),
+    ("{{ a }}\n" * 50 + "{% if a %}x{% endif %}\n", "jinja2", False),
+    ("{{#if a}}{{a}}{{/if}}\n", "handlebars", False)])
+def test_choosing_the_engine_scans_the_template_once(template, engine, guessed, monkeypatch):
+    """`auto` reads the template's tags once for both questions (which engine, and is it ambiguous): the
+    scan walks the whole template when it holds no jinja2 tag, and `dotprompt lsp` runs it on every change."""
+    import dotprompt.engines.detect as detect
+    calls = []
+    real = detect.scan
+    monkeypatch.setattr(detect, "scan", lambda text: calls.append(text) or real(text))
+    choice = choose_engine({}, template, "auto")
+    assert calls == [template]
+    assert (choice.engine, choice.guessed) == (engine, guessed)

@@ -83,6 +83,34 @@ def test_dotprompt_check_of_the_example_project_loads_no_runner():
     assert loaded_after(code, *NOT_FOR_CHECK) == []
 
 
+# The formats' readers of a reply (streamed or whole: `formats/reading/`, partial-json-parser): `check` asks
+# a format only for its name, its schema check and its instructions (`reading/limits.py`, constants only, loads).
+REPLY_READERS = (*(f"dotprompt.formats.reading.{name}" for name in (
+    "extract", "flatline", "incremental", "jsonl_lines", "lenient", "locate", "snapshots", "textpos")),
+    "partial_json_parser", "dotprompt._util.finite", "dotprompt.formats.finite")
+
+
+def test_dotprompt_check_of_the_example_project_loads_no_reply_reader():
+    code = ("from dotprompt.cli import main\nimport contextlib, io\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            "    assert main(['check']) == 0")
+    assert loaded_after(code, *REPLY_READERS) == []
+
+
+def test_every_builtin_format_still_reads_a_reply_once_its_readers_load():
+    code = ("from dotprompt.formats import get_format\n"
+            "for name, text in [('json', '{\"a\": 1}'), ('array', '[1]'), ('jsonl', '{\"a\": 1}'),"
+            " ('enum', 'x'), ('text', 'x')]:\n"
+            "    schema = {'type': 'string', 'enum': ['x']} if name == 'enum' else None\n"
+            "    handler = get_format(name).handler(schema)\n"
+            "    assert handler.parse_text(text).value is not None, name\n"
+            "    handler.new_stream().feed(text)")
+    assert loaded_after(code, "dotprompt.formats.reading.extract", "dotprompt.formats.reading.incremental",
+                        "dotprompt.formats.reading.jsonl_lines") == [
+        "dotprompt.formats.reading.extract", "dotprompt.formats.reading.incremental",
+        "dotprompt.formats.reading.jsonl_lines"]
+
+
 def test_reading_a_test_file_or_an_eval_section_loads_no_runner():
     code = "import dotprompt.testing.cases, dotprompt.evals.config"
     assert loaded_after(code, *NOT_FOR_CHECK) == []

@@ -85,8 +85,9 @@ def choose_engine(ext: Mapping[str, Any], template: str, setting: str, first_lin
         return EngineChoice(declared, "file", "`dotprompt.engine` in the frontmatter")
     if setting != "auto":
         return EngineChoice(setting, "library", f"the library's engine is {setting}")
-    choice = detect_engine(template, first_line)
-    if choice.engine != "jinja2" or not is_ambiguous(template):
+    found = scan(template)  # once for both questions: it walks the whole template when no jinja2 tag is in it
+    choice = detect_engine(template, first_line, found)
+    if choice.engine != "jinja2" or syntax_engine(template, found) is not None:
         return choice
     engine, why = project() if project is not None else (None, "")
     if engine is None:
@@ -115,9 +116,13 @@ def plain_tags(template: str) -> list[tuple[str, str, int]]:
     return out
 
 
-def syntax_engine(template: str) -> str | None:
-    """The engine the template's syntax alone decides: handlebars, jinja2, or None when both read it alike."""
-    handlebars, jinja = scan(template)
+Found = tuple[tuple[int, str] | None, tuple[int, str] | None]  # what `scan` finds
+
+
+def syntax_engine(template: str, found: Found | None = None) -> str | None:
+    """The engine the template's syntax alone decides: handlebars, jinja2, or None when both read it alike.
+    `found`: the template's `scan`, when the caller has it."""
+    handlebars, jinja = scan(template) if found is None else found
     if jinja is not None:
         return "jinja2"
     if handlebars is not None:
@@ -133,8 +138,8 @@ def syntax_engine(template: str) -> str | None:
     return None
 
 
-def detect_engine(template: str, first_line: int = 1) -> EngineChoice:
-    handlebars, jinja = scan(template)
+def detect_engine(template: str, first_line: int = 1, found: Found | None = None) -> EngineChoice:
+    handlebars, jinja = scan(template) if found is None else found
     if handlebars is not None and jinja is None:
         offset, tag = handlebars
         line = first_line + template.count("\n", 0, offset)
@@ -146,7 +151,7 @@ def detect_engine(template: str, first_line: int = 1) -> EngineChoice:
     return EngineChoice("jinja2", "detected", "no Handlebars-only syntax")
 
 
-def scan(template: str) -> tuple[tuple[int, str] | None, tuple[int, str] | None]:
+def scan(template: str) -> Found:
     """(offset, text) of the first Handlebars-only tag and of the first jinja2 tag, each or None."""
     handlebars = jinja = None
     position = 0

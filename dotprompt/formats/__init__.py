@@ -7,12 +7,16 @@ repair they made (`ParsedOutput.repairs`) so CI can forbid them.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from ..errors import OutputParseError, UnknownFormatError
 from .base import Format, FormatHandler, ParsedOutput, Repair, StreamParser
 from .builtin import register_builtins
-from .reading.extract import extract_json
-from .reading.incremental import IncrementalJsonParser
 from .registry import define_format, get_format, list_formats
+
+if TYPE_CHECKING:
+    from .reading.extract import extract_json
+    from .reading.incremental import IncrementalJsonParser
 
 register_builtins()
 
@@ -30,3 +34,16 @@ __all__ = [
     "get_format",
     "list_formats",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """The reply readers (`reading/`) load on first use: `dotprompt check` needs none of them."""
+    if name == "extract_json":
+        from .reading.extract import extract_json
+
+        return extract_json
+    if name == "IncrementalJsonParser":
+        from .reading.incremental import IncrementalJsonParser
+
+        return IncrementalJsonParser
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -7,8 +7,6 @@ from typing import Any
 from ..errors import OutputParseError, SchemaError
 from ..schema.refs import resolve
 from .base import Format, ParsedOutput
-from .reading.extract import extract_json
-from .reading.incremental import IncrementalJsonParser
 from .schema import has_type, js_json
 
 __all__ = ["ARRAY_FORMAT", "ArrayHandler", "ArrayStream", "array_instructions", "check_array_schema"]
@@ -33,6 +31,8 @@ class ArrayStream:
     """Each feed returns the items it completed: a list, often empty."""
 
     def __init__(self) -> None:
+        from .reading.incremental import IncrementalJsonParser  # the readers load with the first reply read
+
         self._parser = IncrementalJsonParser()
         self._emitted = 0
 
@@ -63,6 +63,8 @@ class ArrayHandler:
         self.instructions = array_instructions(schema)
 
     def parse_text(self, text: str) -> ParsedOutput:
+        from .reading.extract import extract_json  # the readers load with the first reply read
+
         parsed = extract_json(text, format_name="array")
         if not isinstance(parsed.value, list):
             raise OutputParseError(f"expected a JSON array, found {type(parsed.value).__name__}", text=text, format_name="array")

@@ -5,8 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from .base import Format, ParsedOutput
-from .reading.extract import extract_json
-from .reading.incremental import IncrementalJsonParser
 from .schema import js_json
 
 __all__ = ["JSON_FORMAT", "JsonHandler", "JsonStream", "json_instructions"]
@@ -23,6 +21,8 @@ class JsonStream:
     """Snapshots of the value so far; each one is independent of later chunks."""
 
     def __init__(self) -> None:
+        from .reading.incremental import IncrementalJsonParser  # the readers load with the first reply read
+
         self._parser = IncrementalJsonParser()
 
     def feed(self, text: str) -> Any:
@@ -49,6 +49,8 @@ class JsonHandler:
         self.instructions = json_instructions(schema)
 
     def parse_text(self, text: str) -> ParsedOutput:
+        from .reading.extract import extract_json  # the readers load with the first reply read
+
         return extract_json(text, format_name="json")
 
     def new_stream(self) -> JsonStream:

@@ -147,7 +147,9 @@ class LazySnapshot(LazyValue):
     def value(self) -> Any:
         frame = self._frame
         assert frame is not None  # a snapshot is taken only while a container is open (`feed`)
-        return self._parser._materialize(frame, self._inner_len, self._string, self._string_len, self._version)
+        parser = self._parser  # straight to the builder: this runs once per streamed chunk
+        return parser._copies.build(frame, self._inner_len, self._string, self._string_len, self._version,
+                                    parser._at, parser)
 
 
 def _run_end(pattern: re.Pattern[str] | _Matches, text: str, pos: int) -> int:
@@ -266,7 +268,7 @@ class IncrementalJsonParser:
     @property
     def copied(self) -> int:
         """Container members and open-string characters copied into outputs so far: what building
-        them cost. Linear in the text when each output extends the last one (see `_materialize`)."""
+        them cost. Linear in the text when each output extends the last one (see `SpineCopies.build`)."""
         return self._copies.copied
 
     @property
@@ -285,12 +287,8 @@ class IncrementalJsonParser:
         if not self._stack:
             return self._root
         string = self._string_serial if self._string_open else None
-        return self._materialize(self._frame, len(self._stack[-1]), string, self._parts_len if string else 0,
-                                 self._version)
-
-    def _materialize(self, frame: Frame | None, inner_len: int, string: Any, string_len: int, version: int) -> Any:
-        """The output as it stood at a snapshot: `frame` the innermost open container, and so on."""
-        return self._copies.build(frame, inner_len, string, string_len, version, self._at, self)
+        return self._copies.build(self._frame, len(self._stack[-1]), string, self._parts_len if string else 0,
+                                  self._version, self._at, self)
 
     def open_string_text(self, serial: Any) -> str | None:
         """The whole text so far of the open value string numbered `serial` (its pieces joined once,

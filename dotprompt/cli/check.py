@@ -70,7 +70,7 @@ def stale_types(lib: Any) -> list[Diagnostic]:
         out = types_module()
         text = read_header(out)
     except UsageError as exc:
-        return [Diagnostic("pyproject.toml", None, None, "warning", str(exc))]
+        return [Diagnostic("pyproject.toml", None, None, "warning", str(exc), code="invalid-types-setting")]
     except (OSError, UnicodeDecodeError):
         return []  # no typed module: nothing to compare
     folder = lib.directory.resolve()
@@ -83,10 +83,12 @@ def stale_types(lib: Any) -> list[Diagnostic]:
         return []
     fix = f"run `dotprompt types` to write {out.name} again"
     warnings = [Diagnostic(paths[name], None, None, "warning",
-                           f"its frontmatter changed since {out.name} was written: the typed module is stale ({fix})")
+                           f"its frontmatter changed since {out.name} was written: the typed module is stale ({fix})",
+                           code="stale-types")
                 for name in found.changed]
     if found.added or found.removed:
-        warnings.append(Diagnostic(str(out), None, None, "warning", f"the typed module is stale ({found.summary()}): {fix}"))
+        warnings.append(Diagnostic(str(out), None, None, "warning", f"the typed module is stale ({found.summary()}): {fix}",
+                                    code="stale-types"))
     return warnings
 
 

@@ -116,7 +116,7 @@ class Project:
             if partial in included_partials(content) or any(p.endswith(f"/{partial}") for p in included_partials(content)):
                 line = number
                 break
-        return Diagnostic(path, line or 1, None, found.level, f"{where}: {found.message}")
+        return Diagnostic(path, line or 1, None, found.level, f"{where}: {found.message}", code=found.code)
 
     def dependants(self, path: str) -> list[str]:
         """The files to check again when the file at `path` changed: a partial's includers, a prompt's

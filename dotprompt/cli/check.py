@@ -38,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
     _quick_exit()
     lib = library(args.dir, engine=args.template_engine, import_code=args.import_code)
     declared = None if args.import_code else read_declared()
-    diagnostics = check_library(lib, declared=declared) + stale_types(lib)
+    diagnostics = ignoring(check_library(lib, declared=declared) + stale_types(lib))
     if args.verbose and args.format != "sarif":
         print_engines(lib, args.format)
     if args.format == "sarif":
@@ -56,6 +56,19 @@ def run(args: argparse.Namespace) -> int:
               "a name they define only when run stays a warning (--import-code imports them: trusted code only)",
               file=sys.stderr)
     return EXIT_FAILED if errors or (args.strict and warnings) else EXIT_OK
+
+
+def ignoring(found: list[Diagnostic]) -> list[Diagnostic]:
+    """`found` less the warnings `[tool.dotprompt] ignore` or their file's `# dotprompt: ignore[...]` silence,
+    plus a warning for each ignored code that is no warning's (lint/ignore.py)."""
+    from ..lint.ignore import project_ignores, without_ignored
+    from ..settings import check_ignore
+
+    codes, pyproject = check_ignore()
+    project, problems = project_ignores(codes, pyproject)
+    if not found and not problems:
+        return found
+    return ([] if "invalid-ignore" in project else problems) + without_ignored(found, project)
 
 
 def stale_types(lib: Any) -> list[Diagnostic]:

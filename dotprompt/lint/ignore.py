@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
-from ..document.parse import did_you_mean
+from .._util.suggest import did_you_mean
 from .check import Diagnostic
 from .codes import CODES
 
@@ -95,7 +95,7 @@ def without_ignored(found: Iterable[Diagnostic], project: set[str] | frozenset[s
         if path.endswith(".prompt") and path not in per_file:
             text = text_of(path) if text_of is not None else None
             per_file[path] = file_ignores(_read_head(path) if text is None else text, path)
-            out += per_file[path][1]
+            out += [] if "invalid-ignore" in project else per_file[path][1]
         if diagnostic.level == "warning" and (diagnostic.code in project or
                                                diagnostic.code in per_file.get(path, (set(), []))[0]):
             continue

@@ -48,7 +48,8 @@ def test_check_reads_test_files_against_the_prompts_schemas(folder):
     folder.write("broken.test.yaml", "cases:\n  - name: x\n    expect: {outptu: 1}\n")
     found = [d.format() for d in check_library(folder.library(), jobs=1)]
     path = folder.path
-    assert f"{path}/inv.test.yaml:7: error: case 'bad input': input $: 'text' is a required property  [invalid-test-case]" in found
+    assert f"{path}/inv.test.yaml:7: error: case 'bad input': input $: 'text' is a required property  " \
+           "[invalid-test-case]" in found
     assert any(f.startswith(f"{path}/inv.test.yaml:7: error: case 'bad input': input $: Additional properties") for f in found)
     assert f"{path}/inv.test.yaml:13: error: case 'bad path': path $.totl cannot exist in the output schema: " \
            "no field 'totl' (the schema has total, items)  [invalid-test-case]" in found

@@ -21,8 +21,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser = subparsers.add_parser("check", help="lint every prompt file without calling a model")
     parser.add_argument("dir", nargs="?", help=DIR_HELP)
     parser.add_argument("--format", choices=["text", "github", "sarif"], default="text",
-                        help="text: path:line:col: level: message; github: workflow annotations; sarif: one "
-                             "SARIF 2.1.0 log on stdout for GitHub code scanning (default: text)")
+                        help="text: path:line:col: level: message  [code]; github: workflow annotations "
+                             "titled with the code; sarif: one SARIF 2.1.0 log on stdout for GitHub code "
+                             "scanning (default: text). Codes: docs/check-diagnostics.md")
     parser.add_argument("--strict", action="store_true", help="warnings fail the check too")
     parser.add_argument("--import-code", action="store_true",
                         help="import the modules [tool.dotprompt] tools, schemas and helpers name, running the "

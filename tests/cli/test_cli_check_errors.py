@@ -82,7 +82,8 @@ def test_every_independent_problem_of_a_file_is_reported(tmp_path, cli_env):
         f"{where}:3:1: error: `toolChoice` must be one of auto, required, none  [invalid-prompt-file]",
         f"{where}:4:1: error: `maxTurns` must be at least 1  [invalid-prompt-file]",
         f"{where}:9:3: warning: unknown output format 'jsn' (did you mean `json`?)  [unknown-output-format]",
-        f"{where}:11: error: template variable `nmae` is not declared in input.schema (did you mean `name`?)  [undeclared-variable]",
+        f"{where}:11: error: template variable `nmae` is not declared in input.schema (did you mean `name`?)  "
+        "[undeclared-variable]",
     ]
     assert "4 error(s)" not in done.stderr and "3 error(s), 2 warning(s)" in done.stderr
 

@@ -34,11 +34,12 @@ Hi {{ customer.name }}, {{ count }}
 
 def test_a_range_covers_the_word_at_checks_column_else_the_quoted_name_else_the_line():
     lines = ["  modle: x", "😀 {{ nmae }}", "  plain text  "]
-    assert span_of(Diagnostic("p", 1, 3, "warning", "unknown key `modle`"), lines) == Span(0, 2, 7)
-    assert span_of(Diagnostic("p", 2, None, "error", "variable `nmae` is not declared"), lines) == Span(1, 5, 9)
-    assert span_of(Diagnostic("p", 3, None, "error", "no name here"), lines) == Span(2, 2, 12)
-    assert span_of(Diagnostic("p", None, None, "error", "whole file"), lines) == Span(0, 0, 10)
-    assert span_of(Diagnostic("p", 99, None, "error", "past the end"), lines) == Span(0, 0, 10)
+    assert span_of(Diagnostic("p", 1, 3, "warning", "unknown key `modle`", code="unknown-key"), lines) == Span(0, 2, 7)
+    undeclared = Diagnostic("p", 2, None, "error", "variable `nmae` is not declared", code="undeclared-variable")
+    assert span_of(undeclared, lines) == Span(1, 5, 9)
+    assert span_of(Diagnostic("p", 3, None, "error", "no name here", code="invalid-prompt-file"), lines) == Span(2, 2, 12)
+    assert span_of(Diagnostic("p", None, None, "error", "whole file", code="invalid-prompt-file"), lines) == Span(0, 0, 10)
+    assert span_of(Diagnostic("p", 99, None, "error", "past the end", code="invalid-prompt-file"), lines) == Span(0, 0, 10)
 
 
 def _analyser(analyse, timeout=5.0):

@@ -158,3 +158,17 @@ def test_schema_names_are_completed_from_the_projects_modules_read_unrun(tmp_pat
     project = Project.open(tmp_path)
     text = "---\noutput:\n  schema: \n---\nGo\n"
     assert [i.label for i in complete(project, str(tmp_path / "a.prompt"), text, 2, len("  schema: "))] == ["Order"]
+
+
+def test_hover_on_a_model_shows_what_its_provider_declares_it_can_do():
+    def shown(model: str) -> str:
+        found = hover(None, "x.prompt", f"---\nmodel: {model}\n---\nhi\n", 1, len("model: ") + 3)
+        assert found is not None
+        return found
+
+    flash, three = shown("googleai/gemini-2.5-flash"), shown("googleai/gemini-3-pro-preview")
+    assert "- tool calls: yes" in flash and "- media input: yes" in flash
+    assert "- constrained output: native JSON schema, except with tools (then instructions)" in flash
+    assert "- constrained output: native JSON schema, with tools too" in three  # Gemini 3's own info
+    assert "Ollama" in shown("ollama/llama3.2")
+    assert "constrained output" not in shown("mystery/x")  # no such provider: nothing invented

@@ -158,8 +158,10 @@ def _tool_hover(project: Project | None, meta: dict[str, Any], name: str) -> str
                     f"{fenced(json.dumps(schema, indent=2, ensure_ascii=False), 'json')}")
     declared = project.declared if project is not None else None
     if declared is not None and name in declared.of("tool"):
+        about = declared.descriptions.get(name)
+        shown = markdown(about[:_FENCE_LIMIT]) if about else "no description (give the function a docstring)"
         return (f"tool **{markdown(name)}**, defined in the project's code (`[tool.dotprompt] tools`); the language server "
-                "reads those modules without importing them")
+                f"reads those modules without importing them\n\n{shown}")
     return (f"tool **{markdown(name)}**: nothing defines it (describe it in toolDefs, or list its module in "
             "`[tool.dotprompt] tools`)")
 

@@ -172,3 +172,28 @@ def test_hover_on_a_model_shows_what_its_provider_declares_it_can_do():
     assert "- constrained output: native JSON schema, with tools too" in three  # Gemini 3's own info
     assert "Ollama" in shown("ollama/llama3.2")
     assert "constrained output" not in shown("mystery/x")  # no such provider: nothing invented
+
+
+def test_hover_on_a_code_defined_tool_shows_its_description_read_unrun(tmp_path, monkeypatch):
+    (tmp_path / "pyproject.toml").write_text('[tool.dotprompt]\ntools = ["shop"]\n', encoding="utf-8")
+    (tmp_path / "shop.py").write_text(
+        "raise SystemExit('never run')\n"
+        "@tool\ndef lookup_order(order_id: str) -> dict:\n    \"\"\"Find an order by id.\n\n    Returns <b>it</b>.\"\"\"\n"
+        "@tool(name='refund', description='Refund **an** order.')\ndef do_refund(order_id: str) -> None:\n"
+        "    \"\"\"Not this one.\"\"\"\n"
+        "def cancel(order_id: str) -> None:\n    \"\"\"Cancel an order.\"\"\"\n"
+        "CANCEL = define_tool(cancel, input_schema={})\n"
+        "@tool\ndef undocumented() -> None:\n    pass\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    project = Project.open(tmp_path)
+    text = "---\ntools:\n  - lookup_order\n  - refund\n  - cancel\n  - undocumented\n---\nGo\n"
+
+    def shown(line: int) -> str:
+        found = hover(project, str(tmp_path / "a.prompt"), text, line, 5)
+        assert found is not None
+        return found
+
+    assert shown(2).endswith("\n\nFind an order by id.<br><br>Returns &lt;b&gt;it&lt;/b&gt;.")  # escaped as Markdown
+    assert "Refund \\*\\*an\\*\\* order." in shown(3) and "Not this one" not in shown(3)
+    assert "Cancel an order." in shown(4)
+    assert "defined in the project's code" in shown(5) and "no description" in shown(5)

@@ -262,6 +262,20 @@ def project_settings(start: Path | None = None) -> tuple[dict[str, Any], Path | 
     return {}, None
 
 
+def check_ignore(start: Path | None = None) -> tuple[tuple[str, ...], Path | None]:
+    """`[tool.dotprompt] ignore`: the warning codes `dotprompt check` and the language server do not
+    report for the project (lint/ignore.py checks each is a known warning code), and the
+    pyproject.toml that says so (None: there is none). A value that is not a list of strings is a
+    UsageError naming the file and the fix."""
+    table, root = project_settings(start)
+    value = table.get("ignore", [])
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        where = f"{root / 'pyproject.toml'}: " if root is not None else ""
+        raise UsageError(f"{where}[tool.dotprompt] ignore must be a list of warning codes (`ignore = "
+                         f"[\"unknown-tool\"]`), got {terminal(repr(value))[:200]}")
+    return tuple(value), (root / "pyproject.toml") if root is not None else None
+
+
 TYPES_MODULE: Final = "prompt_types.py"
 """The module `dotprompt types` writes and `dotprompt check` compares, relative to pyproject.toml's
 folder, when `[tool.dotprompt] types` names none."""

@@ -48,12 +48,13 @@ def test_check_reads_test_files_against_the_prompts_schemas(folder):
     folder.write("broken.test.yaml", "cases:\n  - name: x\n    expect: {outptu: 1}\n")
     found = [d.format() for d in check_library(folder.library(), jobs=1)]
     path = folder.path
-    assert f"{path}/inv.test.yaml:7: error: case 'bad input': input $: 'text' is a required property" in found
+    assert f"{path}/inv.test.yaml:7: error: case 'bad input': input $: 'text' is a required property  " \
+           "[invalid-test-case]" in found
     assert any(f.startswith(f"{path}/inv.test.yaml:7: error: case 'bad input': input $: Additional properties") for f in found)
     assert f"{path}/inv.test.yaml:13: error: case 'bad path': path $.totl cannot exist in the output schema: " \
-           "no field 'totl' (the schema has total, items)" in found
+           "no field 'totl' (the schema has total, items)  [invalid-test-case]" in found
     assert f"{path}/inv.test.yaml:14: error: case 'bad path': path $.total[0] cannot exist in the output schema: " \
-           "[0] asked of a value of type number" in found
+           "[0] asked of a value of type number  [invalid-test-case]" in found
     assert any(f.startswith(f"{path}/ghost.test.yaml:2: error: case 'orphan': prompt 'ghost' not found") for f in found)
     assert any(f.startswith(f"{path}/broken.test.yaml:3:") and "unknown assertion `outptu`" in f for f in found)
     assert not any("'good'" in f for f in found)

@@ -21,8 +21,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser = subparsers.add_parser("check", help="lint every prompt file without calling a model")
     parser.add_argument("dir", nargs="?", help=DIR_HELP)
     parser.add_argument("--format", choices=["text", "github", "sarif"], default="text",
-                        help="text: path:line:col: level: message; github: workflow annotations; sarif: one "
-                             "SARIF 2.1.0 log on stdout for GitHub code scanning (default: text)")
+                        help="text: path:line:col: level: message  [code]; github: workflow annotations "
+                             "titled with the code; sarif: one SARIF 2.1.0 log on stdout for GitHub code "
+                             "scanning (default: text). Codes: docs/check-diagnostics.md")
     parser.add_argument("--strict", action="store_true", help="warnings fail the check too")
     parser.add_argument("--import-code", action="store_true",
                         help="import the modules [tool.dotprompt] tools, schemas and helpers name, running the "
@@ -38,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
     _quick_exit()
     lib = library(args.dir, engine=args.template_engine, import_code=args.import_code)
     declared = None if args.import_code else read_declared()
-    diagnostics = check_library(lib, declared=declared) + stale_types(lib)
+    diagnostics = ignoring(check_library(lib, declared=declared) + stale_types(lib))
     if args.verbose and args.format != "sarif":
         print_engines(lib, args.format)
     if args.format == "sarif":
@@ -58,6 +59,19 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_FAILED if errors or (args.strict and warnings) else EXIT_OK
 
 
+def ignoring(found: list[Diagnostic]) -> list[Diagnostic]:
+    """`found` less the warnings `[tool.dotprompt] ignore` or their file's `# dotprompt: ignore[...]` silence,
+    plus a warning for each ignored code that is no warning's (lint/ignore.py)."""
+    from ..lint.ignore import project_ignores, without_ignored
+    from ..settings import check_ignore
+
+    codes, pyproject = check_ignore()
+    project, problems = project_ignores(codes, pyproject)
+    if not found and not problems:
+        return found
+    return ([] if "invalid-ignore" in project else problems) + without_ignored(found, project)
+
+
 def stale_types(lib: Any) -> list[Diagnostic]:
     """A warning per prompt file whose frontmatter changed since `dotprompt types` wrote the project's typed
     module (and one for files added or removed). Cheap: the module's header against the files' hashes;
@@ -70,7 +84,7 @@ def stale_types(lib: Any) -> list[Diagnostic]:
         out = types_module()
         text = read_header(out)
     except UsageError as exc:
-        return [Diagnostic("pyproject.toml", None, None, "warning", str(exc))]
+        return [Diagnostic("pyproject.toml", None, None, "warning", str(exc), code="invalid-types-setting")]
     except (OSError, UnicodeDecodeError):
         return []  # no typed module: nothing to compare
     folder = lib.directory.resolve()
@@ -83,10 +97,12 @@ def stale_types(lib: Any) -> list[Diagnostic]:
         return []
     fix = f"run `dotprompt types` to write {out.name} again"
     warnings = [Diagnostic(paths[name], None, None, "warning",
-                           f"its frontmatter changed since {out.name} was written: the typed module is stale ({fix})")
+                           f"its frontmatter changed since {out.name} was written: the typed module is stale ({fix})",
+                           code="stale-types")
                 for name in found.changed]
     if found.added or found.removed:
-        warnings.append(Diagnostic(str(out), None, None, "warning", f"the typed module is stale ({found.summary()}): {fix}"))
+        warnings.append(Diagnostic(str(out), None, None, "warning", f"the typed module is stale ({found.summary()}): {fix}",
+                                    code="stale-types"))
     return warnings
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import re
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -30,6 +30,7 @@ from ..prompts.library import PromptInfo, PromptLibrary
 from ..prompts.prompt import checked_part
 from ..schema.compiled import CompiledSchema
 from ..tools.mcp_names import is_mcp_name
+from .codes import CODES
 from .workers import forkable, inherited, map_in_workers
 
 if TYPE_CHECKING:
@@ -47,16 +48,24 @@ class Diagnostic:
     column: int | None
     level: Level
     message: str
+    code: str = field(kw_only=True)  # a key of lint/codes.py's CODES, whose level it has: no default hides one
+
+    def __post_init__(self) -> None:
+        known = CODES.get(self.code)
+        if known is None or known.level != self.level:
+            raise ValueError(f"diagnostic code {self.code!r} is not a {self.level} code of lint/codes.py's CODES")
 
     def format(self, style: str = "text") -> str:
-        """One line: a GitHub workflow command (`github`) or `path:line:col: level: message`. A key or
-        a tool name quoted in the message comes from the file: escaped, it can start no line of its own."""
+        """One line: a GitHub workflow command (`github`, the code its title) or `path:line:col: level:
+        message  [code]` (the code last, as mypy writes it: what parses `path:line:col: level: message`
+        still does). A key or a tool name quoted in the message comes from the file: escaped, it can
+        start no line of its own."""
         if style == "github":
             where = f"file={github_property(self.path)}" + (f",line={self.line}" if self.line else "") + (
-                f",col={self.column}" if self.column else "")
+                f",col={self.column}" if self.column else "") + f",title={github_property(self.code)}"
             return f"::{self.level} {where}::{github_message(self.message)}"
         where = self.path + (f":{self.line}" if self.line else "") + (f":{self.column}" if self.column else "")
-        return terminal(f"{where}: {self.level}: {self.message}", lines=False)
+        return terminal(f"{where}: {self.level}: {self.message}  [{self.code}]", lines=False)
 
 
 def _from_unresolved(name: Unresolved, fallback: str, declared: DeclaredNames | None = None) -> list[Diagnostic]:
@@ -69,13 +78,15 @@ def _from_unresolved(name: Unresolved, fallback: str, declared: DeclaredNames | 
             return []
         typo = near_miss(name.name, known)
         if typo:
-            return [Diagnostic(name.path or fallback, name.line, name.column, "error", f"{name.message} ({typo})")]
-    return [Diagnostic(name.path or fallback, name.line, name.column, "warning", f"{name.message} ({name.hint})")]
+            return [Diagnostic(name.path or fallback, name.line, name.column, "error", f"{name.message} ({typo})",
+                               code=f"misspelled-{name.kind}")]
+    return [Diagnostic(name.path or fallback, name.line, name.column, "warning", f"{name.message} ({name.hint})",
+                       code=f"unknown-{name.kind}")]
 
 
-def _from_error(exc: PromptFileError, fallback: str) -> Diagnostic:
+def _from_error(exc: PromptFileError, fallback: str, code: str = "invalid-prompt-file") -> Diagnostic:
     message = exc.message + (f" ({exc.hint})" if exc.hint else "")
-    return Diagnostic(exc.path or fallback, exc.line, exc.column, "error", message)
+    return Diagnostic(exc.path or fallback, exc.line, exc.column, "error", message, code=code)
 
 
 PARALLEL_FROM = 64  # below this many prompts, starting worker processes costs more than it saves
@@ -135,7 +146,8 @@ def lookalike_names(infos: list[PromptInfo]) -> list[Diagnostic]:
             for other in group:
                 if other.name != info.name:
                     out.append(Diagnostic(info.path, None, None, "warning", f"prompt name `{info.name}` looks like "
-                                          f"`{other.name}` ({other.path}): {_difference(info.name, other.name)}"))
+                                          f"`{other.name}` ({other.path}): {_difference(info.name, other.name)}",
+                                          code="lookalike-name"))
                     break
     return out
 
@@ -184,7 +196,7 @@ def check_test_file(lib: PromptLibrary, path: Path) -> list[Diagnostic]:
         cases = load_test_file(path, lib.directory)
         load_eval(path, lib.directory)  # the `eval:` section: scorers, paths, thresholds
     except PromptFileError as exc:  # a TestFileError holds every problem of the file in `errors`
-        return [_from_error(problem, str(path)) for problem in getattr(exc, "errors", [exc])]
+        return [_from_error(problem, str(path), "invalid-test-file") for problem in getattr(exc, "errors", [exc])]
     found: list[Diagnostic] = []
     for case in cases:
         found += _check_case(lib, case)
@@ -195,7 +207,8 @@ def _check_case(lib: PromptLibrary, case: Any) -> list[Diagnostic]:
     from ..testing.paths import parse_path, schema_problem
 
     def problem(message: str, line: int | None = None) -> Diagnostic:
-        return Diagnostic(case.file, line or case.line, None, "error", f"case {case.name!r}: {message}")
+        return Diagnostic(case.file, line or case.line, None, "error", f"case {case.name!r}: {message}",
+                          code="invalid-test-case")
 
     try:
         compiled = lib.load(case.prompt, case.variant).compiled
@@ -235,7 +248,7 @@ def check_prompt(lib: PromptLibrary, info: PromptInfo, declared: DeclaredNames |
     except PromptFileError:
         return _check_broken(lib, info, declared, text)
     except DotpromptError as exc:
-        return [Diagnostic(info.path, None, None, "error", str(exc))]
+        return [Diagnostic(info.path, None, None, "error", str(exc), code="invalid-prompt-file")]
     return _lint(lib, compiled.source, compiled.meta, compiled.validator, compiled.variables, compiled.unresolved,
                  compiled.engine, declared)
 
@@ -247,7 +260,7 @@ def _check_broken(lib: PromptLibrary, info: PromptInfo, declared: DeclaredNames 
     except PromptFileError as exc:
         return [_from_error(exc, info.path)]
     except DotpromptError as exc:
-        return [Diagnostic(info.path, None, None, "error", str(exc))]
+        return [Diagnostic(info.path, None, None, "error", str(exc), code="invalid-prompt-file")]
     out = [_from_error(exc, info.path) for exc in found.problems]
     if found.source is not None and found.meta is not None:
         out += _lint(lib, found.source, found.meta, found.validator, found.variables, found.unresolved, found.engine,
@@ -274,7 +287,7 @@ def check_partial(lib: PromptLibrary, path: str, *, text: str | None = None) -> 
     try:
         lib.check_partial_file(path, text=text)
     except PromptFileError as exc:
-        return [_from_error(exc, path)]
+        return [_from_error(exc, path, "invalid-partial")]
     return []
 
 
@@ -283,13 +296,14 @@ def _file_shape(src: PromptSource) -> list[Diagnostic]:
     `---` is missing (its keys are read as prompt text): both load, both most likely a slip."""
     if is_blank(src):
         return [Diagnostic(src.path or "", 1, None, "warning", "the file is empty: it renders no messages "
-                           "(write a template, or delete the file)")]
+                           "(write a template, or delete the file)", code="empty-file")]
     keys = unopened_frontmatter(src)
     if not keys:
         return []
     shown = ", ".join(f"`{key}`" for key in keys[:3])
     return [Diagnostic(src.path or "", src.body_line, 1, "warning", f"frontmatter keys ({shown}) with no opening "
-                       "`---`: they are read as prompt text; add a `---` line before line 1")]
+                       "`---`: they are read as prompt text; add a `---` line before line 1",
+                       code="unopened-frontmatter")]
 
 
 def _unknown_keys(src: PromptSource) -> list[Diagnostic]:
@@ -297,14 +311,15 @@ def _unknown_keys(src: PromptSource) -> list[Diagnostic]:
     for key in src.unknown_keys:
         line, column = src.locate(key)
         hint = did_you_mean(key, KNOWN_KEYS) or "extensions use a dotted key such as `myapp.key`"
-        out.append(Diagnostic(src.path or "", line, column, "warning", f"unknown key `{key}` ({hint})"))
+        out.append(Diagnostic(src.path or "", line, column, "warning", f"unknown key `{key}` ({hint})", code="unknown-key"))
     for section, key in src.ignored_keys:
         line, column = src.locate(section, key)
         where = "an output schema goes under `output.schema`" if section == "output" else \
             "an input schema goes under `input.schema`"
         out.append(Diagnostic(src.path or "", line, column, "warning", f"unknown key `{section}.{key}` is ignored, "
                               f"as Genkit ignores it ({where}; known keys: "
-                              f"{', '.join(INPUT_KEYS if section == 'input' else OUTPUT_KEYS)})"))
+                              f"{', '.join(INPUT_KEYS if section == 'input' else OUTPUT_KEYS)})",
+                              code="ignored-key"))
     return out
 
 
@@ -316,7 +331,8 @@ def _format_problems(src: PromptSource, declared: DeclaredNames | None = None) -
         return []
     line, column = src.locate("output", "format")
     hint = did_you_mean(str(fmt), known) or f"known formats: {', '.join(known)}"
-    return [Diagnostic(src.path or "", line, column, "warning", f"unknown output format {fmt!r} ({hint})")]
+    return [Diagnostic(src.path or "", line, column, "warning", f"unknown output format {fmt!r} ({hint})",
+                       code="unknown-output-format")]
 
 
 def _output_schema_problems(src: PromptSource, meta: dict) -> list[Diagnostic]:
@@ -333,12 +349,13 @@ def _output_schema_problems(src: PromptSource, meta: dict) -> list[Diagnostic]:
         handler = fmt.handler(schema)
     except SchemaError as exc:
         line, column = src.locate("output", "schema")
-        return [Diagnostic(src.path or "", line, column, "error", f"output schema for format {name!r}: {exc}")]
+        return [Diagnostic(src.path or "", line, column, "error", f"output schema for format {name!r}: {exc}",
+                           code="invalid-output-schema")]
     if handler.instructions is None and fmt.default_instructions and output.get("instructions") is None:
         line, column = src.locate("output", "schema")
         return [Diagnostic(src.path or "", line, column, "warning",
                            f"output format {name!r}: the schema lists no values, so the model is told nothing and "
-                           "any reply is accepted; list them (`enum: [a, b]`)")]
+                           "any reply is accepted; list them (`enum: [a, b]`)", code="uninstructive-output-schema")]
     return []
 
 
@@ -358,11 +375,13 @@ def _default_problems(src: PromptSource, meta: dict, validator: CompiledSchema |
         line, column = src.locate("input", "default", key)
         out.append(Diagnostic(src.path or "", line, column, "warning",
                               f"input.default `{key}` is not declared in input.schema: the template gets it, but "
-                              "it is never validated (declare it in input.schema, or remove it)"))
+                              "it is never validated (declare it in input.schema, or remove it)",
+                              code="undeclared-default"))
     if not problems:
         return out
     line, column = src.locate("input", "default")
-    return out + [Diagnostic(src.path or "", line, column, "error", f"input.default {p.path}: {p.message}")
+    return out + [Diagnostic(src.path or "", line, column, "error", f"input.default {p.path}: {p.message}",
+                             code="invalid-input-default")
                   for p in problems]
 
 
@@ -402,7 +421,7 @@ def _guessed_engine_printing(src: PromptSource, meta: dict, choice: EngineChoice
                               f"{kind}: read as jinja2 (guessed: neither the file, its folder nor its project says "
                               f"which engine), it prints like {python} where Handlebars (Genkit) prints {js}; name "
                               "the engine: `dotprompt.engine: handlebars` for a Genkit file, else "
-                              "`dotprompt.engine: jinja2`"))
+                              "`dotprompt.engine: jinja2`", code="guessed-engine-printing"))
     return out
 
 
@@ -425,7 +444,7 @@ def _printed_type(schema: Any, default: Any, path: list[str]) -> str | None:
 def _handlebars_syntax(engine: str, src: PromptSource) -> list[Diagnostic]:
     if engine != "jinja2" or not looks_like_handlebars(src.template):
         return []
-    return [Diagnostic(src.path or "", src.body_line, 1, "warning", HANDLEBARS_HINT)]
+    return [Diagnostic(src.path or "", src.body_line, 1, "warning", HANDLEBARS_HINT, code="handlebars-syntax")]
 
 
 def _unknown_tools(lib: PromptLibrary, src: PromptSource, meta: dict,
@@ -447,7 +466,8 @@ def _unknown_tools(lib: PromptLibrary, src: PromptSource, meta: dict,
         typo = near_miss(str(name), known)
         if typo:
             found = Unresolved("tool", name, src.path, line, column)
-            out.append(Diagnostic(src.path or "", line, column, "error", f"{found.message} ({typo})"))
+            out.append(Diagnostic(src.path or "", line, column, "error", f"{found.message} ({typo})",
+                                  code="misspelled-tool"))
             continue
         found = Unresolved("tool", name, src.path, line, column, extra_hint="describe it in toolDefs",
                            suggestion=did_you_mean(name, known))
@@ -459,7 +479,7 @@ def _mcp_tool(lib: PromptLibrary, name: str, path: str, line: int | None, column
     from .mcp_tools import mcp_name_problem  # only files naming MCP tools read the cached tool lists
 
     found = mcp_name_problem(name, lib.mcp_servers)
-    return [] if found is None else [Diagnostic(path, line, column, found[0], found[1])]
+    return [] if found is None else [Diagnostic(path, line, column, found[0], found[2], code=found[1])]
 
 
 def _undeclared_variables(src: PromptSource, meta: dict, variables: frozenset[str],
@@ -474,7 +494,8 @@ def _undeclared_variables(src: PromptSource, meta: dict, variables: frozenset[st
         line = _first_use(src, name)
         hint = did_you_mean(name, declared) or "declare it in input.schema"
         out.append(Diagnostic(src.path or "", line, None, "error",
-                              f"template variable `{name}` is not declared in input.schema ({hint})"))
+                              f"template variable `{name}` is not declared in input.schema ({hint})",
+                              code="undeclared-variable"))
     return out
 
 

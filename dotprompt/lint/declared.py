@@ -46,6 +46,8 @@ class DeclaredNames:
 
     names: dict[str, set[str]] = field(default_factory=lambda: {kind: set() for kind in _KINDS})
     modules: int = 0  # modules listed in [tool.dotprompt]
+    # tool name -> its description, as defining it would give it: `description=`, else the function's docstring
+    descriptions: dict[str, str] = field(default_factory=dict)
 
     def of(self, kind: str) -> set[str]:
         return self.names.get(kind, set())
@@ -67,8 +69,10 @@ def read_declared(settings: dict[str, Any] | None = None, root: Path | None = No
                              f"({entry_forms(entry, folder)})")
         if path.suffix != ".py":
             continue  # a compiled extension: its names are seen only by importing, and stay warnings
-        for kind, name in _names(_parse(path, root, setting)):
+        module = _parse(path, root, setting)
+        for kind, name in _names(module):
             found.names[kind].add(name)
+        found.descriptions.update(_tool_descriptions(module))
     return found
 
 
@@ -121,6 +125,29 @@ def _names(module: ast.Module) -> Iterator[tuple[str, str]]:
             name = call.args[0].id if call.args[0].id in functions else None
         if kind is not None and name is not None:
             yield kind, name
+
+
+def _tool_descriptions(module: ast.Module) -> Iterator[tuple[str, str]]:
+    """(tool name, description) of the tools `_names` sees that have one: a literal `description=`, else
+    the docstring of the function (`inspect.getdoc`'s text, as `@tool` reads it), read unrun."""
+    functions = {node.name: node for node in _module_level(module.body)
+                 if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)}
+    for node in functions.values():
+        name = _tool_name(node)
+        if name is None:
+            continue
+        given = next((_keyword(d, "description") for d in node.decorator_list if isinstance(d, ast.Call)), None)
+        text = given or ast.get_docstring(node)
+        if text:
+            yield name, text
+    for call in ast.walk(module):
+        if not isinstance(call, ast.Call) or _callee(call.func) not in _BY_FUNCTION:
+            continue
+        function = functions.get(call.args[0].id) if call.args and isinstance(call.args[0], ast.Name) else None
+        name = _name_argument(call) or (function.name if function is not None else None)
+        text = _keyword(call, "description") or (ast.get_docstring(function) if function is not None else None)
+        if name and text:
+            yield name, text
 
 
 def _module_level(body: list[ast.stmt]) -> Iterator[ast.stmt]:

@@ -19,8 +19,8 @@ Level = Literal["error", "warning"]
 
 
 def mcp_name_problem(name: str, servers: Mapping[str, McpServer],
-                     cache: Mapping[str, CachedServer] | None = None) -> tuple[Level, str] | None:
-    """(level, message) for an MCP tool name that no configured server provides; None when it is fine."""
+                     cache: Mapping[str, CachedServer] | None = None) -> tuple[Level, str, str] | None:
+    """(level, code, message) for an MCP tool name that no configured server provides; None when it is fine."""
     server, tool = split_mcp_name(name)
     cache = cached_servers() if cache is None else cache
     if server not in servers:
@@ -28,19 +28,22 @@ def mcp_name_problem(name: str, servers: Mapping[str, McpServer],
         close = close_matches(name, known, n=1) or [f"{s}/{tool}" for s in close_matches(server, list(servers), n=1)]
         hint = f"did you mean {close[0]}?" if close else (
             f"configured: {', '.join(servers)}" if servers else "no MCP server is configured")
-        return "error", (f"tool `{name}` names MCP server `{server}`, which is not configured ({hint}); a prompt "
-                         f"file cannot start one: add [tool.dotprompt.mcp.servers.{server}] to pyproject.toml")
+        return "error", "unknown-mcp-server", (
+            f"tool `{name}` names MCP server `{server}`, which is not configured ({hint}); a prompt "
+            f"file cannot start one: add [tool.dotprompt.mcp.servers.{server}] to pyproject.toml")
     cached = cache.get(server)
     if cached is None:
-        return "warning", f"tool `{name}` is unchecked: MCP server `{server}` has no cached tool list ({REFRESH})"
+        return "warning", "unchecked-mcp-tool", (
+            f"tool `{name}` is unchecked: MCP server `{server}` has no cached tool list ({REFRESH})")
     if cached.fingerprint != fingerprint(servers[server]):
-        return "warning", (f"tool `{name}` is unchecked: the cached tool list of MCP server `{server}` is from "
-                           f"another configuration of it ({REFRESH})")
+        return "warning", "unchecked-mcp-tool", (
+            f"tool `{name}` is unchecked: the cached tool list of MCP server `{server}` is from "
+            f"another configuration of it ({REFRESH})")
     if matching(tool, list(cached.tools)):
         return None
     if is_pattern(tool):
-        return "error", f"tool pattern `{name}` matches none of the tools of MCP server `{server}`"
+        return "error", "unknown-mcp-tool", f"tool pattern `{name}` matches none of the tools of MCP server `{server}`"
     close = close_matches(tool, list(cached.tools), n=3)
     hint = f"did you mean {', '.join(f'{server}/{c}' for c in close)}?" if close else (
         f"it offers {len(cached.tools)} tools: `dotprompt mcp tools` lists them")
-    return "error", f"MCP server `{server}` has no tool `{tool}` ({hint})"
+    return "error", "unknown-mcp-tool", f"MCP server `{server}` has no tool `{tool}` ({hint})"

@@ -1,7 +1,8 @@
 """`dotprompt check --format sarif`: the diagnostics as one SARIF 2.1.0 log, for GitHub code scanning.
 
-One run, one rule per level (a prompt-file error fails the check, a warning does not), one result
-per diagnostic. Locations are URIs relative to the folder the check ran from (`%SRCROOT%`), which
+One run, one rule per diagnostic code (lint/codes.py: its description, and its level as the rule's
+default: an error fails the check, a warning does not), one result per diagnostic, its `ruleId` its
+code and its `level` its level. Locations are URIs relative to the folder the check ran from (`%SRCROOT%`), which
 is the repository root in CI, so code scanning can place each result on its line.
 """
 
@@ -14,22 +15,21 @@ from typing import Any
 from urllib.parse import quote
 
 from .check import Diagnostic
+from .codes import CODES
 
 __all__ = ["SARIF_SCHEMA", "SARIF_VERSION", "to_sarif"]
 
 SARIF_VERSION = "2.1.0"
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 INFORMATION_URI = "https://google.github.io/dotprompt/"
-RULES = {
-    "error": ("dotprompt-error", "A problem that makes the prompt or test file unusable or wrong (`check` exits 1)."),
-    "warning": ("dotprompt-warning", "A likely mistake: an unknown key or format (`check --strict` fails on it)."),
-}
 
 
 def to_sarif(diagnostics: Sequence[Diagnostic], *, version: str, base: str | os.PathLike[str] | None = None) -> dict[str, Any]:
     """The SARIF log of `diagnostics`; paths are made relative to `base` (default: the working folder)."""
     root = Path(base if base is not None else Path.cwd()).resolve()
-    rules = [{"id": rule_id, "shortDescription": {"text": text}} for rule_id, text in RULES.values()]
+    rules = [{"id": name, "shortDescription": {"text": code.summary},
+              "defaultConfiguration": {"level": code.level}} for name, code in CODES.items()]
+    index = {name: number for number, name in enumerate(CODES)}
     return {
         "$schema": SARIF_SCHEMA,
         "version": SARIF_VERSION,
@@ -37,12 +37,12 @@ def to_sarif(diagnostics: Sequence[Diagnostic], *, version: str, base: str | os.
             "tool": {"driver": {"name": "dotprompt", "version": version, "informationUri": INFORMATION_URI,
                                 "rules": rules}},
             "originalUriBaseIds": {"%SRCROOT%": {"uri": root.as_uri() + "/"}},
-            "results": [_result(d, root) for d in diagnostics],
+            "results": [_result(d, root, index[d.code]) for d in diagnostics],
         }],
     }
 
 
-def _result(diagnostic: Diagnostic, root: Path) -> dict[str, Any]:
+def _result(diagnostic: Diagnostic, root: Path, rule_index: int) -> dict[str, Any]:
     region: dict[str, int] = {}
     if diagnostic.line:
         region["startLine"] = diagnostic.line
@@ -53,7 +53,7 @@ def _result(diagnostic: Diagnostic, root: Path) -> dict[str, Any]:
     location: dict[str, Any] = {"artifactLocation": artifact}
     if region:
         location["region"] = region
-    return {"ruleId": RULES[diagnostic.level][0], "level": diagnostic.level,
+    return {"ruleId": diagnostic.code, "ruleIndex": rule_index, "level": diagnostic.level,
             "message": {"text": diagnostic.message}, "locations": [{"physicalLocation": location}]}
 
 

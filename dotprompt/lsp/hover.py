@@ -158,8 +158,10 @@ def _tool_hover(project: Project | None, meta: dict[str, Any], name: str) -> str
                     f"{fenced(json.dumps(schema, indent=2, ensure_ascii=False), 'json')}")
     declared = project.declared if project is not None else None
     if declared is not None and name in declared.of("tool"):
+        about = declared.descriptions.get(name)
+        shown = markdown(about[:_FENCE_LIMIT]) if about else "no description (give the function a docstring)"
         return (f"tool **{markdown(name)}**, defined in the project's code (`[tool.dotprompt] tools`); the language server "
-                "reads those modules without importing them")
+                f"reads those modules without importing them\n\n{shown}")
     return (f"tool **{markdown(name)}**: nothing defines it (describe it in toolDefs, or list its module in "
             "`[tool.dotprompt] tools`)")
 
@@ -173,4 +175,45 @@ def _model_hover(name: str) -> str:
         return f"model **{markdown(name)}**" + ("" if prefix else " (a model defined in code, or the test double `echo`)")
     fields = {key: value for key, value in vars(spec).items() if not key.startswith("_") and value}
     shown = "\n".join(f"- {key}: {markdown(str(value))}" for key, value in fields.items())
-    return f"model **{markdown(name)}**, provider {markdown(str(prefix))}\n\n{shown}"
+    info = _declared_info(str(prefix), name.split("/", 1)[1])
+    can = "" if info is None else "\n\ncapabilities" + (f" ({markdown(info.label)})" if info.label else "") + ":\n" + \
+        "\n".join(f"- {what}: {value}" for what, value in (
+            ("tool calls", _yes(info.tools)), ("tool choice", _yes(info.tool_choice)),
+            ("constrained output", _CONSTRAINED[info.constrained]), ("media input", _yes(info.media))))
+    return f"model **{markdown(name)}**, provider {markdown(str(prefix))}\n\n{shown}{can}"
+
+
+_CONSTRAINED = {"all": "native JSON schema, with tools too", "no-tools": "native JSON schema, except with tools "
+                "(then instructions)", "none": "instructions in the prompt"}
+
+
+def _yes(flag: bool) -> str:
+    return "yes" if flag else "no"
+
+
+def _declared_info(prefix: str, model_id: str) -> Any:
+    """The capabilities (`ModelInfo`) a built-in provider declares for `model_id`, read from its model
+    class without making a model (no key, no network); None for a provider defined elsewhere or the
+    local model (its capabilities are known once it loads)."""
+    import functools
+    import importlib
+
+    from ..providers.registry import BUILT_IN_PROVIDERS
+
+    module = BUILT_IN_PROVIDERS.get(prefix)
+    if module is None or "." in module:
+        return None
+    try:
+        table = importlib.import_module(f"dotprompt.providers.{module}")
+        factory = getattr(table, "PROVIDERS", {}).get(prefix)
+    except ImportError:
+        return None
+    if isinstance(factory, functools.partial):
+        info = factory.keywords.get("info") or getattr(factory.func, "default_info", None)
+    else:
+        info = getattr(factory, "default_info", None)
+    if prefix == "googleai":  # a Gemini 3 id implies other capabilities (GeminiModel asks the same)
+        from ..providers.gemini import gemini_info
+
+        info = gemini_info(model_id) or info
+    return info

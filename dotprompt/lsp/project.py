@@ -16,8 +16,10 @@ from typing import Literal
 from ..errors import DotpromptError
 from ..lint.check import Diagnostic, check_partial, check_prompt, check_test_file
 from ..lint.declared import DeclaredNames, read_declared
+from ..lint.ignore import project_ignores, without_ignored
 from ..prompts.library import PromptInfo, PromptLibrary
 from ..prompts.loader import project_library, prompts_dir
+from ..settings import check_ignore
 
 __all__ = ["FileKind", "Project", "file_kind", "included_partials"]
 
@@ -104,7 +106,17 @@ class Project:
             found = check_test_file(self.library, Path(path))
         else:
             return []
-        return [d if _same_file(d.path, path) else self._brought_home(d, path, text) for d in found]
+        found = [d if _same_file(d.path, path) else self._brought_home(d, path, text) for d in found]
+        return without_ignored(found, self.ignored, lambda file: text if _same_file(file, path) else None)
+
+    @property
+    def ignored(self) -> set[str]:
+        """The warning codes `[tool.dotprompt] ignore` silences (`check`'s rule); none when it is no list."""
+        try:
+            codes, pyproject = check_ignore()
+        except DotpromptError:
+            return set()  # `check` names the setting; here nothing is silenced
+        return project_ignores(codes, pyproject)[0]
 
     def _brought_home(self, found: Diagnostic, path: str, text: str | None) -> Diagnostic:
         """A problem `check` found in another file this one uses (a partial it includes): shown on the
@@ -116,7 +128,7 @@ class Project:
             if partial in included_partials(content) or any(p.endswith(f"/{partial}") for p in included_partials(content)):
                 line = number
                 break
-        return Diagnostic(path, line or 1, None, found.level, f"{where}: {found.message}")
+        return Diagnostic(path, line or 1, None, found.level, f"{where}: {found.message}", code=found.code)
 
     def dependants(self, path: str) -> list[str]:
         """The files to check again when the file at `path` changed: a partial's includers, a prompt's

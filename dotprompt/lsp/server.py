@@ -101,7 +101,7 @@ class DotpromptServer(LanguageServer):
         start = codec.position_to_client_units(lines, types.Position(span.line, span.start))
         end = codec.position_to_client_units(lines, types.Position(span.line, span.end))
         severity = types.DiagnosticSeverity.Error if found.level == "error" else types.DiagnosticSeverity.Warning
-        return types.Diagnostic(types.Range(start, end), found.message, severity=severity, source=SOURCE)
+        return types.Diagnostic(types.Range(start, end), found.message, severity=severity, code=found.code, source=SOURCE)
 
     def files_changed(self, paths: list[str]) -> None:
         """Files changed on disk (saved, or changed by another program): the library is built again and

@@ -88,7 +88,7 @@ async def call_check(catalog: Catalog, arguments: Mapping[str, Any] | None) -> m
 
 def _diagnostics(found: list[Diagnostic], folder: str) -> mcp.CallToolResult:
     shown = [{"path": _relative(d.path, folder), "line": d.line, "column": d.column, "level": d.level,
-              "message": d.message} for d in found]
+              "code": d.code, "message": d.message} for d in found]
     errors = sum(d.level == "error" for d in found)
     summary = {"folder": folder, "errors": errors, "warnings": len(found) - errors, "diagnostics": shown}
     lines = [f"{_relative(d.path, folder)}{_at(d.line)}{_at(d.column)}: {d.level}: {d.message}" for d in found]

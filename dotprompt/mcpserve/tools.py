@@ -24,7 +24,9 @@ RESULT_KEY: Final = "result"
 
 _DIAGNOSTIC = {"type": "object", "properties": {
     "path": {"type": "string"}, "line": {"type": ["integer", "null"]}, "column": {"type": ["integer", "null"]},
-    "level": {"type": "string", "enum": ["error", "warning"]}, "message": {"type": "string"}}}
+    "level": {"type": "string", "enum": ["error", "warning"]},
+    "code": {"type": "string", "description": "the diagnostic's code (docs: Check's diagnostics)"},
+    "message": {"type": "string"}}}
 
 CHECK_TOOL = mcp.Tool(
     name="check", title="dotprompt check",

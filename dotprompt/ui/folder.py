@@ -108,7 +108,7 @@ class Folder:
                 self._checked = (signature, check_library(self.library, jobs=1))
             found = self._checked[1]
         return [{"path": self.relative(d.path), "line": d.line, "column": d.column, "level": d.level,
-                 "message": d.message} for d in found]
+                 "code": d.code, "message": d.message} for d in found]
 
     def prompt(self, name: str, variant: str | None) -> dict[str, Any]:
         """One prompt: its file, frontmatter, template, engine, input schema and defaults, and its problems."""

@@ -44,7 +44,8 @@ def test_check_github_format(tmp_path, cli_env):
     (tmp_path / "p.prompt").write_text("---\nmaxTurns: 0\n---\nx")
     done = cli("check", str(tmp_path), "--format", "github", env=cli_env)
     assert done.returncode == 1
-    assert done.stdout.strip() == f"::error file={tmp_path}/p.prompt,line=2,col=1::`maxTurns` must be at least 1"
+    assert done.stdout.strip() == (f"::error file={tmp_path}/p.prompt,line=2,col=1,title=invalid-prompt-file::"
+                                   "`maxTurns` must be at least 1")
 
 
 def test_check_missing_folder_is_a_usage_error(tmp_path, cli_env):
@@ -79,4 +80,4 @@ def test_check_knows_a_format_defined_by_the_project(tmp_path, cli_env):
     assert done.returncode == 0, done.stdout + done.stderr
     assert "loud.prompt" not in done.stdout
     assert done.stdout == ("prompts/image.prompt:3:3: warning: unknown output format 'image' "  # there is no such format
-                           "(known formats: array, enum, json, jsonl, media, shout, text)\n")
+                           "(known formats: array, enum, json, jsonl, media, shout, text)  [unknown-output-format]\n")

@@ -24,7 +24,7 @@ def test_an_undeclared_variable_is_an_error_at_its_first_use(tmp_path, cli_env):
         "vars.prompt": "---\ninput:\n  schema:\n    name: string\n---\nHi {{ name }}\nand {{ nmae }}"})
     assert done.returncode == 1
     assert done.stdout == (f"{prompts}/vars.prompt:7: error: template variable `nmae` is not declared in "
-                           "input.schema (did you mean `name`?)\n")
+                           "input.schema (did you mean `name`?)  [undeclared-variable]\n")
 
 
 def test_without_an_input_schema_any_variable_is_fine(tmp_path, cli_env):
@@ -78,11 +78,12 @@ def test_every_independent_problem_of_a_file_is_reported(tmp_path, cli_env):
     assert done.returncode == 1
     where = f"{prompts}/many.prompt"
     assert done.stdout.splitlines() == [
-        f"{where}:2:1: warning: unknown key `foo` (extensions use a dotted key such as `myapp.key`)",
-        f"{where}:3:1: error: `toolChoice` must be one of auto, required, none",
-        f"{where}:4:1: error: `maxTurns` must be at least 1",
-        f"{where}:9:3: warning: unknown output format 'jsn' (did you mean `json`?)",
-        f"{where}:11: error: template variable `nmae` is not declared in input.schema (did you mean `name`?)",
+        f"{where}:2:1: warning: unknown key `foo` (extensions use a dotted key such as `myapp.key`)  [unknown-key]",
+        f"{where}:3:1: error: `toolChoice` must be one of auto, required, none  [invalid-prompt-file]",
+        f"{where}:4:1: error: `maxTurns` must be at least 1  [invalid-prompt-file]",
+        f"{where}:9:3: warning: unknown output format 'jsn' (did you mean `json`?)  [unknown-output-format]",
+        f"{where}:11: error: template variable `nmae` is not declared in input.schema (did you mean `name`?)  "
+        "[undeclared-variable]",
     ]
     assert "4 error(s)" not in done.stderr and "3 error(s), 2 warning(s)" in done.stderr
 

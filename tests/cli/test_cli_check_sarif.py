@@ -7,6 +7,7 @@ from pathlib import Path
 
 import jsonschema
 
+from dotprompt.lint.codes import CODES
 from tests.cli_inprocess import cli
 
 SARIF_SUBSET = json.loads((Path(__file__).parent / "fixtures" / "sarif-2.1.0-subset.schema.json").read_text())
@@ -28,7 +29,11 @@ def test_sarif_log_of_errors_and_warnings(tmp_path, cli_env):
     run_ = log["runs"][0]
     assert run_["tool"]["driver"]["name"] == "dotprompt"
     results = sorted(run_["results"], key=lambda r: r["locations"][0]["physicalLocation"]["region"]["startLine"])
-    assert [(r["level"], r["ruleId"]) for r in results] == [("error", "dotprompt-error"), ("warning", "dotprompt-warning")]
+    assert [(r["level"], r["ruleId"]) for r in results] == [("error", "invalid-prompt-file"), ("warning", "unknown-key")]
+    rules = run_["tool"]["driver"]["rules"]  # one per code of the table, its level the rule's default
+    assert [rules[r["ruleIndex"]]["id"] for r in results] == ["invalid-prompt-file", "unknown-key"]
+    assert rules[results[1]["ruleIndex"]]["defaultConfiguration"] == {"level": "warning"}
+    assert [rule["id"] for rule in rules] == list(CODES)
     first = results[0]["locations"][0]["physicalLocation"]
     # relative to the folder the check ran from, URL-encoded, so code scanning can place it
     assert first["artifactLocation"] == {"uri": "prompts/billing/refund%20me.prompt", "uriBaseId": "%SRCROOT%"}

@@ -43,6 +43,17 @@ async def test_a_typo_is_reported_with_checks_words_at_its_utf16_range(tmp_path)
     # 😀 is two UTF-16 code units, 日 and 本 one each: `nmae` starts at unit 11 of line 6
     assert found[0].range == types.Range(types.Position(5, 11), types.Position(5, 15))
     assert found[0].source == "dotprompt"
+    assert [d.code for d in found] == [d.code for d in expected] == ["undeclared-variable"]  # check's codes
+
+
+async def test_the_server_honours_the_files_ignore_line_in_unsaved_text(tmp_path):
+    root = _folder(tmp_path, {"p.prompt": "---\nfoo: 1\n---\nhi\n"})
+    path = root / "prompts" / "p.prompt"
+    async with serving(root) as client:
+        uri = open_file(client, path)
+        assert [d.code for d in await diagnostics(client, uri)] == ["unknown-key"]
+        change_file(client, uri, "# dotprompt: ignore[unknown-key]\n---\nfoo: 1\n---\nhi\n", 2)
+        assert await diagnostics(client, uri) == []
 
 
 async def test_positions_follow_the_negotiated_encoding(tmp_path):

@@ -34,11 +34,12 @@ Hi {{ customer.name }}, {{ count }}
 
 def test_a_range_covers_the_word_at_checks_column_else_the_quoted_name_else_the_line():
     lines = ["  modle: x", "😀 {{ nmae }}", "  plain text  "]
-    assert span_of(Diagnostic("p", 1, 3, "warning", "unknown key `modle`"), lines) == Span(0, 2, 7)
-    assert span_of(Diagnostic("p", 2, None, "error", "variable `nmae` is not declared"), lines) == Span(1, 5, 9)
-    assert span_of(Diagnostic("p", 3, None, "error", "no name here"), lines) == Span(2, 2, 12)
-    assert span_of(Diagnostic("p", None, None, "error", "whole file"), lines) == Span(0, 0, 10)
-    assert span_of(Diagnostic("p", 99, None, "error", "past the end"), lines) == Span(0, 0, 10)
+    assert span_of(Diagnostic("p", 1, 3, "warning", "unknown key `modle`", code="unknown-key"), lines) == Span(0, 2, 7)
+    undeclared = Diagnostic("p", 2, None, "error", "variable `nmae` is not declared", code="undeclared-variable")
+    assert span_of(undeclared, lines) == Span(1, 5, 9)
+    assert span_of(Diagnostic("p", 3, None, "error", "no name here", code="invalid-prompt-file"), lines) == Span(2, 2, 12)
+    assert span_of(Diagnostic("p", None, None, "error", "whole file", code="invalid-prompt-file"), lines) == Span(0, 0, 10)
+    assert span_of(Diagnostic("p", 99, None, "error", "past the end", code="invalid-prompt-file"), lines) == Span(0, 0, 10)
 
 
 def _analyser(analyse, timeout=5.0):
@@ -157,3 +158,42 @@ def test_schema_names_are_completed_from_the_projects_modules_read_unrun(tmp_pat
     project = Project.open(tmp_path)
     text = "---\noutput:\n  schema: \n---\nGo\n"
     assert [i.label for i in complete(project, str(tmp_path / "a.prompt"), text, 2, len("  schema: "))] == ["Order"]
+
+
+def test_hover_on_a_model_shows_what_its_provider_declares_it_can_do():
+    def shown(model: str) -> str:
+        found = hover(None, "x.prompt", f"---\nmodel: {model}\n---\nhi\n", 1, len("model: ") + 3)
+        assert found is not None
+        return found
+
+    flash, three = shown("googleai/gemini-2.5-flash"), shown("googleai/gemini-3-pro-preview")
+    assert "- tool calls: yes" in flash and "- media input: yes" in flash
+    assert "- constrained output: native JSON schema, except with tools (then instructions)" in flash
+    assert "- constrained output: native JSON schema, with tools too" in three  # Gemini 3's own info
+    assert "Ollama" in shown("ollama/llama3.2")
+    assert "constrained output" not in shown("mystery/x")  # no such provider: nothing invented
+
+
+def test_hover_on_a_code_defined_tool_shows_its_description_read_unrun(tmp_path, monkeypatch):
+    (tmp_path / "pyproject.toml").write_text('[tool.dotprompt]\ntools = ["shop"]\n', encoding="utf-8")
+    (tmp_path / "shop.py").write_text(
+        "raise SystemExit('never run')\n"
+        "@tool\ndef lookup_order(order_id: str) -> dict:\n    \"\"\"Find an order by id.\n\n    Returns <b>it</b>.\"\"\"\n"
+        "@tool(name='refund', description='Refund **an** order.')\ndef do_refund(order_id: str) -> None:\n"
+        "    \"\"\"Not this one.\"\"\"\n"
+        "def cancel(order_id: str) -> None:\n    \"\"\"Cancel an order.\"\"\"\n"
+        "CANCEL = define_tool(cancel, input_schema={})\n"
+        "@tool\ndef undocumented() -> None:\n    pass\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    project = Project.open(tmp_path)
+    text = "---\ntools:\n  - lookup_order\n  - refund\n  - cancel\n  - undocumented\n---\nGo\n"
+
+    def shown(line: int) -> str:
+        found = hover(project, str(tmp_path / "a.prompt"), text, line, 5)
+        assert found is not None
+        return found
+
+    assert shown(2).endswith("\n\nFind an order by id.<br><br>Returns &lt;b&gt;it&lt;/b&gt;.")  # escaped as Markdown
+    assert "Refund \\*\\*an\\*\\* order." in shown(3) and "Not this one" not in shown(3)
+    assert "Cancel an order." in shown(4)
+    assert "defined in the project's code" in shown(5) and "no description" in shown(5)

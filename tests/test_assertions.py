@@ -50,7 +50,7 @@ def test_a_registered_assertion_is_suggested_and_its_value_linted(folder, starts
     folder.write("p.test.yaml", "cases:\n  - name: a\n    expect:\n      paths:\n        - {path: $.answer, starts_with: 5}\n")
     found = [d.format() for d in check_library(folder.library(), jobs=1)]
     assert found == [f"{folder.path}/p.test.yaml:5:11: error: case 'a': starts_with takes a string, not 5 (quote it)  "
-                     "[invalid-test-case]"]
+                     "[invalid-test-file]"]
 
 
 def test_unregistered_names_are_unknown():

@@ -23,7 +23,13 @@ readers where a stream starts or a reply is parsed.
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # what type checkers (and readers of this file) see; at run time, __getattr__ below
+    from .extract import extract_json, parse_json_at
+    from .flatline import read_flat_object
+    from .incremental import IncrementalJsonParser, LazySnapshot
+    from .lenient import rewrite_json
 
 __all__ = ["IncrementalJsonParser", "LazySnapshot", "extract_json", "parse_json_at", "read_flat_object", "rewrite_json"]
 

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._util.escape import terminal
 from ..document.rendered import RenderedPrompt
 from ..prompts.prompt import render_record
 from .common import DIR_HELP, EXIT_OK, add_engine_flag, json_arg, library
+
+if TYPE_CHECKING:
+    from ..mcp.cache import CachedTools
 
 __all__ = ["add_parser", "readable", "run"]
 
@@ -27,21 +30,40 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    prompt = library(args.dir, engine=args.template_engine).load(args.name, args.variant)
+    lib = library(args.dir, engine=args.template_engine)
+    prompt = lib.load(args.name, args.variant)
     rendered = prompt.render(json_arg(args.input, "--input"), context=json_arg(args.context, "--context"))
+    mcp = _mcp_tools(rendered, lib)
     if args.json:
-        print(json.dumps(render_record(prompt, rendered), indent=2, ensure_ascii=False))
+        record = render_record(prompt, rendered)
+        if mcp is not None:
+            record["toolDefs"] = [*record.get("toolDefs", []), *(d.to_dict() for d in mcp.definitions)]
+            record["mcpTools"] = {"from": mcp.path, "notes": mcp.notes}
+        print(json.dumps(record, indent=2, ensure_ascii=False))
     else:
-        print(readable(rendered))
+        print(readable(rendered, mcp))
     return EXIT_OK
+
+
+def _mcp_tools(rendered: RenderedPrompt, lib: Any) -> CachedTools | None:
+    """The prompt's MCP tools as the cached lists define them (render starts no server: docs/mcp.md), or
+    None for a prompt naming none (the cache is then never read)."""
+    from ..tools.mcp_names import is_mcp_name
+
+    if not any(is_mcp_name(name) for name in rendered.tools):
+        return None
+    from ..mcp.cache import cached_definitions  # plain JSON: no SDK
+
+    return cached_definitions(rendered.tools, lib.mcp_servers)
 
 
 CONTENT_INDENT = "  "
 
 
-def readable(rendered: RenderedPrompt) -> str:
+def readable(rendered: RenderedPrompt, mcp: CachedTools | None = None) -> str:
     """Settings, then each message under a `--- role ---` header with its content indented: input
-    text holding `--- system ---` then stays inside its message and cannot pass for another one."""
+    text holding `--- system ---` then stays inside its message and cannot pass for another one.
+    `mcp`: the prompt's MCP tools from the cached lists, listed after the settings with where they came from."""
     lines = []
     for label, value in (("model", rendered.model), ("config", rendered.config or None),
                          ("tools", ", ".join(rendered.tools) or None), ("max turns", rendered.max_turns),
@@ -51,12 +73,24 @@ def readable(rendered: RenderedPrompt) -> str:
             lines.append(terminal(f"{label}: {json.dumps(value) if isinstance(value, dict) else value}", lines=False))
     if rendered.output.schema is not None:
         lines.append(f"output schema: {json.dumps(rendered.output.schema, ensure_ascii=False)}")
+    if mcp is not None:
+        lines += _mcp_lines(mcp)
     for message in rendered.messages:
         tag = f" ({message.metadata['purpose']})" if message.metadata and "purpose" in message.metadata else ""
         lines.append(f"--- {message.role}{tag} ---")
         for part in message.content:
             lines += [CONTENT_INDENT + line if line else line for line in _part_text(part).split("\n")]
     return terminal("\n".join(lines))
+
+
+def _mcp_lines(mcp: CachedTools) -> list[str]:
+    lines = [terminal(f"MCP tools (from the cached tool list {mcp.path}; no server was started):", lines=False)]
+    for definition in mcp.definitions:
+        about = definition.description.splitlines()[0][:200] if definition.description else ""
+        lines.append(terminal(f"{CONTENT_INDENT}{definition.name}" + (f": {about}" if about else ""), lines=False))
+        lines.append(terminal(f"{CONTENT_INDENT * 2}input schema: {json.dumps(definition.input_schema)}", lines=False))
+    lines += [terminal(f"note: {note}", lines=False) for note in mcp.notes]
+    return lines
 
 
 def _part_text(part: Any) -> str:

@@ -18,6 +18,7 @@ import atexit
 import concurrent.futures
 import contextlib
 import logging
+import os
 import tempfile
 import threading
 import weakref
@@ -125,7 +126,12 @@ class _Connection:
     def _transport(self) -> contextlib.AbstractAsyncContextManager[Any]:
         server = self.server
         if server.command:
-            params = StdioServerParameters(command=server.command, args=list(server.args), cwd=server.cwd,
+            folder = server.working_folder
+            if folder is not None and not os.path.isdir(folder):
+                raise McpServerError(f"its `cwd` {server.cwd!r} is {folder}, which is not a folder: create it, or "
+                                     f"fix `cwd` in {server.where} (a relative one is taken from the folder of the "
+                                     "pyproject.toml that configures it, or the library's project root)")
+            params = StdioServerParameters(command=server.command, args=list(server.args), cwd=folder,
                                            env=server.child_environment(), encoding_error_handler="replace")
             return stdio_client(params, errlog=self._stderr)
         assert server.url is not None
@@ -176,6 +182,8 @@ def _reason(exc: BaseException) -> str:
                     + (f" (got {str(e['input'])[:80]!r})" if e["type"] == "json_invalid" else "")
                     for e in exc.errors()[:3]]
         return redact("out of shape: " + "; ".join(problems))[:500]
+    if isinstance(exc, McpServerError):  # ours: already says what to do
+        return redact(str(exc))[:500]
     return redact(f"{type(exc).__name__}: {exc}")[:500]
 
 

@@ -8,16 +8,26 @@ never sit in a settings file: they come from the environment, by name, and are r
 
 from __future__ import annotations
 
+import dataclasses
 import math
+import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from .._util.redact import remember_secret
 from .._util.suggest import close_matches
 from ..errors import UsageError
-from ..settings import MCP_CALL_TIMEOUT, MCP_STARTUP_TIMEOUT, environment, mcp_server_sections
+from ..settings import (
+    MCP_CALL_TIMEOUT,
+    MCP_STARTUP_TIMEOUT,
+    environment,
+    mcp_server_sections,
+    project_root,
+    project_settings,
+)
 
 __all__ = ["SERVER_KEYS", "McpServer", "configured_servers", "server_from_settings"]
 
@@ -41,10 +51,22 @@ class McpServer:
     startup_timeout: float = MCP_STARTUP_TIMEOUT
     approve: tuple[str, ...] = ()  # tool names (or patterns) that stop the run for a person's approval
     where: str = ""  # where it was configured, for errors
+    # the folder a relative `cwd` is taken from: the configuring pyproject.toml's, or the library's project
+    # root (None: the process's working folder when it starts). Not part of the fingerprint: `cwd` as written is.
+    base: str | None = None
 
     @property
     def transport(self) -> str:
         return "stdio" if self.command else "http"
+
+    @property
+    def working_folder(self) -> str | None:
+        """The folder a stdio server starts in: `cwd` (`~` expanded) taken from `base` when relative; None:
+        the process's own."""
+        if self.cwd is None:
+            return None
+        folder = os.path.expanduser(self.cwd)
+        return folder if os.path.isabs(folder) else os.path.normpath(os.path.join(self.base or os.getcwd(), folder))
 
     def child_environment(self) -> dict[str, str]:
         """The allowed variables' values (the SDK adds PATH, HOME and its other safe few); each remembered
@@ -73,18 +95,31 @@ def _expand(value: str, where: str) -> str:
     return _VARIABLE.sub(one, value)
 
 
-def configured_servers(given: Mapping[str, Any] | None = None,
-                       project: Mapping[str, Any] | None = None) -> dict[str, McpServer]:
+def configured_servers(given: Mapping[str, Any] | None = None, project: Mapping[str, Any] | None = None, *,
+                       base: str | os.PathLike[str] | None = None) -> dict[str, McpServer]:
     """The servers of `PromptLibrary(mcp_servers=...)` (`given`: McpServer objects or tables), else the
-    project's `[tool.dotprompt.mcp.servers]`."""
+    project's `[tool.dotprompt.mcp.servers]` (`project`: that table already read, found from `base`).
+
+    A relative `cwd` is taken from the folder of the pyproject.toml that configured the server; for
+    `given` servers, from `base` (the library's project root; default: the working folder's project)."""
     if given is not None:
-        return {name: value if isinstance(value, McpServer) else server_from_settings(
-            name, value, f"PromptLibrary(mcp_servers={{{name!r}: ...}})") for name, value in given.items()}
-    return {name: server_from_settings(name, table, f"[tool.dotprompt.mcp.servers.{name}] in pyproject.toml")
+        folder = str(base if base is not None else project_root())
+        return {name: _based(value, folder) if isinstance(value, McpServer) else server_from_settings(
+            name, value, f"PromptLibrary(mcp_servers={{{name!r}: ...}})", base=folder) for name, value in given.items()}
+    root: Any = base
+    if project is None:
+        project, found = project_settings(None if base is None else Path(base))
+        root = found or root
+    return {name: server_from_settings(name, table, f"[tool.dotprompt.mcp.servers.{name}] in pyproject.toml",
+                                       base=None if root is None else str(root))
             for name, table in mcp_server_sections(project).items()}
 
 
-def server_from_settings(name: str, table: Any, where: str) -> McpServer:
+def _based(server: McpServer, folder: str) -> McpServer:
+    return server if server.base is not None else dataclasses.replace(server, base=folder)
+
+
+def server_from_settings(name: str, table: Any, where: str, *, base: str | None = None) -> McpServer:
     """One server's table checked: unknown keys (with a did-you-mean), wrong types, neither or both transports."""
     if not isinstance(name, str) or not _NAME.match(name):
         raise UsageError(f"{where}: a server's name is letters, digits, `_`, `-` or `.` (it starts its tools' "
@@ -108,7 +143,8 @@ def server_from_settings(name: str, table: Any, where: str) -> McpServer:
     return McpServer(name, table.get("command"), tuple(table.get("args", ())), tuple(table.get("env", ())),
                      table.get("cwd"), table.get("url"), dict(table.get("headers", {})),
                      float(table.get("timeout", MCP_CALL_TIMEOUT)),
-                     float(table.get("startup_timeout", MCP_STARTUP_TIMEOUT)), tuple(table.get("approve", ())), where)
+                     float(table.get("startup_timeout", MCP_STARTUP_TIMEOUT)), tuple(table.get("approve", ())), where,
+                     base)
 
 
 def _value_problem(key: str, value: Any) -> str | None:

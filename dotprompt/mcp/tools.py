@@ -143,6 +143,16 @@ def _listing(tools: list[str]) -> str:
     return f"it offers: {shown}" if tools else "it offers none"
 
 
+def _cached(listed: mcp_types.Tool) -> dict[str, Any]:
+    """One tool as the cache keeps it: what `check` and `render` need (name, description, schemas)."""
+    entry: dict[str, Any] = {"name": listed.name, "description": listed.description or listed.title or ""}
+    if isinstance(listed.input_schema, dict):
+        entry["inputSchema"] = listed.input_schema
+    if isinstance(listed.output_schema, dict):
+        entry["outputSchema"] = listed.output_schema
+    return entry
+
+
 def refresh_tool_cache(servers: dict[str, McpServer], path: Path) -> dict[str, str]:
     """Start each server, list its tools, write them to the cache at `path`; the servers that failed, with why."""
     connections = McpConnections(servers)
@@ -155,7 +165,7 @@ def refresh_tool_cache(servers: dict[str, McpServer], path: Path) -> dict[str, s
             except (McpServerError, UsageError) as exc:
                 failed[name] = str(exc)
                 continue
-            listed[name] = (server, [{"name": t.name, "description": t.description or ""} for t in tools])
+            listed[name] = (server, [_cached(t) for t in tools])
     finally:
         connections.close()
     if listed:

@@ -31,7 +31,7 @@ from ..engines.project import project_engine
 from ..errors import DotpromptError, PromptFileError, PromptNotFoundError, UsageError
 from ..identity import PromptIdentity, content_hash
 from ..schema.compiled import SchemaLike, SchemaRegistry
-from ..settings import RenderBudget, RunLogSettings, run_log_settings
+from ..settings import RenderBudget, RunLogSettings, project_root, run_log_settings
 from ..settings import render_budget as resolve_budget
 from ..tools.mcp_names import is_mcp_name
 from ..tools.registry import RuntimeRegistry
@@ -98,7 +98,7 @@ class PromptLibrary:
         self._project_verdict: tuple[str | None, str] | None = None  # see _project_engine
         # MCP servers whose tools prompts name as SERVER/TOOL (docs/mcp.md): None reads the project's
         # [tool.dotprompt.mcp.servers]. Checked now; nothing starts until a run asks for one of their tools.
-        self._mcp_servers = _mcp_servers(mcp_servers)
+        self._mcp_servers = _mcp_servers(mcp_servers, self.directory)
         self._mcp_tools: McpTools | None = None
 
     @property
@@ -444,10 +444,15 @@ class PromptLibrary:
         return body
 
 
-def _mcp_servers(given: Mapping[str, Any] | None) -> dict[str, McpServer]:
+def _mcp_servers(given: Mapping[str, Any] | None, directory: Path | None) -> dict[str, McpServer]:
+    """The library's servers: a relative `cwd` of one given here is taken from the library's project root (the
+    folder of the pyproject.toml at or above its directory, else that directory; no directory: the working
+    folder's project), a pyproject.toml server's from that file's folder."""
     from ..mcp.config import configured_servers  # plain configuration: no SDK
 
-    return configured_servers(given)
+    if given is None:
+        return configured_servers()
+    return configured_servers(given, base=project_root(directory) if directory is not None else None)
 
 
 def _open_run_log(found: RunLogSettings) -> RunLog | None:

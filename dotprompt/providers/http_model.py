@@ -16,10 +16,11 @@ from .._http.client import HttpClient
 from .._http.errors import request_id
 from .._http.sse import SSEEvent
 from ..errors import ModelError
-from ..types import GenerateRequest, ModelResponse
+from ..types import GenerateRequest, ModelChunk, ModelResponse
 from .base import Model, ModelInfo, OnChunk
 from .config import ProviderConfig, ProviderSpec, provider_config
 from .dialects.strict import Structured, log_fallback
+from .tool_names import ToolNames
 
 __all__ = ["HttpModel", "StreamedReply"]
 
@@ -83,16 +84,25 @@ class HttpModel(Model):
         return found or ProviderSpec(prefix)
 
     async def generate(self, request: GenerateRequest, on_chunk: OnChunk | None = None) -> ModelResponse:
+        names = ToolNames(request)  # tool names the provider refuses are sent wire-safe, and mapped back
+        request = names.outbound(request)
         structured = self.structured(request)
         log_fallback(structured, self.name, self)
         body = self.body(request, stream=on_chunk is not None, structured=structured)
         if on_chunk is None:
             data, response = await self.http.post_json(self.path(False), body, self.headers())
-            return self.reply(data, request_id(response), structured)
-        return await self._stream(body, on_chunk, structured)
+            return names.inbound(self.reply(data, request_id(response), structured))
+        if names:
+            outer = on_chunk
+
+            def on_chunk(chunk: ModelChunk) -> None:
+                outer(names.chunk(chunk))
+        return names.inbound(await self._stream(body, on_chunk, structured))
 
     def wire_request(self, request: GenerateRequest, *, stream: bool = False) -> dict[str, Any]:
-        """The body this model would POST for `request` (what `preview_request(..., wire=True)` shows)."""
+        """The body this model would POST for `request` (what `preview_request(..., wire=True)` shows),
+        with the wire-safe tool names the provider is sent."""
+        request = ToolNames(request).outbound(request)
         return self.body(request, stream=stream, structured=self.structured(request))
 
     async def _stream(self, body: dict[str, Any], on_chunk: OnChunk, structured: Structured | None) -> ModelResponse:

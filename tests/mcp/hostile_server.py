@@ -4,8 +4,8 @@ protocol in ways an SDK would not let it: `python hostile_server.py MODE`.
 Modes: well (behaves: tools `echo`, `add_tool` and `fail`), never (reads, never answers), garbage (answers
 with non-JSON lines), tools10k (lists 10,000 tools), huge (a 20 MB result), crash (exits during a
 call, after a line on stderr), shapes (a tool list and a result of the wrong shapes), slow (answers a
-call after 60 s), env (the result is its environment). With `--sticky` it outlives its stdin: only
-its client stopping it ends it.
+call after 60 s), env (the result is its environment), cwd (the result is its working folder). With `--sticky` it
+outlives its stdin: only its client stopping it ends it.
 """
 
 from __future__ import annotations
@@ -56,6 +56,8 @@ def call(params: dict) -> dict:
         os._exit(3)
     if MODE == "slow":
         time.sleep(60)
+    if MODE == "cwd":
+        return {"content": [{"type": "text", "text": os.getcwd()}]}
     if MODE == "env":
         return {"content": [{"type": "text", "text": json.dumps(dict(os.environ))}]}
     if name == "add_tool":

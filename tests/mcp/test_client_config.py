@@ -154,3 +154,67 @@ def test_mcp_tools_with_no_server_configured_says_how_to_configure_one(tmp_path)
     (tmp_path / "pyproject.toml").write_text("[tool.dotprompt]\n")
     done = cli("mcp", "tools", cwd=tmp_path)
     assert done.returncode == 2 and "no MCP server is configured: add [tool.dotprompt.mcp.servers.NAME]" in done.stderr
+
+
+# -- dotprompt render: the MCP tools from the cached lists, never a server started ------------------
+
+def render_project(tmp_path: Path, tools: str, cached: list[dict] | None) -> Path:
+    (tmp_path / "prompts").mkdir()
+    (tmp_path / "prompts" / "p.prompt").write_text(f"---\ntools: {tools}\n---\nhi\n")
+    # a command that would leave a mark if anything started it
+    marker = tmp_path / "started"
+    command = json.dumps(sys.executable)
+    args = json.dumps(["-c", f"open({str(marker)!r}, 'w').write('x')"])
+    (tmp_path / "pyproject.toml").write_text(f'[tool.dotprompt]\nprompts_dir = "prompts"\n\n'
+                                             f'[tool.dotprompt.mcp.servers.fs]\ncommand = {command}\nargs = {args}\n')
+    if cached is not None:
+        server = configured_servers(None, project={"mcp": {"servers": {"fs": {"command": sys.executable,
+                                                                               "args": json.loads(args)}}}})["fs"]
+        write_cache(tmp_path / ".dotprompt" / "mcp-tools.json", {"fs": (server, cached)})
+    return tmp_path
+
+
+LISTED = [{"name": "read_file", "description": "Read a file.",
+           "inputSchema": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}},
+          {"name": "write_file", "description": "Write a file.", "inputSchema": {"type": "object"},
+           "outputSchema": {"type": "object", "properties": {"ok": {"type": "boolean"}}}},
+          {"name": "delete", "description": "Delete.", "inputSchema": {"type": "object"}}]
+
+
+def test_render_shows_the_mcp_tool_definitions_from_the_cache_and_says_so(tmp_path):
+    root = render_project(tmp_path, "[fs/read_file, 'fs/write_*']", LISTED)
+    done = cli("render", "p", "--json", cwd=root)
+    assert done.returncode == 0, done.stderr
+    record = json.loads(done.stdout)
+    defs = {d["name"]: d for d in record["toolDefs"]}
+    assert list(defs) == ["fs/read_file", "fs/write_file"]
+    assert defs["fs/read_file"]["inputSchema"] == LISTED[0]["inputSchema"]
+    assert defs["fs/read_file"]["description"] == "Read a file."
+    assert defs["fs/write_file"]["outputSchema"] == LISTED[1]["outputSchema"]
+    assert defs["fs/read_file"]["metadata"] == {"mcp": {"server": "fs", "tool": "read_file", "from": "cache"}}
+    assert record["mcpTools"]["from"].endswith(".dotprompt/mcp-tools.json") and record["mcpTools"]["notes"] == []
+    done = cli("render", "p", cwd=root)
+    assert done.returncode == 0, done.stderr
+    assert "MCP tools (from the cached tool list" in done.stdout
+    assert "fs/read_file: Read a file." in done.stdout and "fs/write_file: Write a file." in done.stdout
+    assert not (root / "started").exists()
+
+
+def test_render_without_a_cache_says_the_definitions_are_missing_and_starts_nothing(tmp_path):
+    root = render_project(tmp_path, "[fs/read_file]", None)
+    done = cli("render", "p", cwd=root)
+    assert done.returncode == 0, done.stderr
+    assert "MCP server `fs` has no cached tool list" in done.stdout
+    assert "dotprompt mcp tools --refresh" in done.stdout
+    record = json.loads(cli("render", "p", "--json", cwd=root).stdout)
+    assert record.get("toolDefs", []) == []
+    assert "has no cached tool list" in record["mcpTools"]["notes"][0]
+    assert not (root / "started").exists()
+
+
+def test_render_says_when_the_cache_is_stale(tmp_path):
+    root = render_project(tmp_path, "[fs/read_file]", LISTED)
+    text = (root / "pyproject.toml").read_text().replace("args = ", "cwd = \".\"\nargs = ")
+    (root / "pyproject.toml").write_text(text)
+    done = cli("render", "p", cwd=root)
+    assert "from another configuration of it" in done.stdout and "fs/read_file: Read a file." in done.stdout

@@ -108,3 +108,45 @@ def test_a_server_that_cannot_start_is_a_dotprompt_error_naming_it():
     prompt = lib.from_source("---\ntools: [h/echo]\n---\nhi")
     with pytest.raises(McpServerError, match="MCP server 'h' could not start"):
         prompt.generate_sync({}, model=ScriptedModel(["ok"]))
+
+
+def test_a_relative_cwd_is_the_configuring_pyprojects_folder_not_the_working_one(tmp_path, monkeypatch):
+    (tmp_path / "data").mkdir()
+    (tmp_path / "deep" / "down").mkdir(parents=True)
+    (tmp_path / "pyproject.toml").write_text(
+        f'[tool.dotprompt.mcp.servers.h]\ncommand = {json.dumps(sys.executable)}\n'
+        f'args = [{json.dumps(SCRIPT)}, "cwd"]\ncwd = "data"\ntimeout = 10\n')
+    monkeypatch.chdir(tmp_path / "deep" / "down")  # a run started below the project's root
+    lib = PromptLibrary(None)
+    try:
+        prompt = lib.from_source("---\ntools: [h/echo]\n---\nhi")
+        response = prompt.generate_sync({}, model=ScriptedModel([tool_call("h/echo", {}), "ok"]))
+        assert outputs(response) == [str((tmp_path / "data").resolve())]
+    finally:
+        lib.close()
+
+
+def test_a_librarys_relative_cwd_is_its_project_root(tmp_path, monkeypatch):
+    (tmp_path / "proj" / "prompts").mkdir(parents=True)
+    (tmp_path / "proj" / "data").mkdir()
+    (tmp_path / "proj" / "pyproject.toml").write_text("[tool.dotprompt]\n")
+    monkeypatch.chdir(tmp_path)  # elsewhere: the library's folder decides
+    lib = PromptLibrary(tmp_path / "proj" / "prompts", mcp_servers={"h": server("cwd", cwd="data")})
+    try:
+        prompt = lib.from_source("---\ntools: [h/echo]\n---\nhi")
+        response = prompt.generate_sync({}, model=ScriptedModel([tool_call("h/echo", {}), "ok"]))
+        assert outputs(response) == [str((tmp_path / "proj" / "data").resolve())]
+    finally:
+        lib.close()
+
+
+def test_a_cwd_that_is_no_folder_is_an_error_naming_the_server_and_the_folder(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    lib = PromptLibrary(None, mcp_servers={"h": server("cwd", cwd="missing")})
+    try:
+        prompt = lib.from_source("---\ntools: [h/echo]\n---\nhi")
+        with pytest.raises((McpServerError, UsageError)) as caught:
+            prompt.generate_sync({}, model=ScriptedModel([tool_call("h/echo", {}), "ok"]))
+        assert "cwd" in str(caught.value) and str(tmp_path / "missing") in str(caught.value)
+    finally:
+        lib.close()

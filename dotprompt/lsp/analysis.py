@@ -2,7 +2,9 @@
 
 An edit that arrives while its file is being analysed stops that analysis (it is stale) and queues
 the new text; edits arriving faster than analysis coalesce, each file analysed once for its newest
-version. An analysis that runs past its time limit is stopped and reported; the server stays up.
+version. The debounce holds back only an edit that follows another of its file closely (a burst of
+keystrokes, a paste in pieces): the first edit after a quiet spell is analysed at once, so a lone
+change is not kept waiting. An analysis that runs past its time limit is stopped and reported; the server stays up.
 Stopping is an exception raised inside the worker thread (`PyThreadState_SetAsyncExc`): it lands
 at the next Python instruction the analysis runs, and derives from BaseException so that no
 `except Exception` of the analysed code swallows it. The library an analysis was stopped inside is
@@ -39,6 +41,7 @@ class Job:
     version: int | None
     text: str | None
     queued: float = field(default_factory=time.monotonic)
+    ready: float = 0.0  # when it may start: set by `Analyser.submit` (the debounce)
 
 
 class Analyser:
@@ -51,6 +54,7 @@ class Analyser:
         self._analyse, self._publish, self._report, self._on_stop = analyse, publish, report, on_stop
         self.timeout, self.debounce = timeout, debounce
         self._pending: dict[str, Job] = {}
+        self._last_edit: dict[str, float] = {}  # per file, when its last job was submitted
         self._running: Job | None = None
         self._lock = threading.Condition()
         self._closed = False
@@ -62,6 +66,10 @@ class Analyser:
     def submit(self, job: Job) -> None:
         """Queue `job`, replacing a queued older one of its file and stopping a running one."""
         with self._lock:
+            now = time.monotonic()
+            follows_closely = now - self._last_edit.get(job.key, now - self.debounce) < self.debounce
+            self._last_edit[job.key] = now
+            job.ready = job.queued + self.debounce if follows_closely else job.queued
             self._pending.pop(job.key, None)
             self._pending[job.key] = job  # to the back of the queue
             if self._running is not None and self._running.key == job.key:
@@ -81,8 +89,8 @@ class Analyser:
         with self._lock:
             while not self._closed:
                 if self._pending:
-                    key = next(iter(self._pending))
-                    wait = self._pending[key].queued + self.debounce - time.monotonic()
+                    key = min(self._pending, key=lambda k: self._pending[k].ready)  # a held file holds no other
+                    wait = self._pending[key].ready - time.monotonic()
                     if wait <= 0:
                         self._running = self._pending.pop(key)
                         self._started = time.monotonic()

@@ -36,7 +36,7 @@ _KINDS = {"key": types.CompletionItemKind.Property, "value": types.CompletionIte
           "filter": types.CompletionItemKind.Function, "role": types.CompletionItemKind.EnumMember,
           "tool": types.CompletionItemKind.Function, "model": types.CompletionItemKind.Module}
 DEFAULT_TIMEOUT = 5.0  # seconds one file's analysis may take before it is stopped and reported
-DEFAULT_DEBOUNCE = 0.015  # seconds an edit waits for the next one before it is analysed
+DEFAULT_DEBOUNCE = 0.015  # seconds an edit close behind another of its file waits for the next one
 
 
 class DotpromptServer(LanguageServer):

@@ -42,7 +42,7 @@ def test_a_range_covers_the_word_at_checks_column_else_the_quoted_name_else_the_
     assert span_of(Diagnostic("p", 99, None, "error", "past the end", code="invalid-prompt-file"), lines) == Span(0, 0, 10)
 
 
-def _analyser(analyse, timeout=5.0):
+def _analyser(analyse, timeout=5.0, debounce=0.0):
     published, reported, done = [], [], threading.Event()
 
     def publish(job, result):
@@ -52,7 +52,19 @@ def _analyser(analyse, timeout=5.0):
     def report(job, seconds):
         reported.append((job.key, job.version))
         done.set()
-    return Analyser(analyse, publish, report, timeout=timeout), published, reported, done
+    return Analyser(analyse, publish, report, timeout=timeout, debounce=debounce), published, reported, done
+
+
+def test_a_lone_edit_is_analysed_at_once_and_only_a_close_follower_waits_for_the_debounce():
+    analyser, published, _, done = _analyser(lambda job: job.version, debounce=600.0)
+    analyser.submit(Job("a", 1, "first"))  # nothing before it: no reason to wait
+    assert done.wait(20) and published == [("a", 1, 1)]
+    done.clear()
+    analyser.submit(Job("a", 2, "second"))  # right behind the first: held for the (here endless) debounce
+    analyser.submit(Job("b", 1, "other file"))  # another file's first edit is not held by it
+    assert done.wait(20) and published[1:] == [("b", 1, 1)]
+    assert not analyser.idle()  # "a" 2 still waits
+    analyser.close()
 
 
 def test_a_slow_analysis_is_stopped_and_reported_and_the_next_one_runs():

@@ -7,9 +7,11 @@ whatever it prints to stdout comes back, and its last stdout line may be JSON fo
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import resource
+import signal
 import subprocess
 import sys
 import textwrap
@@ -42,12 +44,24 @@ def run_limited(code: str, *, timeout: float = 20.0, memory_mb: int = 1024, cwd:
         resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
 
     child_env = {**os.environ, **(env or {}), "PYTHONPATH": str(ROOT)}
+    # Its own process group, killed whole: what the child started (an MCP server, a model server) would
+    # otherwise outlive a timeout, and, holding the output pipes open, keep this call from returning.
+    child = subprocess.Popen([sys.executable, "-c", textwrap.dedent(code)], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, preexec_fn=limit, cwd=cwd, env=child_env,
+                             start_new_session=True)
     try:
-        done = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
-                              timeout=timeout, preexec_fn=limit, cwd=cwd, env=child_env)
-    except subprocess.TimeoutExpired as exc:
-        return Outcome(-1, _text(exc.stdout), _text(exc.stderr), True)
-    return Outcome(done.returncode, done.stdout, done.stderr, False)
+        stdout, stderr = child.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _kill_group(child.pid)
+        stdout, stderr = child.communicate()
+        return Outcome(-1, stdout, stderr, True)
+    _kill_group(child.pid)  # whatever the child left running when it exited
+    return Outcome(child.returncode, stdout, stderr, False)
+
+
+def _kill_group(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
 
 
 def assert_finishes(code: str, *, timeout: float = 20.0, memory_mb: int = 1024, **kwargs: Any) -> Outcome:
@@ -57,8 +71,3 @@ def assert_finishes(code: str, *, timeout: float = 20.0, memory_mb: int = 1024, 
     assert outcome.returncode == 0, f"child exited {outcome.returncode}; stderr:\n{outcome.stderr[-3000:]}"
     return outcome
 
-
-def _text(data: str | bytes | None) -> str:
-    if data is None:
-        return ""
-    return data.decode("utf-8", "replace") if isinstance(data, bytes) else data

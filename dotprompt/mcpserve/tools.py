@@ -4,7 +4,9 @@ A prompt's tool takes the prompt's input (its input schema, the defaulted fields
 an input that is no object is the field `input`) and returns its validated output as structured
 content, with the output schema as the tool's `outputSchema`. MCP asks for an object there, so an
 output that is no object (a list, a string, a number) is wrapped as `{"result": ...}`, and so is its
-schema.
+schema. Listed schemas write a type list (`["string", "null"]`, as Picoschema's optional fields have
+it) as `anyOf` branches of one type each: the same instances validate, and clients that map tool
+schemas onto a single-`type` dialect (Gemini's function declarations) take it.
 """
 
 from __future__ import annotations
@@ -17,13 +19,14 @@ import mcp_types as mcp
 from .arguments import WHOLE_INPUT, input_schema
 from .catalog import Entry
 
-__all__ = ["CHECK_TOOL", "RENDER_TOOL", "RESULT_KEY", "output_schema", "prompt_tool",
+__all__ = ["CHECK_TOOL", "RENDER_TOOL", "RESULT_KEY", "output_schema", "prompt_tool", "single_types",
            "tool_input", "tool_input_schema", "wraps_output"]
 
 RESULT_KEY: Final = "result"
 
+_NUMBER_OR_NULL = {"anyOf": [{"type": "integer"}, {"type": "null"}]}
 _DIAGNOSTIC = {"type": "object", "properties": {
-    "path": {"type": "string"}, "line": {"type": ["integer", "null"]}, "column": {"type": ["integer", "null"]},
+    "path": {"type": "string"}, "line": _NUMBER_OR_NULL, "column": _NUMBER_OR_NULL,
     "level": {"type": "string", "enum": ["error", "warning"]},
     "code": {"type": "string", "description": "the diagnostic's code (docs: Check's diagnostics)"},
     "message": {"type": "string"}}}
@@ -60,8 +63,40 @@ def prompt_tool(entry: Entry) -> mcp.Tool:
     said = meta.get("description") if isinstance(meta.get("description"), str) else None
     runs = f"Runs the prompt {entry.label!r}" + (f" on {model}" if model else "") + " and returns its validated output."
     return mcp.Tool(name=entry.tool, title=entry.label, description=f"{said}\n\n{runs}" if said else runs,
-                    input_schema=tool_input_schema(meta), output_schema=output_schema(meta),
+                    input_schema=single_types(tool_input_schema(meta)), output_schema=single_types(output_schema(meta)),
                     annotations=mcp.ToolAnnotations(read_only_hint=False, open_world_hint=True))
+
+
+_SCHEMA_MAPS: Final = frozenset({"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"})
+_SCHEMA_LISTS: Final = frozenset({"anyOf", "allOf", "oneOf", "prefixItems"})
+_SCHEMA_ONE: Final = frozenset({"items", "additionalItems", "additionalProperties", "not", "if", "then", "else",
+                                "contains", "propertyNames", "unevaluatedItems", "unevaluatedProperties"})
+
+
+def single_types(schema: Any) -> Any:
+    """`schema` with each type list (`{"type": ["string", "null"]}`) written as `anyOf` branches of one type
+    each; that schema's other keywords stay beside the `anyOf`, where they mean what they meant. Only
+    keywords that hold schemas are walked: an `enum`, `const` or `default` value is data, left as written."""
+    if not isinstance(schema, dict):
+        return schema
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key in _SCHEMA_MAPS and isinstance(value, dict):
+            out[key] = {name: single_types(sub) for name, sub in value.items()}
+        elif (key in _SCHEMA_LISTS or key == "items") and isinstance(value, list):
+            out[key] = [single_types(sub) for sub in value]
+        elif key in _SCHEMA_ONE:
+            out[key] = single_types(value)
+        else:
+            out[key] = value
+    kinds = out.get("type")
+    if isinstance(kinds, list) and kinds and all(isinstance(k, str) for k in kinds) and "anyOf" not in out:
+        del out["type"]
+        if len(kinds) == 1:
+            out["type"] = kinds[0]
+        else:
+            out["anyOf"] = [{"type": kind} for kind in kinds]
+    return out
 
 
 def tool_input_schema(meta: Mapping[str, Any]) -> dict[str, Any]:

@@ -78,3 +78,58 @@ def test_media_and_roles_become_mcp_content():
     assert out[3].content.resource.mime_type == "application/pdf"
     assert base64.b64decode(out[3].content.resource.blob) == b"%PDF-1.4"
     assert base64.b64decode(out[4].content.data) == b"RIFF"
+
+
+NULLABLE = {"type": "object", "properties": {
+    "note": {"type": ["string", "null"], "description": "free text", "maxLength": 5},
+    "default": {"type": ["integer", "null"], "default": {"type": ["kept", "as data"]}},  # a field named `default`
+    "tags": {"type": ["array", "null"], "items": {"type": ["string", "null"]}},
+    "kind": {"type": ["string", "null"], "enum": ["a", None]},
+    "one": {"type": ["number"]}, "mixed": {"type": ["string", "null"], "anyOf": [{"minLength": 1}, {"type": "null"}]}},
+    "$defs": {"pair": {"type": ["object", "null"], "additionalProperties": {"type": ["boolean", "null"]}}},
+    "required": ["note"]}
+
+
+def _type_lists(schema, where="") -> list[str]:
+    """Where a schema of `schema` still has a type list (walking schemas only, as single_types does)."""
+    found = []
+    if isinstance(schema, dict):
+        if isinstance(schema.get("type"), list):
+            found.append(where or "/")
+        for key, value in schema.items():
+            if key in ("properties", "$defs"):
+                for name, sub in value.items():
+                    found += _type_lists(sub, f"{where}/{key}/{name}")
+            elif key in ("items", "additionalProperties", "anyOf"):
+                for i, sub in enumerate(value if isinstance(value, list) else [value]):
+                    found += _type_lists(sub, f"{where}/{key}/{i}")
+    return found
+
+
+def test_listed_schemas_write_type_lists_as_single_type_branches_that_accept_the_same_values():
+    import jsonschema
+
+    from dotprompt.mcpserve.tools import single_types
+
+    listed = single_types(NULLABLE)
+    assert _type_lists(listed) == ["/properties/mixed"]  # a schema with its own anyOf keeps its list
+    assert listed["properties"]["note"] == {"anyOf": [{"type": "string"}, {"type": "null"}], "description": "free text",
+                                            "maxLength": 5}
+    assert listed["properties"]["default"]["default"] == {"type": ["kept", "as data"]}  # data, not a schema
+    assert listed["properties"]["one"] == {"type": "number"}
+    assert NULLABLE["properties"]["note"]["type"] == ["string", "null"]  # the prompt's own schema is not changed
+    samples = [{"note": None}, {"note": "abc"}, {"note": "toolong"}, {"note": 3}, {"note": "a", "default": None},
+               {"note": "a", "default": 1.5}, {"note": "a", "tags": None}, {"note": "a", "tags": ["x", None, 2]},
+               {"note": "a", "kind": None}, {"note": "a", "kind": "b"}, {"note": "a", "one": "1"}, {}, {"note": "a", "mixed": ""}]
+    for sample in samples:
+        assert jsonschema.Draft202012Validator(listed).is_valid(sample) == \
+            jsonschema.Draft202012Validator(NULLABLE).is_valid(sample), sample
+
+
+def test_a_prompt_tools_schemas_have_no_type_lists():
+    from dotprompt.mcpserve.tools import CHECK_TOOL, single_types
+
+    meta = {"input": {"schema": NULLABLE}, "output": {"schema": {"type": ["array", "null"], "items": {"type": "string"}}}}
+    assert _type_lists(single_types(tool_input_schema(meta))) == ["/properties/mixed"]
+    assert _type_lists(single_types(output_schema(meta))) == []
+    assert _type_lists(CHECK_TOOL.output_schema) == []

@@ -4,8 +4,6 @@ MCP server's: one server process serves every run of the page, and stopping the 
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
 
 import pytest
 
@@ -13,27 +11,10 @@ pytest.importorskip("uvicorn")
 import httpx
 
 from tests.mcp.reference import processes_in
-from tests.mcp.test_client_lifecycle import MODEL
+from tests.mcp.test_client_lifecycle import make_project
 from tests.ui.workbench_project import environment, running_ui, wait_for
 
 pytestmark = pytest.mark.slow  # a workbench process and a server process
-
-SCRIPT = Path(__file__).parent / "hostile_server.py"
-
-
-def make_project(root: Path) -> Path:
-    (root / "prompts").mkdir()
-    (root / "servers").mkdir()
-    (root / "prompts" / "p.prompt").write_text(
-        "---\nmodel: scripted/mcp\ntools: [h/echo]\ninput:\n  schema:\n    n: integer\n"
-        "output:\n  schema:\n    ok: boolean\n---\n{{ n }}")
-    (root / "model.py").write_text(MODEL)
-    (root / "pyproject.toml").write_text(
-        '[tool.dotprompt]\nprompts_dir = "prompts"\ntools = ["model.py"]\n\n'
-        "[tool.dotprompt.mcp.servers.h]\n"
-        f"command = {json.dumps(sys.executable)}\nargs = [{json.dumps(str(SCRIPT))}, \"well\", \"--sticky\"]\n"
-        f"cwd = {json.dumps(str(root / 'servers'))}\n")
-    return root
 
 
 def run_once(http: httpx.Client, token: str, n: int) -> dict:
@@ -46,8 +27,8 @@ def run_once(http: httpx.Client, token: str, n: int) -> dict:
 
 
 def test_every_workbench_run_uses_one_mcp_server_and_stopping_the_workbench_stops_it(tmp_path):
-    root = make_project(tmp_path)
-    servers = root / "servers"
+    make_project(tmp_path)  # the batch test's project: a prompt whose tool is `h/echo`, a scripted model, one server
+    root, servers = tmp_path, tmp_path / "servers"
     with running_ui(root, environment("http://127.0.0.1:9", root)) as url:  # the model is scripted: no HTTP model
         http = httpx.Client(base_url=url, timeout=60)
         token = http.get("/api/session").json()["token"]

@@ -24,9 +24,9 @@ __all__ = ["CHECK_TOOL", "RENDER_TOOL", "RESULT_KEY", "output_schema", "prompt_t
 
 RESULT_KEY: Final = "result"
 
-_NUMBER_OR_NULL = {"anyOf": [{"type": "integer"}, {"type": "null"}]}
+_INTEGER_OR_NULL = {"anyOf": [{"type": "integer"}, {"type": "null"}]}
 _DIAGNOSTIC = {"type": "object", "properties": {
-    "path": {"type": "string"}, "line": _NUMBER_OR_NULL, "column": _NUMBER_OR_NULL,
+    "path": {"type": "string"}, "line": _INTEGER_OR_NULL, "column": _INTEGER_OR_NULL,
     "level": {"type": "string", "enum": ["error", "warning"]},
     "code": {"type": "string", "description": "the diagnostic's code (docs: Check's diagnostics)"},
     "message": {"type": "string"}}}

@@ -133,3 +133,16 @@ def test_a_prompt_tools_schemas_have_no_type_lists():
     assert _type_lists(single_types(tool_input_schema(meta))) == ["/properties/mixed"]
     assert _type_lists(single_types(output_schema(meta))) == []
     assert _type_lists(CHECK_TOOL.output_schema) == []
+
+
+def test_a_schema_as_deep_as_a_frontmatter_may_be_is_listed():
+    from dotprompt.mcpserve.tools import single_types
+
+    schema: dict = {"type": ["string", "null"]}
+    for _ in range(480):  # the frontmatter's own depth bound (document/parse.py) stops a deeper one at load
+        schema = {"type": ["object", "null"], "properties": {"x": schema}}
+    listed = single_types(schema)
+    for _ in range(480):
+        assert listed["anyOf"] == [{"type": "object"}, {"type": "null"}]
+        listed = listed["properties"]["x"]
+    assert listed == {"anyOf": [{"type": "string"}, {"type": "null"}]}

@@ -76,27 +76,37 @@ _SCHEMA_ONE: Final = frozenset({"items", "additionalItems", "additionalPropertie
 def single_types(schema: Any) -> Any:
     """`schema` with each type list (`{"type": ["string", "null"]}`) written as `anyOf` branches of one type
     each; that schema's other keywords stay beside the `anyOf`, where they mean what they meant. Only
-    keywords that hold schemas are walked: an `enum`, `const` or `default` value is data, left as written."""
+    keywords that hold schemas are walked: an `enum`, `const` or `default` value is data, left as written.
+    A loop, not recursion: a schema may nest as deeply as a frontmatter may."""
     if not isinstance(schema, dict):
         return schema
-    out: dict[str, Any] = {}
-    for key, value in schema.items():
-        if key in _SCHEMA_MAPS and isinstance(value, dict):
-            out[key] = {name: single_types(sub) for name, sub in value.items()}
-        elif (key in _SCHEMA_LISTS or key == "items") and isinstance(value, list):
-            out[key] = [single_types(sub) for sub in value]
-        elif key in _SCHEMA_ONE:
-            out[key] = single_types(value)
-        else:
-            out[key] = value
-    kinds = out.get("type")
-    if isinstance(kinds, list) and kinds and all(isinstance(k, str) for k in kinds) and "anyOf" not in out:
-        del out["type"]
-        if len(kinds) == 1:
-            out["type"] = kinds[0]
-        else:
-            out["anyOf"] = [{"type": kind} for kind in kinds]
-    return out
+    listed: dict[str, Any] = {}
+    pending: list[tuple[dict[str, Any], dict[str, Any]]] = [(schema, listed)]
+
+    def copied(sub: Any) -> Any:  # a schema to walk later, or a value as it is
+        if not isinstance(sub, dict):
+            return sub
+        target: dict[str, Any] = {}
+        pending.append((sub, target))
+        return target
+
+    while pending:
+        source, out = pending.pop()
+        for key, value in source.items():
+            if key in _SCHEMA_MAPS and isinstance(value, dict):
+                out[key] = {name: copied(sub) for name, sub in value.items()}
+            elif (key in _SCHEMA_LISTS or key == "items") and isinstance(value, list):
+                out[key] = [copied(sub) for sub in value]
+            else:
+                out[key] = copied(value) if key in _SCHEMA_ONE else value
+        kinds = out.get("type")
+        if isinstance(kinds, list) and kinds and all(isinstance(k, str) for k in kinds) and "anyOf" not in out:
+            del out["type"]
+            if len(kinds) == 1:
+                out["type"] = kinds[0]
+            else:
+                out["anyOf"] = [{"type": kind} for kind in kinds]
+    return listed
 
 
 def tool_input_schema(meta: Mapping[str, Any]) -> dict[str, Any]:

@@ -118,6 +118,8 @@ def tool_input_schema(meta: Mapping[str, Any]) -> dict[str, Any]:
         return {"type": "object", "properties": {WHOLE_INPUT: schema}, "required": [] if defaults else [WHOLE_INPUT]}
     required = [name for name in schema.get("required") or () if name not in defaults]
     out = {**schema, "required": required}
+    if isinstance(out.get("type"), list):  # a nullable object: MCP's arguments are an object, never null
+        out["type"] = "object"
     return out if required else {k: v for k, v in out.items() if k != "required"}
 
 

@@ -146,3 +146,14 @@ def test_a_schema_as_deep_as_a_frontmatter_may_be_is_listed():
         assert listed["anyOf"] == [{"type": "object"}, {"type": "null"}]
         listed = listed["properties"]["x"]
     assert listed == {"anyOf": [{"type": "string"}, {"type": "null"}]}
+
+
+def test_a_nullable_object_input_is_listed_as_the_object_mcp_asks_for():
+    from dotprompt.mcpserve.tools import single_types
+
+    meta = {"input": {"schema": {"type": ["object", "null"], "properties": {"a": {"type": ["string", "null"]}},
+                                 "required": ["a"]}}}
+    listed = single_types(tool_input_schema(meta))
+    assert listed == {"type": "object", "required": ["a"],
+                      "properties": {"a": {"anyOf": [{"type": "string"}, {"type": "null"}]}}}
+    assert tool_input(meta, {"a": "x"}) == {"a": "x"}

@@ -20,7 +20,6 @@ pytestmark = pytest.mark.slow  # a workbench process and a server process
 def run_once(http: httpx.Client, token: str, n: int) -> dict:
     answer = http.post("/api/live", json={"name": "p", "input": {"n": n}}, headers={"x-csrf-token": token})
     assert answer.status_code == 200, answer.text
-    events = []
     with http.stream("GET", f"/api/live/{answer.json()['id']}/events") as stream:
         events = [json.loads(line[6:]) for line in stream.iter_lines() if line.startswith("data: ")]
     return next(e for e in events if e["type"] in ("done", "error"))
@@ -28,8 +27,8 @@ def run_once(http: httpx.Client, token: str, n: int) -> dict:
 
 def test_every_workbench_run_uses_one_mcp_server_and_stopping_the_workbench_stops_it(tmp_path):
     make_project(tmp_path)  # the batch test's project: a prompt whose tool is `h/echo`, a scripted model, one server
-    root, servers = tmp_path, tmp_path / "servers"
-    with running_ui(root, environment("http://127.0.0.1:9", root)) as url:  # the model is scripted: no HTTP model
+    servers = tmp_path / "servers"
+    with running_ui(tmp_path, environment("http://127.0.0.1:9", tmp_path)) as url:  # the model is scripted: no HTTP model
         http = httpx.Client(base_url=url, timeout=60)
         token = http.get("/api/session").json()["token"]
         assert processes_in(servers) == []  # the page is up; no run has needed the server yet

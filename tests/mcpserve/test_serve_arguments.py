@@ -126,15 +126,6 @@ def test_listed_schemas_write_type_lists_as_single_type_branches_that_accept_the
             jsonschema.Draft202012Validator(NULLABLE).is_valid(sample), sample
 
 
-def test_a_prompt_tools_schemas_have_no_type_lists():
-    from dotprompt.mcpserve.tools import CHECK_TOOL, single_types
-
-    meta = {"input": {"schema": NULLABLE}, "output": {"schema": {"type": ["array", "null"], "items": {"type": "string"}}}}
-    assert _type_lists(single_types(tool_input_schema(meta))) == ["/properties/mixed"]
-    assert _type_lists(single_types(output_schema(meta))) == []
-    assert _type_lists(CHECK_TOOL.output_schema) == []
-
-
 def test_a_schema_as_deep_as_a_frontmatter_may_be_is_listed():
     from dotprompt.mcpserve.tools import single_types
 

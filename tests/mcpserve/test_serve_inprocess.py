@@ -102,6 +102,17 @@ def test_each_prompt_is_a_tool_with_its_schemas_beside_check_and_render(folder):
     assert "Says yes or no." in yesno.description and "echo" in yesno.description
 
 
+def test_listed_schemas_have_no_type_list(folder):
+    """Picoschema's optional fields (`count?: integer`) are `["integer", "null"]` in the prompt's schema; the
+    listing writes them as single-type `anyOf` branches (dotprompt.mcpserve.tools.single_types)."""
+    tools = talk(folder, lambda c: c.list_tools()).tools
+    for tool in tools:
+        for schema in (tool.input_schema, tool.output_schema):
+            assert '"type": [' not in json.dumps(schema), (tool.name, schema)
+    yesno = next(t for t in tools if t.name == "yesno")
+    assert yesno.input_schema["properties"]["count"]["anyOf"] == [{"type": "integer"}, {"type": "null"}]
+
+
 def test_calling_a_prompts_tool_runs_it_and_returns_the_validated_output(folder):
     result = talk(folder, lambda c: c.call_tool("yesno", {"answer": "yes", "count": 2}))
     assert not result.is_error

@@ -196,6 +196,7 @@ INTERNAL_SIGNALS = {
     "engines.handlebars.fast": {"FallbackError"},  # the fast path hands a render back to the reference renderer
     "formats.reading.limits": {"TooDeepError"},  # becomes OutputParseError / OutputValidationError
     "document.files": {"FileChangingError"},  # the library keeps the last whole version and retries
+    "document.metadata": {"ToolDefsError"},  # compiling turns it into a PromptFileError at the toolDefs line
     "schema.validator": {"UnsupportedSchemaError"},  # jsonschema takes over
     "testing.paths": {"PathError"},  # becomes a TestFileError / check diagnostic naming the line
     "testing.assertions": {"ExpectedValueError"},  # becomes a TestFileError naming the line

@@ -7,11 +7,12 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from .._util.escape import terminal
-from ..document.rendered import RenderedPrompt
-from ..prompts.prompt import render_record
+from ..prompts.prompt import render_record, render_view
 from .common import DIR_HELP, EXIT_OK, add_engine_flag, json_arg, library
 
 if TYPE_CHECKING:
+    from ..document.rendered import RenderedPrompt
+    from ..document.view import RenderView
     from ..mcp.cache import CachedTools
 
 __all__ = ["add_parser", "readable", "run"]
@@ -32,20 +33,22 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     lib = library(args.dir, engine=args.template_engine)
     prompt = lib.load(args.name, args.variant)
-    rendered = prompt.render(json_arg(args.input, "--input"), context=json_arg(args.context, "--context"))
-    mcp = _mcp_tools(rendered, lib)
-    if args.json:
+    input, context = json_arg(args.input, "--input"), json_arg(args.context, "--context")
+    if args.json:  # the Dotprompt shape is the RenderedPrompt's own dump
+        rendered = prompt.render(input, context=context)
+        mcp = _mcp_tools(rendered, lib)
         record = render_record(prompt, rendered)
         if mcp is not None:
             record["toolDefs"] = [*record.get("toolDefs", []), *(d.to_dict() for d in mcp.definitions)]
             record["mcpTools"] = {"from": mcp.path, "notes": mcp.notes}
         print(json.dumps(record, indent=2, ensure_ascii=False))
-    else:
-        print(readable(rendered, mcp))
+    else:  # the same render as plain classes: the printout loads no pydantic, most of the start-up
+        view = render_view(prompt, input, context)
+        print(readable(view, _mcp_tools(view, lib)))
     return EXIT_OK
 
 
-def _mcp_tools(rendered: RenderedPrompt, lib: Any) -> CachedTools | None:
+def _mcp_tools(rendered: RenderedPrompt | RenderView, lib: Any) -> CachedTools | None:
     """The prompt's MCP tools as the cached lists define them (render starts no server: docs/mcp.md), or
     None for a prompt naming none (the cache is then never read)."""
     from ..tools.mcp_names import is_mcp_name
@@ -60,7 +63,7 @@ def _mcp_tools(rendered: RenderedPrompt, lib: Any) -> CachedTools | None:
 CONTENT_INDENT = "  "
 
 
-def readable(rendered: RenderedPrompt, mcp: CachedTools | None = None) -> str:
+def readable(rendered: RenderedPrompt | RenderView, mcp: CachedTools | None = None) -> str:
     """Settings, then each message under a `--- role ---` header with its content indented: input
     text holding `--- system ---` then stays inside its message and cannot pass for another one.
     `mcp`: the prompt's MCP tools from the cached lists, listed after the settings with where they came from."""

@@ -7,17 +7,18 @@ Merge order: library defaults (default model, per-model config) < the file < ren
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import PromptFileError, SchemaError
 from ..schema.compiled import REF_HINT, SchemaRegistry, check_schema, json_schema_of, unresolvable_ref
 from ..schema.picoschema import PicoschemaError, convert
-from ..types import ToolDefinition, construct
 from .parse import Problems, PromptSource, read_keys
-from .rendered import InputSpec, OutputSpec
 from .unresolved import Unresolved
 
-__all__ = ["LibraryDefaults", "convert_schemas", "merge", "options_metadata", "render_fields"]
+if TYPE_CHECKING:
+    from ..types import ToolDefinition
+
+__all__ = ["LibraryDefaults", "ToolDefsError", "convert_schemas", "merge", "options_metadata", "plain_fields", "render_fields"]
 
 _FIELD_NAMES = {
     "name": "name", "variant": "variant", "version": "version", "description": "description",
@@ -113,14 +114,15 @@ def merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def render_fields(meta: Mapping[str, Any], defaults: LibraryDefaults) -> dict[str, Any]:
-    """Keyword arguments for RenderedPrompt; only keys that are set, so `to_dict` stays sparse."""
-    fields: dict[str, Any] = {_FIELD_NAMES[k]: v for k, v in meta.items() if k in _FIELD_NAMES}
-    model = meta.get("model") or defaults.model
-    if model:
-        fields["model"] = model
-    fields["config"] = {**defaults.configs.get(model or "", {}), **meta.get("config", {})}
-    fields["metadata"] = dict(meta.get("metadata", {}))
-    fields["ext"] = meta.get("ext", {})
+    """Keyword arguments for RenderedPrompt; only keys that are set, so `to_dict` stays sparse.
+
+    Raises ToolDefsError for a `toolDefs` entry that is not a tool definition."""
+    # The render types (pydantic) load on the first render, not when a prompt is compiled: `dotprompt
+    # check` compiles every prompt and renders none.
+    from ..types import construct
+    from .rendered import InputSpec, OutputSpec
+
+    fields = plain_fields(meta, defaults)
     if "input" in meta:
         fields["input"] = construct(InputSpec, **_spec_fields(meta["input"]))
     if "output" in meta:
@@ -136,12 +138,39 @@ def render_fields(meta: Mapping[str, Any], defaults: LibraryDefaults) -> dict[st
     return fields
 
 
+def plain_fields(meta: Mapping[str, Any], defaults: LibraryDefaults) -> dict[str, Any]:
+    """The fields of `render_fields` that are plain data: all but input, output and tool_defs."""
+    fields: dict[str, Any] = {_FIELD_NAMES[k]: v for k, v in meta.items() if k in _FIELD_NAMES}
+    model = meta.get("model") or defaults.model
+    if model:
+        fields["model"] = model
+    fields["config"] = {**defaults.configs.get(model or "", {}), **meta.get("config", {})}
+    fields["metadata"] = dict(meta.get("metadata", {}))
+    fields["ext"] = meta.get("ext", {})
+    return fields
+
+
 def _spec_fields(block: Mapping[str, Any]) -> dict[str, Any]:
     return {("json_schema" if k == "schema" else k): v for k, v in block.items()}
 
 
+class ToolDefsError(ValueError):
+    """A `toolDefs` entry that is not a tool definition; the message names the first field at fault."""
+
+
 def _tool_def(value: Any) -> ToolDefinition:
-    return value if isinstance(value, ToolDefinition) else ToolDefinition.model_validate(value)
+    from pydantic import ValidationError
+
+    from ..types import ToolDefinition
+
+    if isinstance(value, ToolDefinition):
+        return value
+    try:
+        return ToolDefinition.model_validate(value)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        where = ".".join(str(p) for p in error["loc"])
+        raise ToolDefsError(f"{where}: {error['msg']}") from None
 
 
 class LibraryDefaults:

@@ -8,12 +8,14 @@ history or add media.
 
 from __future__ import annotations
 
+import functools
 import json
 import secrets
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..types import Media, Message, Part, construct
+if TYPE_CHECKING:
+    from ..types import Message
 
 __all__ = ["ROLES", "Helper", "Markers", "to_messages"]
 
@@ -90,15 +92,16 @@ class Helper:
 
 
 class _MessageBuilder:
-    def __init__(self) -> None:
-        self.messages: list[Message] = []
+    def __init__(self, message: Callable[..., Any]) -> None:
+        self.message = message
+        self.messages: list[Any] = []
         self.role = "user"
-        self.parts: list[Part] = []
+        self.parts: list[Any] = []
         self.history_placed = False
 
     def flush(self, next_role: str) -> None:
         if self.parts:
-            self.messages.append(construct(Message, role=self.role, content=self.parts))
+            self.messages.append(self.message(role=self.role, content=self.parts))
             self.parts = []
         self.role = next_role
 
@@ -108,27 +111,43 @@ class _MessageBuilder:
         self.history_placed = True
 
 
-def to_messages(text: str, markers: Markers, history: Sequence[Message] = ()) -> list[Message]:
-    """Rendered text -> messages, as Dotprompt defines it."""
-    build = _MessageBuilder()
+def to_messages(text: str, markers: Markers, history: Sequence[Message] = (), *, view: bool = False) -> list[Message]:
+    """Rendered text -> messages, as Dotprompt defines it. `view=True`: the same messages as the plain
+    classes of document/view.py (for `dotprompt render`'s printout, which loads no pydantic)."""
+    message: Any
+    part: Any
+    media_of: Any
+    make: Callable[..., Any]
+    if view:
+        from ..document.view import ViewMedia, ViewMessage, ViewPart
+
+        message, part, media_of, make = ViewMessage, ViewPart, ViewMedia, _call
+    else:  # the message types (pydantic) load on the first render, not when a prompt is only compiled
+        from .. import types
+
+        message, part, media_of, make = types.Message, types.Part, types.Media, types.construct
+    build = _MessageBuilder(functools.partial(make, message))
     for kind, value in markers.tokens(text):
         if kind == "text":
             if value.strip():
-                build.parts.append(construct(Part, text=value))
+                build.parts.append(make(part, text=value))
         elif kind == "role":
             build.flush(value)
         elif kind == "history":
             build.add_history(history)
         elif kind == "media":
             url, content_type = json.loads(value)
-            media = construct(Media, url=url, content_type=content_type)
-            build.parts.append(construct(Part, media=media))
+            build.parts.append(make(part, media=make(media_of, url=url, content_type=content_type)))
         elif kind == "section":
-            build.parts.append(construct(Part, metadata={"purpose": value, "pending": True}))
+            build.parts.append(make(part, metadata={"purpose": value, "pending": True}))
     build.flush("user")
     if history and not build.history_placed:
         return _place_history(build.messages, list(history))
     return build.messages
+
+
+def _call(cls: Callable[..., Any], **values: Any) -> Any:
+    return cls(**values)
 
 
 def _marked_as_history(history: Sequence[Message]) -> list[Message]:

@@ -7,16 +7,16 @@ import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from jinja2 import TemplateAssertionError, TemplateSyntaxError, nodes
 from jinja2.sandbox import ImmutableSandboxedEnvironment
-from pydantic import ValidationError
 
 from .._util.cache import LRU
 from .._util.suggest import close_matches
 from ..document.files import Stamp, decode, digest_of, file_stamp, read_snapshot
-from ..document.metadata import LibraryDefaults, convert_schemas, render_fields
+from ..document.metadata import LibraryDefaults, ToolDefsError, convert_schemas, render_fields
 from ..document.parse import Problems, PromptSource, did_you_mean, parse_source, report_to
 from ..document.unresolved import Unresolved, near_miss
 from ..engines.deferred import DeferredTemplate, compiles_surely
@@ -52,7 +52,7 @@ class CompiledPrompt:
     meta: dict[str, Any]  # frontmatter-shaped, schemas as JSON Schema, name/variant filled in
     template: DeferredTemplate | HandlebarsTemplate  # jinja2's through `jinja_template`
     validator: CompiledSchema | None
-    fields: dict[str, Any]  # RenderedPrompt keyword arguments for a render without options
+    defaults: LibraryDefaults  # the library's lowest merge layer, for `fields`
     stamp: Stamp | None
     revision: int  # the library's revision it was compiled at
     variables: frozenset[str]  # names the template reads from its data (for the linter)
@@ -62,6 +62,12 @@ class CompiledPrompt:
     identity: PromptIdentity | None = None  # name, variant and the hash of its text and partials
     engine: EngineChoice | None = None  # the engine its template was compiled with, and why
     unresolved: tuple[Unresolved, ...] = ()  # schemas and helpers nothing defines yet: rendering fails
+
+    @cached_property
+    def fields(self) -> dict[str, Any]:
+        """RenderedPrompt keyword arguments for a render without options, made on the first render (a
+        compile that is never rendered, as `check`'s, builds none of the render types)."""
+        return render_fields(self.meta, self.defaults)
 
 
 @dataclass
@@ -160,15 +166,17 @@ def _build(text: str, path: str | None, name: str | None, variant: str | None, c
     validator = compile_validator(schema, checked=True) if isinstance(schema, dict) else None
     for problem in helper_field_problems(src, schema, engine):
         report(problem)
-    fields = None
-    try:
-        fields = render_fields(meta, ctx.defaults)
-    except ValidationError as exc:
-        report(src.error(f"invalid toolDefs: {_first_error(exc)}", "toolDefs"))
+    tool_defs_ok = True
+    if "toolDefs" in meta:  # checked now, so `check` reports them; the other fields are made on the first render
+        try:
+            render_fields(meta, ctx.defaults)
+        except ToolDefsError as exc:
+            report(src.error(f"invalid toolDefs: {exc}", "toolDefs"))
+            tool_defs_ok = False
     found = Diagnosis(problems if problems is not None else [], src, meta, variables, validator, engine=choice,
                       unresolved=tuple(unresolved))
-    if not found.problems and template is not None and fields is not None and variables is not None:
-        found.compiled = CompiledPrompt(src, meta, template, validator, fields, stamp, ctx.revision, variables,
+    if not found.problems and template is not None and tool_defs_ok and variables is not None:
+        found.compiled = CompiledPrompt(src, meta, template, validator, ctx.defaults, stamp, ctx.revision, variables,
                                         engine=choice, unresolved=tuple(unresolved))
     return found
 
@@ -209,12 +217,6 @@ def helper_field_problems(src: PromptSource, schema: Any, engine: str) -> list[P
             path=src.path, line=line, column=column,
             hint=f"rename the field, e.g. `{field_name}_value`, in the schema, the template and the callers' input"))
     return out
-
-
-def _first_error(exc: ValidationError) -> str:
-    error = exc.errors()[0]
-    where = ".".join(str(p) for p in error["loc"])
-    return f"{where}: {error['msg']}"
 
 
 class _RecordingCodeGenerator(BudgetCodeGenerator):

@@ -35,7 +35,6 @@ from ..settings import RenderBudget, RunLogSettings, project_root, run_log_setti
 from ..settings import render_budget as resolve_budget
 from ..tools.mcp_names import is_mcp_name
 from ..tools.registry import RuntimeRegistry
-from ..types import ToolDefinition
 from .compiler import (
     CompileContext,
     CompiledPrompt,
@@ -54,6 +53,7 @@ if TYPE_CHECKING:
     from ..mcp.config import McpServer
     from ..mcp.tools import McpTools
     from ..observe.runlog import RunLog
+    from ..types import ToolDefinition
 
 # PromptInfo and check_name live with the files (`store.py`); they are still imported from here.
 __all__ = ["PromptInfo", "PromptLibrary", "check_name"]

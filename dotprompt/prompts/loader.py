@@ -14,8 +14,6 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
-from pydantic import BaseModel
-
 from ..errors import UsageError
 from ..schema.compiled import is_model_class
 from ..settings import env_prompts_dir, project_settings, render_budget, run_log_settings, template_engine
@@ -23,6 +21,8 @@ from .library import PromptLibrary
 from .prompt import Prompt
 
 if TYPE_CHECKING:
+    from pydantic import BaseModel
+
     from ..tools.define import Tool
 
 __all__ = ["CODE_SETTINGS", "code_entries", "default_library", "define_interrupt", "define_tool", "entry_forms",
@@ -169,8 +169,8 @@ def _define_helpers(lib: PromptLibrary, module: ModuleType) -> None:
             lib.define_helper(name, value)
 
 
-_Model = TypeVar("_Model", bound=BaseModel)
-_Twin = TypeVar("_Twin", bound=BaseModel)
+_Model = TypeVar("_Model", bound="BaseModel")
+_Twin = TypeVar("_Twin", bound="BaseModel")
 
 
 @overload

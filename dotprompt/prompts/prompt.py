@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING, Any, Generic
 
 from jinja2 import Template
 from jinja2.exceptions import SecurityError, TemplateError
-from pydantic import BaseModel
 from typing_extensions import TypeVar
 
-from ..document.rendered import RenderedPrompt
+from ..document.metadata import plain_fields
+from ..document.view import OutputView, RenderView
 from ..documents.inputs import loggable, media_document, read_documents
 from ..documents.pdf import PdfReadError
 from ..engines.budget import HINT, BudgetExceededError, metering
@@ -23,17 +23,20 @@ from ..engines.jinja import render_metered
 from ..engines.markers import Markers, to_messages
 from ..errors import DotpromptError, InputValidationError, RenderError, UsageError
 from ..identity import PromptIdentity
-from ..schema.compiled import CompiledSchema, compile_validator, is_model_class
-from ..types import Message, construct
+from ..schema.compiled import CompiledSchema, compile_validator, is_model_class, is_model_instance
 from .compiler import CompiledPrompt
 
 if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+    from ..document.rendered import RenderedPrompt
     from ..generation.api import GenerateStream
     from ..generation.options import GenerateActionOptions
     from ..generation.response import ChunkCallback, GenerateResponse
+    from ..types import Message
     from .library import PromptLibrary
 
-__all__ = ["Prompt", "render_record"]
+__all__ = ["Prompt", "render_record", "render_view"]
 
 # A typed prompt's input (a TypedDict), output (a pydantic model) and streamed chunk output (the model's
 # partial twin): `Prompt[ExtractInput, ExtractOutput, ExtractOutputPartial]`, as `dotprompt types`
@@ -43,8 +46,8 @@ OutputT = TypeVar("OutputT", default=Any)
 PartialT = TypeVar("PartialT", default=Any)
 _NO_INPUT: Any = None  # the default input, typed Any: a typed prompt's parameter is its TypedDict, not Optional,
 # so that a type checker names the missing or unknown key (a union with None hides which one)
-_Model = TypeVar("_Model", bound=BaseModel)
-_Twin = TypeVar("_Twin", bound=BaseModel)
+_Model = TypeVar("_Model", bound="BaseModel")
+_Twin = TypeVar("_Twin", bound="BaseModel")
 
 
 class Prompt(Generic[InputT, OutputT, PartialT]):
@@ -127,10 +130,23 @@ class Prompt(Generic[InputT, OutputT, PartialT]):
                 history: Sequence[Message | Mapping[str, Any]] | None,
                 options: Mapping[str, Any] | None) -> tuple[RenderedPrompt, Any]:
         """The rendered prompt, and the data it rendered (the input with the defaults filled in)."""
+        fields, data, messages = self._render_parts(compiled, input, context, history, options)
+        # The render types (pydantic) load on the first render, not with the library: `check` renders nothing.
+        from ..document.rendered import RenderedPrompt
+        from ..types import construct
+
+        fields = compiled.fields if fields is None else fields
+        fields = {**fields, "config": dict(fields["config"]), "metadata": dict(fields["metadata"])}
+        return construct(RenderedPrompt, messages=messages, identity=compiled.identity, **fields), data
+
+    def _render_parts(self, compiled: CompiledPrompt, input: Any, context: Mapping[str, Any] | None,
+                      history: Sequence[Message | Mapping[str, Any]] | None, options: Mapping[str, Any] | None,
+                      *, view: bool = False) -> tuple[dict[str, Any] | None, Any, list[Any]]:
+        """The input checked and rendered: (the fields with `options` merged in, None without options; the
+        data; the messages, as document/view.py's plain classes with `view`)."""
         if compiled.unresolved:  # a schema or helper the application has not defined (yet): see `unresolved`
             raise compiled.unresolved[0].error()
-        fields, validator, default = compiled.fields, compiled.validator, _default_of(compiled.meta)
-        meta = compiled.meta
+        fields, validator, default, meta = None, compiled.validator, _default_of(compiled.meta), compiled.meta
         if options:
             meta, fields = self.library.with_options(compiled.meta, options)
             default = _default_of(meta)
@@ -140,12 +156,10 @@ class Prompt(Generic[InputT, OutputT, PartialT]):
             problems = validator.problems(checked_part(data, input, default, validator))
             if problems:
                 raise InputValidationError(self._label(), problems)
-        messages = self._render_messages(compiled, data, context, _messages(history))
-        fields = {**fields, "config": dict(fields["config"]), "metadata": dict(fields["metadata"])}
-        return construct(RenderedPrompt, messages=messages, identity=compiled.identity, **fields), data
+        return fields, data, self._render_messages(compiled, data, context, _messages(history), view=view)
 
     def _render_messages(self, compiled: CompiledPrompt, data: Any, context: Mapping[str, Any] | None,
-                         history: list[Message]) -> list[Message]:
+                         history: list[Message], *, view: bool = False) -> list[Message]:
         markers = Markers()
         variables = dict(data) if isinstance(data, Mapping) else {"input": data}
         try:
@@ -169,7 +183,7 @@ class Prompt(Generic[InputT, OutputT, PartialT]):
                 ArithmeticError, MemoryError) as exc:
             raise RenderError(f"{type(exc).__name__}: {exc}", path=self._where(),
                               line=_template_line(exc, compiled)) from exc
-        return to_messages(text, markers, history)
+        return to_messages(text, markers, history, view=view)
 
     # -- running ----------------------------------------------------------------------------
 
@@ -319,7 +333,7 @@ def _default_of(meta: Mapping[str, Any]) -> dict[str, Any] | None:
 
 
 def _with_default(input: Any, default: Mapping[str, Any] | None) -> Any:
-    if isinstance(input, BaseModel):
+    if is_model_instance(input):
         input = input.model_dump(mode="json")
     if input is None:
         input = {}
@@ -358,7 +372,11 @@ def _cached_validator(schema_json: str) -> CompiledSchema:
 
 
 def _messages(history: Sequence[Message | Mapping[str, Any]] | None) -> list[Message]:
-    return [m if isinstance(m, Message) else Message.model_validate(m) for m in history or ()]
+    if not history:
+        return []
+    from ..types import Message
+
+    return [m if isinstance(m, Message) else Message.model_validate(m) for m in history]
 
 
 def _template_line(exc: BaseException, compiled: CompiledPrompt) -> int | None:
@@ -375,6 +393,18 @@ def _template_line(exc: BaseException, compiled: CompiledPrompt) -> int | None:
             other = tb.tb_lineno
         tb = tb.tb_next
     return own if own is not None else other
+
+
+def render_view(prompt: Prompt, input: Any = None, context: Mapping[str, Any] | None = None) -> RenderView:
+    """What `dotprompt render` prints: `prompt.render(input, context=context)`'s messages, model, config,
+    tools, turns and output as the plain classes of document/view.py, by the same render, without
+    loading the message types (pydantic) the returned RenderedPrompt is made of."""
+    compiled = prompt.compiled
+    _, _, messages = prompt._render_parts(compiled, input, context, None, None, view=True)
+    fields = plain_fields(compiled.meta, compiled.defaults)
+    output = compiled.meta.get("output") or {}
+    return RenderView(messages, model=fields.get("model"), config=fields["config"], tools=list(fields.get("tools", ())),
+                      max_turns=fields.get("max_turns"), output=OutputView(output.get("format"), output.get("schema")))
 
 
 def render_record(prompt: Prompt, rendered: RenderedPrompt) -> dict[str, Any]:

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import functools
 import json
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
-
-from pydantic import BaseModel
 
 from ..errors import InputProblem, SchemaError
 from .metacheck import surely_valid
@@ -18,7 +17,8 @@ if TYPE_CHECKING:
     from jsonschema.protocols import Validator
 
 __all__ = ["REF_HINT", "BadRef", "CompiledSchema", "SchemaLike", "SchemaRegistry", "check_schema", "compile_validator",
-           "is_model_class", "json_path", "json_schema_of", "key_step", "offline_registry", "unresolvable_ref"]
+           "is_model_class", "is_model_instance", "json_path", "json_schema_of", "key_step", "offline_registry",
+           "unresolvable_ref"]
 
 SchemaLike = Any  # a pydantic model class, a JSON Schema mapping, or a Picoschema value
 _DRAFT_2020 = ("https://json-schema.org/draft/2020-12/schema", "https://json-schema.org/draft/2020-12/schema#")
@@ -32,7 +32,16 @@ def _validator_class(schema: Any) -> Any:
 
 
 def is_model_class(value: Any) -> bool:
-    return isinstance(value, type) and issubclass(value, BaseModel)
+    # Asked of every schema a prompt names: pydantic is not imported to answer it. A class can only be a
+    # model once pydantic is loaded, so a run that never loaded it (`dotprompt check`) has none.
+    pydantic_main = sys.modules.get("pydantic.main")
+    return isinstance(value, type) and pydantic_main is not None and issubclass(value, pydantic_main.BaseModel)
+
+
+def is_model_instance(value: Any) -> bool:
+    """Whether `value` is a pydantic model instance, answered without importing pydantic."""
+    pydantic_main = sys.modules.get("pydantic.main")
+    return pydantic_main is not None and isinstance(value, pydantic_main.BaseModel)
 
 
 def json_schema_of(value: SchemaLike) -> Any:

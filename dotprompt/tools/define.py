@@ -15,14 +15,19 @@ from __future__ import annotations
 import dataclasses
 import inspect
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, NoReturn, get_type_hints
-
-from pydantic import BaseModel, TypeAdapter, ValidationError, create_model
+from typing import TYPE_CHECKING, Any, NoReturn, get_type_hints
 
 from .._util.finite import non_finite_path
 from ..errors import Interrupt, ToolInputError, UsageError
-from ..schema.compiled import CompiledSchema, compile_validator, json_path
-from ..types import Part, ToolDefinition, ToolRequest, ToolResponse
+from ..schema.compiled import CompiledSchema, compile_validator, is_model_class, is_model_instance, json_path
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel, ValidationError
+
+    from ..types import Part, ToolDefinition, ToolRequest
+
+# pydantic and the message types load when a tool's schemas are built, it runs or answers, not when a
+# module of tools is imported: `dotprompt render` of a prompt without tools never loads them.
 
 __all__ = [
     "Tool",
@@ -59,16 +64,46 @@ class Tool:
                  spread: bool = False, context_param: str | None = None, multipart: bool = False) -> None:
         self.name = name
         self.description = description
-        self.input_schema = input_schema
-        self.output_schema = output_schema
         self.fn = fn
-        self.input_model = input_model
         self.spread = spread  # call fn(**fields) rather than fn(model_instance_or_dict)
         self.context_param = context_param  # the keyword the ToolContext goes to ("" = second positional)
         self.multipart = multipart
-        self._validator: CompiledSchema | None = compile_validator(input_schema) if input_model is None else None
-        self.definition = ToolDefinition(name=name, description=description, input_schema=input_schema,
-                                         output_schema=output_schema)
+        self._signature: _Signature | None = _Signature.of(name, description, input_schema, output_schema, input_model)
+        self._build_signature: Callable[[], _Signature] | None = None
+
+    @classmethod
+    def deferred(cls, name: str, description: str, fn: Callable[..., Any], build: Callable[[], _Signature], *,
+                 spread: bool, context_param: str | None, multipart: bool) -> Tool:
+        """A tool whose schemas are built on first use (by `build`): a function's type hints become pydantic
+        models only when a prompt or a call needs them, so importing a module of tools stays cheap."""
+        made = cls.__new__(cls)
+        made.name, made.description, made.fn = name, description, fn
+        made.spread, made.context_param, made.multipart = spread, context_param, multipart
+        made._signature, made._build_signature = None, build
+        return made
+
+    @property
+    def signature(self) -> _Signature:
+        if self._signature is None:
+            assert self._build_signature is not None
+            self._signature = self._build_signature()  # two threads may both build it: the same value
+        return self._signature
+
+    @property
+    def input_schema(self) -> dict[str, Any]:
+        return self.signature.input_schema
+
+    @property
+    def output_schema(self) -> dict[str, Any] | None:
+        return self.signature.output_schema
+
+    @property
+    def input_model(self) -> type[BaseModel] | None:
+        return self.signature.input_model
+
+    @property
+    def definition(self) -> ToolDefinition:
+        return self.signature.definition
 
     def __repr__(self) -> str:
         return f"<Tool {self.name}>"
@@ -112,21 +147,48 @@ class Tool:
         where = non_finite_path(input)
         if where is not None:
             raise ToolInputError(f"{where}: not a JSON number (NaN or Infinity); send a finite number")
-        if self.input_model is not None:
+        signature = self.signature
+        if signature.input_model is not None:
+            from pydantic import ValidationError
+
             try:
-                model = self.input_model.model_validate(input if input is not None else {})
+                model = signature.input_model.model_validate(input if input is not None else {})
             except ValidationError as exc:
                 raise ToolInputError(_pydantic_problems(exc)) from None
             return {name: getattr(model, name) for name in type(model).model_fields} if self.spread else model
-        assert self._validator is not None
-        problems = self._validator.problems(input)
+        assert signature.validator is not None
+        problems = signature.validator.problems(input)
         if problems:
             raise ToolInputError("; ".join(f"{p.path}: {p.message}" for p in problems))
         return input if not self.spread else dict(input or {})
 
 
+@dataclasses.dataclass(frozen=True)
+class _Signature:
+    """What a tool's schemas give: the JSON Schemas, the input model (or the compiled validator of a
+    dict schema), and the definition sent to models."""
+
+    input_schema: dict[str, Any]
+    output_schema: dict[str, Any] | None
+    input_model: type[BaseModel] | None
+    validator: CompiledSchema | None
+    definition: ToolDefinition
+
+    @classmethod
+    def of(cls, name: str, description: str, input_schema: dict[str, Any], output_schema: dict[str, Any] | None,
+           input_model: type[BaseModel] | None) -> _Signature:
+        from ..types import ToolDefinition
+
+        validator = compile_validator(input_schema) if input_model is None else None
+        definition = ToolDefinition(name=name, description=description, input_schema=input_schema,
+                                    output_schema=output_schema)
+        return cls(input_schema, output_schema, input_model, validator, definition)
+
+
 def respond(interrupt: Part, output: Any, metadata: Any = None) -> Part:
     """A tool-response part answering `interrupt`, marked `interruptResponse` (the metadata, else True) as Genkit marks it."""
+    from ..types import Part, ToolResponse
+
     request = _request_of(interrupt)
     return Part(tool_response=ToolResponse(name=request.name, ref=request.ref, output=to_jsonable(output)),
                 metadata={"interruptResponse": metadata if metadata is not None else True})
@@ -134,6 +196,8 @@ def respond(interrupt: Part, output: Any, metadata: Any = None) -> Part:
 
 def restart(interrupt: Part, resumed: Any = None, replace_input: Any = None) -> Part:
     """A tool-request part that runs `interrupt` again; the tool gets `resumed` (True if None) in its context."""
+    from ..types import Part
+
     request = _request_of(interrupt)
     metadata = {**(interrupt.metadata or {}), "resumed": resumed if resumed is not None else True}
     if replace_input is not None:
@@ -173,12 +237,8 @@ def tool(fn: Callable[..., Any] | None = None, *, name: str | None = None, descr
         if input_schema is not None:
             return make_tool(name or func.__name__, description or inspect.getdoc(func) or "", input_schema, func,
                              output_schema=output_schema, multipart=multipart)
-        built = tool_from_function(func, name=name, description=description, multipart=multipart)
-        if output_schema is None:
-            return built
-        return Tool(built.name, built.description, built.input_schema, func, output_schema=_schema_of(output_schema),
-                    input_model=built.input_model, spread=built.spread, context_param=built.context_param,
-                    multipart=multipart)
+        return tool_from_function(func, name=name, description=description, multipart=multipart,
+                                  output_schema=output_schema)
 
     return wrap(fn) if fn is not None else wrap
 
@@ -200,35 +260,60 @@ def _schema_of(schema: Any) -> Any:
 
 
 def tool_from_function(func: Callable[..., Any], *, name: str | None = None, description: str | None = None,
-                       multipart: bool = False) -> Tool:
+                       multipart: bool = False, output_schema: Any = None) -> Tool:
+    """A tool from a function's name, docstring and type hints. The hints are read now (a name they use
+    that does not exist fails here); the pydantic models and schemas they make are built on first use."""
     hints = get_type_hints(func)
     params = [p for p in inspect.signature(func).parameters.values() if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
     context_param = next((p.name for p in params if hints.get(p.name) is ToolContext), None)
     params = [p for p in params if p.name != context_param]
-    doc = inspect.getdoc(func) or ""
-    output_schema = None if multipart else _output_schema(hints.get("return", inspect.Signature.empty))
+    tool_name = name or func.__name__
     single = params[0] if len(params) == 1 else None
-    if single is not None and _is_model(hints.get(single.name)):
-        model: type[BaseModel] = hints[single.name]
-        return Tool(name or func.__name__, description or doc, model.model_json_schema(), func,
-                    output_schema=output_schema, input_model=model, spread=False, context_param=context_param,
-                    multipart=multipart)
-    fields = {p.name: (hints.get(p.name, Any), ... if p.default is p.empty else p.default) for p in params}
-    model = create_model(f"{func.__name__}_input", **fields)  # type: ignore[call-overload]
-    schema = model.model_json_schema()
-    schema.pop("title", None)
-    return Tool(name or func.__name__, description or doc, schema, func, output_schema=output_schema,
-                input_model=model, spread=True, context_param=context_param, multipart=multipart)
+    given_model = hints.get(single.name) if single is not None else None
+    spread = not _is_model(given_model)
+
+    def build() -> _Signature:
+        from pydantic import PydanticUserError, create_model
+
+        try:
+            if multipart:
+                output = None
+            elif output_schema is not None:
+                output = _schema_of(output_schema)
+            else:
+                output = _output_schema(hints.get("return", inspect.Signature.empty))
+            if given_model is not None and not spread:
+                return _Signature.of(tool_name, description_text, given_model.model_json_schema(), output, given_model)
+            fields = {p.name: (hints.get(p.name, Any), ... if p.default is p.empty else p.default) for p in params}
+            model = create_model(f"{func.__name__}_input", **fields)  # type: ignore[call-overload]
+            schema = model.model_json_schema()
+            schema.pop("title", None)
+            return _Signature.of(tool_name, description_text, schema, output, model)
+        except (PydanticUserError, TypeError, ValueError) as exc:
+            raise UsageError(f"tool {tool_name!r} ({_where(func)}): its parameters cannot be described as JSON "
+                             f"Schema: {str(exc).splitlines()[0]} (annotate them with JSON types, pydantic models "
+                             "or dataclasses, or give tool(input_schema=...))") from None
+
+    description_text = description or inspect.getdoc(func) or ""
+    return Tool.deferred(tool_name, description_text, func, build, spread=spread, context_param=context_param,
+                         multipart=multipart)
+
+
+def _where(func: Callable[..., Any]) -> str:
+    code = getattr(func, "__code__", None)
+    return f"{code.co_filename}:{code.co_firstlineno}" if code is not None else getattr(func, "__qualname__", "?")
 
 
 def _is_model(value: Any) -> bool:
-    return isinstance(value, type) and issubclass(value, BaseModel)
+    return is_model_class(value)
 
 
 def _output_schema(annotation: Any) -> dict[str, Any] | None:
     if annotation in (inspect.Signature.empty, None, type(None), Any):
         return None
     try:
+        from pydantic import TypeAdapter
+
         return TypeAdapter(annotation).json_schema()
     except Exception:  # an annotation pydantic cannot describe: the tool still works, without an output schema
         return None
@@ -284,12 +369,14 @@ def tool_from_definition(definition: ToolDefinition) -> Tool:
 
 def to_jsonable(value: Any) -> Any:
     """Tool output as plain JSON data (never a Python repr)."""
-    if isinstance(value, BaseModel):
-        return value.model_dump(mode="json", by_alias=True)
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return TypeAdapter(type(value)).dump_python(value, mode="json")
     if isinstance(value, (str, int, float, bool)) or value is None:
         return value
+    if is_model_instance(value):
+        return value.model_dump(mode="json", by_alias=True)
+    from pydantic import TypeAdapter
+
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return TypeAdapter(type(value)).dump_python(value, mode="json")
     try:
         return TypeAdapter(Any).dump_python(value, mode="json")
     except Exception:

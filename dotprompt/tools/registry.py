@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import UsageError
-from ..types import ToolDefinition
+
+if TYPE_CHECKING:
+    from ..types import ToolDefinition
 
 __all__ = ["RuntimeRegistry", "tool_definition_of"]
 
@@ -27,12 +29,15 @@ class RuntimeRegistry:
     def __bool__(self) -> bool:
         return bool(self._tools or self._middleware)
 
-    def define_tool(self, tool: Any) -> ToolDefinition:
-        """Register a tool (a ToolDefinition, its dict form, or an object with `.definition`)."""
-        definition = tool_definition_of(tool)
+    def define_tool(self, tool: Any) -> None:
+        """Register a tool (a ToolDefinition, its dict form, or an object with `.definition`). A tool object
+        is registered by its name: its definition (its schemas) is built when a prompt or call needs it."""
+        name = getattr(tool, "name", None)
+        # (asked of the class: reading `definition` on the object would build it)
+        if not (isinstance(name, str) and hasattr(type(tool), "definition") and hasattr(tool, "run")):
+            name = tool_definition_of(tool).name
         with self._lock:
-            self._tools[definition.name] = tool
-        return definition
+            self._tools[name] = tool
 
     def tool_definition(self, name: str) -> ToolDefinition | None:
         tool = self._tools.get(name)
@@ -62,6 +67,8 @@ class RuntimeRegistry:
 
 
 def tool_definition_of(tool: Any) -> ToolDefinition:
+    from ..types import ToolDefinition  # pydantic loads when a tool is registered, not with the library
+
     if isinstance(tool, ToolDefinition):
         return tool
     if isinstance(tool, Mapping):

@@ -177,8 +177,8 @@ def test_render_of_the_example_project_loads_no_runner_and_no_linter():
 def test_render_builds_no_pydantic_validator(tmp_path):
     # Rendering builds its messages without validating them again (`types.construct`), so pydantic builds no
     # validator and never scans every installed distribution for its plugins (importlib.metadata: ~200M
-    # instructions, ~60 ms of a start-up). A project's `@tool` functions do build one (their input model),
-    # and so does `render --json` (`RenderedPrompt.to_dict` is a `model_dump`): neither is in this folder.
+    # instructions, ~60 ms of a start-up). A project's `@tool` functions build one (their input model) when
+    # a prompt listing them renders, and so does `render --json` (`RenderedPrompt.to_dict` is a `model_dump`).
     (tmp_path / "prompts").mkdir()
     (tmp_path / "prompts" / "hello.prompt").write_text("---\ninput:\n  schema:\n    name: string\noutput:\n"
                                                        "  format: json\n  schema:\n    greeting: string\n---\n"
@@ -187,3 +187,31 @@ def test_render_builds_no_pydantic_validator(tmp_path):
             "with contextlib.redirect_stdout(io.StringIO()):\n"
             "    assert main(['render', 'hello', '--input', '{\"name\": \"Ann\"}']) == 0")
     assert loaded_after(code, "importlib.metadata", "pydantic.plugin._loader", "jsonschema", cwd=tmp_path) == []
+
+
+# pydantic is most of a start-up (~60-90 ms of the ~140-180 ms `check` and `render` take over the interpreter):
+# `check` compiles every prompt and renders none, so nothing builds a render type; `render`'s printout is the
+# same render as plain classes (document/view.py); the project's `@tool` module is imported, but a tool's
+# schemas (its pydantic input model) are built only when a prompt that lists it is rendered or run.
+def test_check_and_the_render_printout_of_the_example_project_load_no_pydantic():
+    check = ("from dotprompt.cli import main\nimport contextlib, io\n"
+             "with contextlib.redirect_stdout(io.StringIO()):\n"
+             "    assert main(['check']) == 0")
+    render = ("from dotprompt.cli import main\nimport contextlib, io, sys\n"
+              "with contextlib.redirect_stdout(io.StringIO()):\n"
+              "    assert main(['render', 'summarize']) == 0\n"
+              "    assert main(['render', 'extract', '--input', '{\"text\": \"x\"}']) == 0\n"
+              "assert 'dotprompt.tools.define' in sys.modules  # the project's tool module was imported")
+    assert loaded_after(check, "pydantic", "pydantic_core", "dotprompt.types") == []
+    assert loaded_after(render, "pydantic", "pydantic_core", "dotprompt.types") == []
+
+
+def test_code_tools_build_their_schemas_only_for_the_json_shape_that_shows_them():
+    # The printout names a prompt's tools; `render --json` shows their definitions (toolDefs), so builds them.
+    render = ("from dotprompt.cli import main\nimport contextlib, io\n"
+              "with contextlib.redirect_stdout(io.StringIO()):\n"
+              "    assert main(['render', 'assistant', '--input', '{\"question\": \"q\", \"customer_id\": \"c-7\"}'"
+              "FLAGS]) == 0")
+    assert loaded_after(render.replace("FLAGS", ""), "pydantic.main", "dotprompt.types") == []
+    assert loaded_after(render.replace("FLAGS", ", '--json'"), "pydantic.main", "dotprompt.types") == [
+        "dotprompt.types", "pydantic.main"]

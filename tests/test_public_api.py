@@ -190,6 +190,48 @@ def test_tool_builds_every_kind_of_tool():
     assert typed.name == "typed" and typed.output_schema == {"type": "string"}
 
 
+class _NotJson:  # a parameter type pydantic cannot describe as JSON Schema
+    pass
+
+
+def test_a_tool_whose_hints_make_no_schema_is_named_when_first_used_not_when_defined(tmp_path):
+    # `@tool` reads the hints at once (a name they use that does not exist fails there) and builds the
+    # pydantic model and schemas on first use: importing a module of tools builds nothing.
+    @tool
+    def ship(parcel: _NotJson) -> str:
+        """Ship a parcel."""
+        return "sent"
+
+    assert ship.name == "ship" and ship.description == "Ship a parcel."
+    lib = PromptLibrary(tmp_path)
+    lib.define_tool(ship)  # registered by its name: nothing built yet
+    assert lib.tool("ship") is ship
+    prompt = lib.from_source("---\ntools: [ship]\n---\nShip it.", "shipping")
+    where = rf"tool 'ship' \({re.escape(__file__)}:\d+\): its parameters cannot be described as JSON Schema"
+    with pytest.raises(UsageError, match=where):
+        prompt.render()
+    with pytest.raises(UsageError, match=where):
+        generate_sync(prompt="x", model=ScriptedModel(["done"]), tools=[ship])
+    with pytest.raises(NameError):
+        @tool
+        def broken(parcel: NoSuchType) -> str:  # type: ignore[name-defined]  # noqa: F821
+            return "x"
+
+
+def test_a_tools_schemas_are_built_once_on_first_use():
+    @tool
+    def add(a: int, b: int = 2) -> int:
+        """Add."""
+        return a + b
+
+    first = add.definition
+    assert add.definition is first and add.input_model is add.input_model
+    assert first.input_schema["required"] == ["a"] and first.output_schema == {"type": "integer"}
+    assert asyncio.run(add.run({"a": 1})) == 3
+    with pytest.raises(dotprompt.ToolInputError, match="a"):
+        asyncio.run(add.run({"a": "x"}))
+
+
 def test_tool_misuse_is_a_usage_error_naming_the_fix():
     with pytest.raises(UsageError, match="name="):
         tool(interrupt=True)

@@ -8,7 +8,6 @@ history or add media.
 
 from __future__ import annotations
 
-import functools
 import json
 import secrets
 from collections.abc import Callable, Iterable, Sequence
@@ -92,7 +91,8 @@ class Helper:
 
 
 class _MessageBuilder:
-    def __init__(self, message: Callable[..., Any]) -> None:
+    def __init__(self, make: Callable[..., Any], message: Any) -> None:
+        self.make = make
         self.message = message
         self.messages: list[Any] = []
         self.role = "user"
@@ -101,7 +101,7 @@ class _MessageBuilder:
 
     def flush(self, next_role: str) -> None:
         if self.parts:
-            self.messages.append(self.message(role=self.role, content=self.parts))
+            self.messages.append(self.make(self.message, role=self.role, content=self.parts))
             self.parts = []
         self.role = next_role
 
@@ -122,11 +122,10 @@ def to_messages(text: str, markers: Markers, history: Sequence[Message] = (), *,
         from ..document.view import ViewMedia, ViewMessage, ViewPart
 
         message, part, media_of, make = ViewMessage, ViewPart, ViewMedia, _call
-    else:  # the message types (pydantic) load on the first render, not when a prompt is only compiled
-        from .. import types
-
+    else:
+        types = _types if _types is not None else _load_types()
         message, part, media_of, make = types.Message, types.Part, types.Media, types.construct
-    build = _MessageBuilder(functools.partial(make, message))
+    build = _MessageBuilder(make, message)
     for kind, value in markers.tokens(text):
         if kind == "text":
             if value.strip():
@@ -148,6 +147,19 @@ def to_messages(text: str, markers: Markers, history: Sequence[Message] = (), *,
 
 def _call(cls: Callable[..., Any], **values: Any) -> Any:
     return cls(**values)
+
+
+# dotprompt.types (pydantic), imported on the first render rather than with this module: `check` compiles
+# every prompt and renders none. Kept here once loaded: an import statement per render costs ~1 µs.
+_types: Any = None
+
+
+def _load_types() -> Any:
+    global _types
+    from .. import types
+
+    _types = types
+    return types
 
 
 def _marked_as_history(history: Sequence[Message]) -> list[Message]:

@@ -131,13 +131,10 @@ class Prompt(Generic[InputT, OutputT, PartialT]):
                 options: Mapping[str, Any] | None) -> tuple[RenderedPrompt, Any]:
         """The rendered prompt, and the data it rendered (the input with the defaults filled in)."""
         fields, data, messages = self._render_parts(compiled, input, context, history, options)
-        # The render types (pydantic) load on the first render, not with the library: `check` renders nothing.
-        from ..document.rendered import RenderedPrompt
-        from ..types import construct
-
+        construct, rendered_prompt = _render_types if _render_types is not None else _load_render_types()
         fields = compiled.fields if fields is None else fields
         fields = {**fields, "config": dict(fields["config"]), "metadata": dict(fields["metadata"])}
-        return construct(RenderedPrompt, messages=messages, identity=compiled.identity, **fields), data
+        return construct(rendered_prompt, messages=messages, identity=compiled.identity, **fields), data
 
     def _render_parts(self, compiled: CompiledPrompt, input: Any, context: Mapping[str, Any] | None,
                       history: Sequence[Message | Mapping[str, Any]] | None, options: Mapping[str, Any] | None,
@@ -327,16 +324,30 @@ class _Call:
     use: list[Any]  # the caller's layers, after the prompt's entries
 
 
+# `types.construct` and RenderedPrompt (pydantic), imported on the first render rather than with the
+# library: `check` renders nothing. Kept here once loaded: an import statement per render costs ~1 µs.
+_render_types: tuple[Any, Any] | None = None
+
+
+def _load_render_types() -> tuple[Any, Any]:
+    global _render_types
+    from ..document.rendered import RenderedPrompt
+    from ..types import construct
+
+    _render_types = (construct, RenderedPrompt)
+    return _render_types
+
+
 def _default_of(meta: Mapping[str, Any]) -> dict[str, Any] | None:
     block = meta.get("input")
     return block.get("default") if isinstance(block, Mapping) else None
 
 
 def _with_default(input: Any, default: Mapping[str, Any] | None) -> Any:
-    if is_model_instance(input):
-        input = input.model_dump(mode="json")
     if input is None:
         input = {}
+    elif not isinstance(input, Mapping) and is_model_instance(input):
+        input = input.model_dump(mode="json")
     if default and isinstance(input, Mapping):
         return {**default, **input}
     return input

@@ -13,7 +13,7 @@ import base64
 import binascii
 import hashlib
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from .._util.cache import LRU
@@ -47,10 +47,9 @@ def document_fields(schema: Any) -> list[str]:
             if isinstance(prop, Mapping) and prop.get("contentMediaType") == PDF_MEDIA_TYPE]
 
 
-def read_documents(data: Any, schema: Any, prompt: str) -> Any:
-    """`data` with each document variable's value replaced by its `PdfText`; an unreadable one is an
-    `InputValidationError` naming the variable and what to pass instead."""
-    fields = document_fields(schema)
+def read_documents(data: Any, fields: Sequence[str], prompt: str) -> Any:
+    """`data` with each document variable (`fields`: `document_fields` of the input schema) replaced by
+    its `PdfText`; an unreadable one is an `InputValidationError` naming the variable and what to pass instead."""
     if not fields or not isinstance(data, Mapping):
         return data
     out = dict(data)
@@ -67,10 +66,9 @@ def read_documents(data: Any, schema: Any, prompt: str) -> Any:
     return out
 
 
-def loggable(data: Any, schema: Any) -> Any:
+def loggable(data: Any, fields: Sequence[str]) -> Any:
     """`data` as the run log keeps it: a document given inline (bytes, a data: URL) as its size and hash,
-    not megabytes of repr; a path stays a path (the run can be replayed from it)."""
-    fields = document_fields(schema)
+    not megabytes of repr; a path stays a path (the run can be replayed from it). `fields`: `document_fields`."""
     if not fields or not isinstance(data, Mapping):
         return data
     out = dict(data)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -19,6 +19,7 @@ from ..document.files import Stamp, decode, digest_of, file_stamp, read_snapshot
 from ..document.metadata import LibraryDefaults, ToolDefsError, convert_schemas, render_fields
 from ..document.parse import Problems, PromptSource, did_you_mean, parse_source, report_to
 from ..document.unresolved import Unresolved, near_miss
+from ..documents.inputs import document_fields
 from ..engines.deferred import DeferredTemplate, compiles_surely
 from ..engines.detect import EngineChoice, ProjectHint, choose_engine
 from ..engines.handlebars import KNOWN_HELPERS
@@ -68,6 +69,12 @@ class CompiledPrompt:
         """RenderedPrompt keyword arguments for a render without options, made on the first render (a
         compile that is never rendered, as `check`'s, builds none of the render types)."""
         return render_fields(self.meta, self.defaults)
+
+    @cached_property
+    def document_fields(self) -> list[str]:
+        """The input variables the schema marks as PDF documents, read into their text before a render."""
+        block = self.meta.get("input")
+        return document_fields(block.get("schema") if isinstance(block, Mapping) else None)
 
 
 @dataclass

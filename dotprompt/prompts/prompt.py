@@ -15,7 +15,7 @@ from typing_extensions import TypeVar
 
 from ..document.metadata import plain_fields
 from ..document.view import OutputView, RenderView
-from ..documents.inputs import loggable, media_document, read_documents
+from ..documents.inputs import document_fields, loggable, media_document, read_documents
 from ..documents.pdf import PdfReadError
 from ..engines.budget import HINT, BudgetExceededError, metering
 from ..engines.deferred import jinja_template
@@ -148,7 +148,10 @@ class Prompt(Generic[InputT, OutputT, PartialT]):
             meta, fields = self.library.with_options(compiled.meta, options)
             default = _default_of(meta)
             validator = _validator_for(meta) if "input" in options else validator
-        data = self._with_documents(meta, _with_default(input, default))
+        documents = compiled.document_fields if meta is compiled.meta else document_fields(_input_schema(meta))
+        data = _with_default(input, default)
+        if documents:
+            data = read_documents(data, documents, self._label())
         if validator is not None and not _absent_scalar_input(data, validator):
             problems = validator.problems(checked_part(data, input, default, validator))
             if problems:
@@ -243,7 +246,7 @@ class Prompt(Generic[InputT, OutputT, PartialT]):
         if "resume" in overrides and isinstance(overrides["resume"], Mapping):
             overrides["resume"] = Resume.model_validate(overrides["resume"])
         action = rendered_options(rendered).model_copy(update=overrides)  # its `use:` entries, still plain
-        logged_input = loggable(input, (compiled.meta.get("input") or {}).get("schema"))  # a PDF as its size and hash
+        logged_input = loggable(input, compiled.document_fields)  # a PDF as its size and hash
         return _Call(action, rendered.identity, logged_input, self._grounding_input(data, action), context,
                      self._with_declared(compiled, tools), list(use))
 
@@ -283,12 +286,6 @@ class Prompt(Generic[InputT, OutputT, PartialT]):
             if found is not None:
                 data[name] = found
         return data
-
-    def _with_documents(self, meta: Mapping[str, Any], data: Any) -> Any:
-        """Input variables marked `contentMediaType: application/pdf` read into their text."""
-        block = meta.get("input")
-        schema = block.get("schema") if isinstance(block, Mapping) else None
-        return read_documents(data, schema, self._label()) if schema is not None else data
 
     def _with_declared(self, compiled: CompiledPrompt, tools: Sequence[Any]) -> list[Any]:
         """`tools` plus a declared-only tool (no function: it interrupts, as Genkit's are) for each of the
@@ -336,6 +333,11 @@ def _load_render_types() -> tuple[Any, Any]:
 
     _render_types = (construct, RenderedPrompt)
     return _render_types
+
+
+def _input_schema(meta: Mapping[str, Any]) -> Any:
+    block = meta.get("input")
+    return block.get("schema") if isinstance(block, Mapping) else None
 
 
 def _default_of(meta: Mapping[str, Any]) -> dict[str, Any] | None:

@@ -150,7 +150,7 @@ def _call(cls: Callable[..., Any], **values: Any) -> Any:
 
 
 # dotprompt.types (pydantic), imported on the first render rather than with this module: `check` compiles
-# every prompt and renders none. Kept here once loaded: an import statement per render costs ~1 µs.
+# every prompt and renders none. Kept here once loaded: an import statement on every render cost a few µs.
 _types: Any = None
 
 

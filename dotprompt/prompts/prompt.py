@@ -322,7 +322,7 @@ class _Call:
 
 
 # `types.construct` and RenderedPrompt (pydantic), imported on the first render rather than with the
-# library: `check` renders nothing. Kept here once loaded: an import statement per render costs ~1 µs.
+# library: `check` renders nothing. Kept here once loaded: an import statement on every render cost a few µs.
 _render_types: tuple[Any, Any] | None = None
 
 

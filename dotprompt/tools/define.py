@@ -83,7 +83,7 @@ class Tool:
         return made
 
     @property
-    def signature(self) -> _Signature:
+    def _built(self) -> _Signature:
         if self._signature is None:
             assert self._build_signature is not None
             self._signature = self._build_signature()  # two threads may both build it: the same value
@@ -91,19 +91,19 @@ class Tool:
 
     @property
     def input_schema(self) -> dict[str, Any]:
-        return self.signature.input_schema
+        return self._built.input_schema
 
     @property
     def output_schema(self) -> dict[str, Any] | None:
-        return self.signature.output_schema
+        return self._built.output_schema
 
     @property
     def input_model(self) -> type[BaseModel] | None:
-        return self.signature.input_model
+        return self._built.input_model
 
     @property
     def definition(self) -> ToolDefinition:
-        return self.signature.definition
+        return self._built.definition
 
     def __repr__(self) -> str:
         return f"<Tool {self.name}>"
@@ -147,7 +147,7 @@ class Tool:
         where = non_finite_path(input)
         if where is not None:
             raise ToolInputError(f"{where}: not a JSON number (NaN or Infinity); send a finite number")
-        signature = self.signature
+        signature = self._built
         if signature.input_model is not None:
             from pydantic import ValidationError
 

@@ -23,7 +23,7 @@ from ..document.parse import (
 from ..document.unresolved import Unresolved, near_miss
 from ..engines.detect import EngineChoice, plain_tags
 from ..engines.jinja import HANDLEBARS_HINT, looks_like_handlebars
-from ..errors import DotpromptError, InputProblem, PromptFileError, SchemaError
+from ..errors import DotpromptError, InputProblem, PromptFileError, SchemaError, UsageError
 from ..formats import get_format, list_formats
 from ..prompts.compiler import helper_names, read_text
 from ..prompts.library import PromptInfo, PromptLibrary
@@ -454,9 +454,13 @@ def _unknown_tools(lib: PromptLibrary, src: PromptSource, meta: dict,
     (`generate(tools=[...])`) are out of its sight. A near miss of a known tool is a typo, an error,
     as a near miss of a known schema or helper is."""
     inline = {str(d.get("name")) for d in meta.get("toolDefs", ()) if isinstance(d, dict)}
-    known = {*lib.tool_names(), *inline, *(declared.of("tool") if declared is not None else ())}
+    in_code = set(lib.tool_names())
+    known = {*in_code, *inline, *(declared.of("tool") if declared is not None else ())}
     out = []
     for index, name in enumerate(meta.get("tools", ())):
+        if name in in_code and name not in inline:
+            out += _invalid_tool(lib, name, src, index)
+            continue
         if name in known or lib.tool_definition(name) is not None:
             continue
         line, column = src.locate("tools", index)
@@ -473,6 +477,17 @@ def _unknown_tools(lib: PromptLibrary, src: PromptSource, meta: dict,
                            suggestion=did_you_mean(name, known))
         out += _from_unresolved(found, src.path or "")
     return out
+
+
+def _invalid_tool(lib: PromptLibrary, name: str, src: PromptSource, index: int) -> list[Diagnostic]:
+    """A tool defined in code builds its schemas on first use (`@tool`); a run of this prompt would build
+    them, so `check` does: one whose parameters have no JSON Schema is an error at the `tools:` line."""
+    try:
+        lib.tool_definition(name)
+    except UsageError as exc:
+        line, column = src.locate("tools", index)
+        return [Diagnostic(src.path or "", line, column, "error", str(exc), code="invalid-tool")]
+    return []
 
 
 def _mcp_tool(lib: PromptLibrary, name: str, path: str, line: int | None, column: int | None) -> list[Diagnostic]:

@@ -39,6 +39,8 @@ CODES: dict[str, Code] = {
     "invalid-output-schema": Code("error", "The output schema is refused by its output format."),
     "invalid-input-default": Code("error", "A value of `input.default` does not fit the input schema."),
     "misspelled-tool": Code("error", "A tool name that is a near miss of a known tool."),
+    "invalid-tool": Code("error", "A tool defined in code whose parameters have no JSON Schema: every call of the "
+                                  "prompt fails."),
     "misspelled-schema": Code("error", "A schema name that is a near miss of a known schema."),
     "misspelled-helper": Code("error", "A helper name that is a near miss of a known helper."),
     "unknown-mcp-server": Code("error", "A tool `SERVER/TOOL` names an MCP server that is not configured."),

@@ -95,6 +95,22 @@ def test_a_tool_name_one_letter_off_is_an_error_as_a_schema_typo_is(tmp_path, cl
     assert "tool `ghost`" in lines[2] and "`[tool.dotprompt] tools`" in lines[2]
 
 
+def test_a_code_tool_whose_parameters_have_no_schema_is_an_error_with_import_code(tmp_path, cli_env):
+    # `@tool` builds its schemas on first use: importing the module succeeds, and `check --import-code`
+    # builds them for each prompt that lists the tool, as a run would, reporting at the `tools:` line.
+    _project(tmp_path, "---\nmodel: echo\ntools: [lookup_order, ship]\n---\nhi")
+    with open(tmp_path / "mytools.py", "a", encoding="utf-8") as tools:
+        tools.write("\n\nclass Parcel:\n    pass\n\n\n@tool\ndef ship(parcel: Parcel) -> str:\n"
+                    "    \"\"\"Ship it.\"\"\"\n    return 'sent'\n")
+    done = cli("check", "--import-code", cwd=tmp_path, env=cli_env)
+    assert done.returncode == 1, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("prompts/orders.prompt:3:23: error: tool 'ship' ("), lines
+    assert "mytools.py:" in lines[0] and "cannot be described as JSON Schema" in lines[0]
+    assert lines[0].endswith("[invalid-tool]")
+    assert cli("check", cwd=tmp_path, env=cli_env).stdout == ""  # read, not run: the name is known, nothing built
+
+
 def test_a_name_check_cannot_see_says_how_to_let_it_look(tmp_path, cli_env):
     """A tool built in a loop is found only by importing: the warning says so."""
     _project(tmp_path, "---\nmodel: echo\ntools: [made_in_a_loop]\n---\nhi")

@@ -18,7 +18,8 @@ from .unresolved import Unresolved
 if TYPE_CHECKING:
     from ..types import ToolDefinition
 
-__all__ = ["LibraryDefaults", "ToolDefsError", "convert_schemas", "merge", "options_metadata", "plain_fields", "render_fields"]
+__all__ = ["LibraryDefaults", "ToolDefsError", "convert_schemas", "input_schema_of", "merge", "options_metadata",
+           "plain_fields", "render_fields"]
 
 _FIELD_NAMES = {
     "name": "name", "variant": "variant", "version": "version", "description": "description",
@@ -148,6 +149,12 @@ def plain_fields(meta: Mapping[str, Any], defaults: LibraryDefaults) -> dict[str
     fields["metadata"] = dict(meta.get("metadata", {}))
     fields["ext"] = meta.get("ext", {})
     return fields
+
+
+def input_schema_of(meta: Mapping[str, Any]) -> Any:
+    """The input schema of frontmatter-shaped metadata (None when it has none)."""
+    block = meta.get("input")
+    return block.get("schema") if isinstance(block, Mapping) else None
 
 
 def _spec_fields(block: Mapping[str, Any]) -> dict[str, Any]:

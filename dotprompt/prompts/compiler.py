@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 import os
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -16,7 +16,7 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 from .._util.cache import LRU
 from .._util.suggest import close_matches
 from ..document.files import Stamp, decode, digest_of, file_stamp, read_snapshot
-from ..document.metadata import LibraryDefaults, ToolDefsError, convert_schemas, render_fields
+from ..document.metadata import LibraryDefaults, ToolDefsError, convert_schemas, input_schema_of, render_fields
 from ..document.parse import Problems, PromptSource, did_you_mean, parse_source, report_to
 from ..document.unresolved import Unresolved, near_miss
 from ..documents.inputs import document_fields
@@ -73,8 +73,7 @@ class CompiledPrompt:
     @cached_property
     def document_fields(self) -> list[str]:
         """The input variables the schema marks as PDF documents, read into their text before a render."""
-        block = self.meta.get("input")
-        return document_fields(block.get("schema") if isinstance(block, Mapping) else None)
+        return document_fields(input_schema_of(self.meta))
 
 
 @dataclass
@@ -169,7 +168,7 @@ def _build(text: str, path: str | None, name: str | None, variant: str | None, c
             report(problem)
     except PromptFileError as exc:
         report(exc)
-    schema = (meta.get("input") or {}).get("schema")
+    schema = input_schema_of(meta)
     validator = compile_validator(schema, checked=True) if isinstance(schema, dict) else None
     for problem in helper_field_problems(src, schema, engine):
         report(problem)

@@ -13,7 +13,7 @@ from jinja2 import Template
 from jinja2.exceptions import SecurityError, TemplateError
 from typing_extensions import TypeVar
 
-from ..document.metadata import plain_fields
+from ..document.metadata import input_schema_of, plain_fields
 from ..document.view import OutputView, RenderView
 from ..documents.inputs import document_fields, loggable, media_document, read_documents
 from ..documents.pdf import PdfReadError
@@ -148,7 +148,7 @@ class Prompt(Generic[InputT, OutputT, PartialT]):
             meta, fields = self.library.with_options(compiled.meta, options)
             default = _default_of(meta)
             validator = _validator_for(meta) if "input" in options else validator
-        documents = compiled.document_fields if meta is compiled.meta else document_fields(_input_schema(meta))
+        documents = compiled.document_fields if meta is compiled.meta else document_fields(input_schema_of(meta))
         data = _with_default(input, default)
         if documents:
             data = read_documents(data, documents, self._label())
@@ -335,11 +335,6 @@ def _load_render_types() -> tuple[Any, Any]:
     return _render_types
 
 
-def _input_schema(meta: Mapping[str, Any]) -> Any:
-    block = meta.get("input")
-    return block.get("schema") if isinstance(block, Mapping) else None
-
-
 def _default_of(meta: Mapping[str, Any]) -> dict[str, Any] | None:
     block = meta.get("input")
     return block.get("default") if isinstance(block, Mapping) else None
@@ -374,7 +369,7 @@ def _absent_scalar_input(data: Any, validator: CompiledSchema) -> bool:
 
 
 def _validator_for(meta: Mapping[str, Any]) -> CompiledSchema | None:
-    schema = (meta.get("input") or {}).get("schema")
+    schema = input_schema_of(meta)
     return _cached_validator(json.dumps(schema, sort_keys=True)) if isinstance(schema, dict) else None
 
 

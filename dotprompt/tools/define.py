@@ -256,7 +256,7 @@ def _interrupt_tool(fn: Callable[..., Any] | None, name: str | None, description
 
 
 def _schema_of(schema: Any) -> Any:
-    return schema.model_json_schema() if _is_model(schema) else schema
+    return schema.model_json_schema() if is_model_class(schema) else schema
 
 
 def tool_from_function(func: Callable[..., Any], *, name: str | None = None, description: str | None = None,
@@ -270,7 +270,7 @@ def tool_from_function(func: Callable[..., Any], *, name: str | None = None, des
     tool_name = name or func.__name__
     single = params[0] if len(params) == 1 else None
     given_model = hints.get(single.name) if single is not None else None
-    spread = not _is_model(given_model)
+    spread = not is_model_class(given_model)
 
     def build() -> _Signature:
         from pydantic import PydanticUserError, create_model
@@ -304,10 +304,6 @@ def _where(func: Callable[..., Any]) -> str:
     return f"{code.co_filename}:{code.co_firstlineno}" if code is not None else getattr(func, "__qualname__", "?")
 
 
-def _is_model(value: Any) -> bool:
-    return is_model_class(value)
-
-
 def _output_schema(annotation: Any) -> dict[str, Any] | None:
     if annotation in (inspect.Signature.empty, None, type(None), Any):
         return None
@@ -326,7 +322,7 @@ def make_tool(name: str, description: str, input_schema: Any, fn: Callable[..., 
     only, which interrupts when the model calls it."""
     output = _schema_of(output_schema) if output_schema is not None else None
     context_param = _second_parameter(fn)
-    if _is_model(input_schema):
+    if is_model_class(input_schema):
         return Tool(name, description, input_schema.model_json_schema(), fn, input_model=input_schema,
                     output_schema=output, context_param=context_param, multipart=multipart)
     schema = dict(input_schema) if input_schema is not None else {"type": "object"}
